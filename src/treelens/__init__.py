@@ -1,0 +1,27 @@
+"""treelens: explain tree-based models.
+
+Exact mean-decrease-in-impurity importance with its per-node arithmetic, pictures of
+what trees draw, and actionable counterfactuals, all computed on one normalized
+representation of a fitted ensemble (:class:`Forest`).
+"""
+
+from ._adapters import register_adapter, supported_models, to_forest
+from ._boxes import LeafBoxes, leaf_boxes
+from ._exceptions import InputError, NotFittedError, TreelensError, UnsupportedModelError
+from ._forest import Forest, Tree
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Forest",
+    "InputError",
+    "LeafBoxes",
+    "NotFittedError",
+    "Tree",
+    "TreelensError",
+    "UnsupportedModelError",
+    "leaf_boxes",
+    "register_adapter",
+    "supported_models",
+    "to_forest",
+]

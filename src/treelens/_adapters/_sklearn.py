@@ -1,0 +1,175 @@
+"""Adapter for scikit-learn's decision trees, random forests, extra trees and
+gradient boosting."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .._exceptions import InputError, NotFittedError, UnsupportedModelError
+from .._forest import Forest, Tree
+from . import register_adapter
+
+__all__: list[str] = []
+
+_SINGLE_TREES = (
+    "sklearn.DecisionTreeClassifier",
+    "sklearn.DecisionTreeRegressor",
+    "sklearn.ExtraTreeClassifier",
+    "sklearn.ExtraTreeRegressor",
+)
+_AVERAGING = (
+    "sklearn.RandomForestClassifier",
+    "sklearn.RandomForestRegressor",
+    "sklearn.ExtraTreesClassifier",
+    "sklearn.ExtraTreesRegressor",
+)
+_BOOSTING = ("sklearn.GradientBoostingClassifier", "sklearn.GradientBoostingRegressor")
+
+
+def _class_path(model: Any) -> str:
+    return f"{type(model).__module__}.{type(model).__qualname__}"
+
+
+def _check_fitted(model: Any) -> None:
+    from sklearn.exceptions import NotFittedError as SklearnNotFitted
+    from sklearn.utils.validation import check_is_fitted
+
+    try:
+        check_is_fitted(model)
+    except SklearnNotFitted as exc:
+        raise NotFittedError(
+            f"This {type(model).__name__} is not fitted yet; expected a fitted model, "
+            "got one without fitted attributes. Call `fit` first."
+        ) from exc
+
+
+def _resolve_names(model: Any, feature_names: Sequence[str] | None) -> tuple[tuple[str, ...], bool]:
+    n_features = int(model.n_features_in_)
+    fitted = getattr(model, "feature_names_in_", None)
+    if feature_names is not None:
+        names = tuple(str(n) for n in feature_names)
+        if len(names) != n_features:
+            raise InputError(
+                f"`feature_names` must have one name per feature; expected "
+                f"{n_features}, got {len(names)}."
+            )
+        if fitted is not None and names != tuple(map(str, fitted)):
+            raise InputError(
+                "`feature_names` differ from the model's `feature_names_in_`; "
+                f"expected {list(map(str, fitted))}, got {list(names)}."
+            )
+        return names, True
+    if fitted is not None:
+        return tuple(map(str, fitted)), True
+    return tuple(f"x{i}" for i in range(n_features)), False
+
+
+def _allow_missing(model: Any) -> bool:
+    try:
+        from sklearn.utils import get_tags
+    except ImportError:  # scikit-learn < 1.6
+        return bool(model._get_tags().get("allow_nan", False))
+    return bool(get_tags(model).input_tags.allow_nan)
+
+
+def tree_from_sklearn(tree_: Any) -> Tree:
+    """Build a :class:`Tree` from a scikit-learn ``Tree`` object (``estimator.tree_``)."""
+    if tree_.n_outputs != 1:
+        raise UnsupportedModelError(
+            "Multi-output trees are not supported; expected a tree with one output, "
+            f"got one with {tree_.n_outputs} outputs."
+        )
+    missing = getattr(tree_, "missing_go_to_left", None)
+    if missing is None:
+        missing = np.zeros(tree_.node_count, dtype=bool)
+    return Tree(
+        children_left=tree_.children_left,
+        children_right=tree_.children_right,
+        feature=tree_.feature,
+        threshold=tree_.threshold,
+        missing_go_left=np.asarray(missing).astype(bool),
+        value=tree_.value[:, 0, :],
+        impurity=tree_.impurity,
+        n_node_samples=tree_.n_node_samples,
+        weighted_n_node_samples=tree_.weighted_n_node_samples,
+    )
+
+
+def _check_single_output(model: Any) -> None:
+    n_outputs = getattr(model, "n_outputs_", 1)
+    if n_outputs != 1:
+        raise UnsupportedModelError(
+            f"Multi-output models are not supported; expected a {type(model).__name__} "
+            f"fitted on one target, got one fitted on {n_outputs} targets."
+        )
+
+
+@register_adapter(*_SINGLE_TREES, *_AVERAGING)
+def _averaging(model: Any, feature_names: Sequence[str] | None) -> Forest:
+    _check_fitted(model)
+    _check_single_output(model)
+    names, has_names = _resolve_names(model, feature_names)
+    is_single = hasattr(model, "tree_")
+    estimators = [model] if is_single else list(model.estimators_)
+    is_classifier = hasattr(model, "classes_")
+    return Forest(
+        trees=tuple(tree_from_sklearn(e.tree_) for e in estimators),
+        kind="tree" if is_single else "forest",
+        task="classification" if is_classifier else "regression",
+        n_features=int(model.n_features_in_),
+        feature_names=names,
+        has_feature_names=has_names,
+        classes_=model.classes_ if is_classifier else None,
+        criterion=str(model.criterion),
+        input_dtype=np.float32,
+        allow_missing=_allow_missing(model),
+        source=_class_path(model),
+    )
+
+
+@register_adapter(*_BOOSTING)
+def _gradient_boosting(model: Any, feature_names: Sequence[str] | None) -> Forest:
+    _check_fitted(model)
+    names, has_names = _resolve_names(model, feature_names)
+    n_features = int(model.n_features_in_)
+    init = model.init
+    if init is not None and init != "zero":
+        raise UnsupportedModelError(
+            "Gradient boosting with a custom `init` estimator is not supported: its "
+            "initial score depends on each row; expected init=None or 'zero', got "
+            f"{type(init).__name__}."
+        )
+    init_raw = np.asarray(model._raw_predict_init(np.zeros((1, n_features), np.float32)))
+    stages = model.estimators_
+    n_stages, n_outputs = stages.shape
+    is_classifier = hasattr(model, "classes_")
+    if not is_classifier:
+        link = "identity"
+    elif model.loss == "exponential":
+        link = "exponential"
+    else:
+        link = "logistic" if n_outputs == 1 else "softmax"
+    return Forest(
+        trees=tuple(
+            tree_from_sklearn(stages[i, k].tree_)
+            for i in range(n_stages)
+            for k in range(n_outputs)
+        ),
+        kind="boosting",
+        task="classification" if is_classifier else "regression",
+        n_features=n_features,
+        feature_names=names,
+        has_feature_names=has_names,
+        classes_=model.classes_ if is_classifier else None,
+        criterion=str(model.criterion),
+        init_raw=init_raw.reshape(-1),
+        learning_rate=float(model.learning_rate),
+        link=link,
+        tree_output=np.tile(np.arange(n_outputs), n_stages),
+        input_dtype=np.float32,
+        allow_missing=_allow_missing(model),
+        source=_class_path(model),
+    )

@@ -1,0 +1,32 @@
+"""Exceptions raised by treelens.
+
+Every error that treelens raises on bad input is a :class:`TreelensError` and also
+a :class:`ValueError` or :class:`TypeError`, so code that already catches the
+built-in exceptions keeps working.  Messages follow one form: what was wrong, what
+was expected, what was given.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "InputError",
+    "NotFittedError",
+    "TreelensError",
+    "UnsupportedModelError",
+]
+
+
+class TreelensError(Exception):
+    """Base class of every exception raised by treelens."""
+
+
+class InputError(TreelensError, ValueError):
+    """An argument has the right type but a wrong value, shape or content."""
+
+
+class NotFittedError(TreelensError, ValueError):
+    """The model given has not been fitted yet."""
+
+
+class UnsupportedModelError(TreelensError, TypeError):
+    """The model given is of a kind treelens cannot read, or uses an unsupported option."""
