@@ -299,7 +299,7 @@ def _build(forest: Forest, extra_cuts: tuple[int, ...]) -> ForestProgram:
 
     # Assemble [link | tree | split] x [z | v | y].
     z0, v0, y0 = 0, n_cells, n_cells + n_thr
-    r_link, r_tree, r_split = 0, n_cells, n_cells + forest.n_trees
+    r_tree, r_split = n_cells, n_cells + forest.n_trees
     # link rows: row c of feature j (local k): v_k - v_{k-1} - z_k = 0, last: v_{m-1} + z_m = 1
     cells = np.arange(n_cells)
     local = cells - cell_offsets[cell_feature]
