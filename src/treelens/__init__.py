@@ -7,12 +7,16 @@ representation of a fitted ensemble (:class:`Forest`).
 
 from ._adapters import register_adapter, supported_models, to_forest
 from ._boxes import LeafBoxes, leaf_boxes
+from ._constraints import Constraints
+from ._counterfactual import CounterfactualResult
 from ._exceptions import InputError, NotFittedError, TreelensError, UnsupportedModelError
 from ._forest import Forest, Tree
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Constraints",
+    "CounterfactualResult",
     "Forest",
     "InputError",
     "LeafBoxes",
