@@ -11,6 +11,7 @@ from ._constraints import Constraints
 from ._counterfactual import CounterfactualResult
 from ._exceptions import InputError, NotFittedError, TreelensError, UnsupportedModelError
 from ._forest import Forest, Tree
+from ._optimal import optimal_counterfactual
 
 __version__ = "0.1.0"
 
@@ -25,6 +26,7 @@ __all__ = [
     "TreelensError",
     "UnsupportedModelError",
     "leaf_boxes",
+    "optimal_counterfactual",
     "register_adapter",
     "supported_models",
     "to_forest",
