@@ -11,6 +11,7 @@ from ._constraints import Constraints
 from ._counterfactual import CounterfactualResult
 from ._exceptions import InputError, NotFittedError, TreelensError, UnsupportedModelError
 from ._forest import Forest, Tree
+from ._tweak import feature_tweak
 
 __version__ = "0.1.0"
 
@@ -24,6 +25,7 @@ __all__ = [
     "Tree",
     "TreelensError",
     "UnsupportedModelError",
+    "feature_tweak",
     "leaf_boxes",
     "register_adapter",
     "supported_models",
