@@ -165,6 +165,9 @@ class IncrementalPredictor:
             ]  # (n_rows, Q, n_trees)
             best = pair_max[np.arange(n_trees)[None, None, :], first[:, :, None], second[:, :, None]]
             self.gain = np.moveaxis(best - old_diff, 1, 2)  # (n_rows, n_trees, Q)
+            # Each node's margins, per kind of row (rows share their pairs of
+            # classes when the target is a class; "other" depends on the row's class).
+            self.node_margin, self.row_kind = self._node_margins(first, second)
             scale = np.abs(base).max(axis=1)
         else:
             coef, self.margin0 = self._scalar_margins(leaves, old[:, :, 0], n_rows)
@@ -179,6 +182,26 @@ class IncrementalPredictor:
         order = np.argsort(keys, kind="stable")
         self.path_keys = keys[order]
         self.path_tree = router.node_tree[nodes[order]]
+        # Running sums of the gains of path nodes: a change's flipped nodes are a
+        # contiguous run, so their total gain is a difference of two entries.
+        path_gain = self.gain[rows[order], self.path_tree]
+        self.gain_prefix = np.vstack([np.zeros((1, path_gain.shape[1])), np.cumsum(path_gain, axis=0)])
+
+    def _node_margins(
+        self, first: NDArray[np.intp], second: NDArray[np.intp]
+    ) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
+        """Margins ``value[a] - value[b]`` of every node, per kind of row.
+
+        Returns
+        -------
+        node_margin : ndarray of shape (n_kinds, n_nodes_total, Q)
+        row_kind : ndarray of shape (n_rows,)
+        """
+        q = first.shape[1]
+        kinds, row_kind = np.unique(np.hstack([first, second]), axis=0, return_inverse=True)
+        value = self.node_value
+        margin = value[:, kinds[:, :q]] - value[:, kinds[:, q:]]  # (n_nodes, n_kinds, Q)
+        return np.ascontiguousarray(np.moveaxis(margin, 1, 0)), row_kind.ravel()
 
     def _class_pairs(self, n_rows: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
         """Class indices (a, b) of each margin ``S_a - S_b``, shape (n_rows, Q)."""
@@ -229,17 +252,16 @@ class IncrementalPredictor:
         r = np.arange(n_rows)[:, None]
         return coef, raw[r, first] - raw[r, second]
 
-    def _affected(self, changes: Changes) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-        """(candidate, tree) pairs whose leaf may differ from the row's: sorted, unique."""
+    def _flips(self, changes: Changes) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+        """For every change, the run ``[start, stop)`` of path nodes it flips."""
         router = self.router
-        owner = changes.owner
         feature = changes.feature
-        row = changes.row[owner]
+        row = changes.row[changes.owner]
         old = self.X_cast[row, feature]
         new = changes.value.astype(self.dtype).astype(np.float64)
         low, high = np.minimum(old, new), np.maximum(old, new)
-        code_lo = np.empty(owner.size, dtype=np.intp)
-        code_hi = np.empty(owner.size, dtype=np.intp)
+        code_lo = np.empty(feature.size, dtype=np.intp)
+        code_hi = np.empty(feature.size, dtype=np.intp)
         by_feature = np.argsort(feature, kind="stable")
         bounds = np.searchsorted(feature[by_feature], np.arange(self.X_cast.shape[1] + 1))
         for j in np.flatnonzero(np.diff(bounds)):
@@ -249,15 +271,26 @@ class IncrementalPredictor:
             code_lo[at] = offset + np.searchsorted(thresholds, low[at], side="left")
             code_hi[at] = offset + np.searchsorted(thresholds, high[at], side="left")
         key = row * router.n_codes
-        start = np.searchsorted(self.path_keys, key + code_lo)
-        stop = np.searchsorted(self.path_keys, key + code_hi)
+        return (
+            np.searchsorted(self.path_keys, key + code_lo),
+            np.searchsorted(self.path_keys, key + code_hi),
+        )
+
+    def _affected(
+        self, k: int, owner: NDArray[np.intp], start: NDArray[np.intp], stop: NDArray[np.intp]
+    ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+        """(candidate, tree) pairs whose leaf may differ from the row's: sorted, unique."""
         counts = stop - start
         total = int(counts.sum())
         offsets = np.cumsum(counts) - counts
         index = np.repeat(start - offsets, counts) + np.arange(total)
-        mark = np.zeros((changes.n_candidates, self.forest.n_trees), dtype=bool)
+        mark = np.zeros((k, self.forest.n_trees), dtype=bool)
         mark[np.repeat(owner, counts), self.path_tree[index]] = True
         return np.nonzero(mark)
+
+    def _hopeless(self, bound: NDArray[np.float64], tolerance: NDArray[np.float64]) -> NDArray[np.bool_]:
+        below = bound < -tolerance[:, None]
+        return below.all(axis=1) if self.any_mode else below.any(axis=1)
 
     def _margins(
         self, k: int, cand: NDArray[np.intp], terms: NDArray[np.float64], row: NDArray[np.intp]
@@ -274,13 +307,25 @@ class IncrementalPredictor:
         k = changes.n_candidates
         row = changes.row
         tolerance = self.tolerance[row]
-        cand, tree = self._affected(changes)
+        owner = changes.owner
+        start, stop = self._flips(changes)
+        # A first, loose bound: every flipped node's tree at its best leaf (a tree
+        # flipped twice counts twice; gains are non-negative, so it stays a bound).
+        loose = self.margin0[row].copy()
+        run_gain = self.gain_prefix[stop] - self.gain_prefix[start]
+        for q in range(loose.shape[1]):
+            loose[:, q] += np.bincount(owner, weights=run_gain[:, q], minlength=k)
+        ok = np.zeros(k, dtype=bool)
+        # Running sums round; widen the margin by their size.
+        slack = tolerance + _TIE_TOLERANCE * np.abs(self.gain_prefix[-1]).max(initial=0.0)
+        keep = ~self._hopeless(loose, slack)
+        if not keep.any():
+            return ok
+        entry_keep = keep[owner]
+        cand, tree = self._affected(k, owner[entry_keep], start[entry_keep], stop[entry_keep])
         pair_row = row[cand]
         best = self._margins(k, cand, self.gain[pair_row, tree], row)
-        below = best < -tolerance[:, None]
-        hopeless = below.all(axis=1) if self.any_mode else below.any(axis=1)
-        ok = np.zeros(k, dtype=bool)
-        keep = ~hopeless
+        keep &= ~self._hopeless(best, tolerance)
         if not keep.any():
             return ok
         keep_pair = keep[cand]
@@ -290,10 +335,8 @@ class IncrementalPredictor:
         new = self.router.route(dense, cand, tree)
         old = self.row_nodes[pair_row, tree]
         if self.vector:
-            diff = self.node_value[new] - self.node_value[old]  # (pairs, n_classes)
-            first, second = self.first[pair_row], self.second[pair_row]
-            r = np.arange(cand.size)[:, None]
-            terms = diff[r, first] - diff[r, second]
+            kind = self.row_kind[pair_row]
+            terms = self.node_margin[kind, new] - self.node_margin[kind, old]
         else:
             step = self.node_value[new, 0] - self.node_value[old, 0]
             terms = self.coef[pair_row, tree] * step[:, None]

@@ -229,6 +229,10 @@ class _Search:
         # deterministic tie-break.
         order = np.lexsort((changes.leaf, costs, changes.row))
         changes, costs = changes.take(order), costs[order]
+        unique = changes.first_of_duplicates(costs)
+        if not unique.all():
+            kept = np.flatnonzero(unique)
+            changes, costs = changes.take(kept), costs[kept]
         predictor = IncrementalPredictor(
             self.forest, problem.target, X, problem.leaves[rows], problem.current[rows]
         )

@@ -204,6 +204,32 @@ class Changes:
             value=self.value[source],
         )
 
+    def first_of_duplicates(self, costs: NDArray[np.float64]) -> NDArray[np.bool_]:
+        """Mask dropping candidates equal to the one just before them in cost order.
+
+        Several leaves often give the same point; such duplicates have the same row,
+        cost and validity, so only the first can win.  Candidates must be sorted by
+        row then cost; a duplicate is confirmed change by change.
+        """
+        k = self.n_candidates
+        counts = np.diff(self.ptr)
+        suspect = np.flatnonzero(
+            (self.row[1:] == self.row[:-1])
+            & (costs[1:] == costs[:-1])
+            & (counts[1:] == counts[:-1])
+        ) + 1
+        keep = np.ones(k, dtype=bool)
+        if not suspect.size:
+            return keep
+        n = counts[suspect]
+        a = _ranges(self.ptr[suspect], n)
+        b = _ranges(self.ptr[suspect - 1], n)
+        differs = (self.feature[a] != self.feature[b]) | (self.value[a] != self.value[b])
+        owner = np.repeat(np.arange(suspect.size), n)
+        same = np.bincount(owner[differs], minlength=suspect.size) == 0
+        keep[suspect[same]] = False
+        return keep
+
     def dense(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
         """Whole candidate rows, shape (k, n_features), from the block's rows ``X``."""
         out = X[self.row]
