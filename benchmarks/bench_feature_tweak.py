@@ -28,7 +28,10 @@ def naive_feature_tweak(model, x, target, epsilon):
     best_cost, best = np.inf, None
     for estimator in model.estimators_:
         tree = estimator.tree_
-        if estimator.predict(x[None, :])[0] != np.flatnonzero(model.classes_ == current)[0]:
+        if (
+            estimator.predict(x[None, :])[0]
+            != np.flatnonzero(model.classes_ == current)[0]
+        ):
             continue
         parent = {}
         for node in range(tree.node_count):
@@ -77,7 +80,9 @@ def run(name, X, y, target, n_trees=100):
     start = time.perf_counter()
     naive = [naive_feature_tweak(model, x, target, epsilon) for x in rows]
     naive_time = (time.perf_counter() - start) / len(rows)
-    treelens.feature_tweak(model, declined[:2], target=target, reference=X)  # warm caches
+    treelens.feature_tweak(
+        model, declined[:2], target=target, reference=X
+    )  # warm caches
     start = time.perf_counter()
     result = treelens.feature_tweak(model, declined, target=target, reference=X)
     fast_time = (time.perf_counter() - start) / len(declined)
@@ -97,10 +102,12 @@ def main():
     X, y = load_iris(return_X_y=True)
     run("iris (class 2)", X, y, 2)
     X, y = load_breast_cancer(return_X_y=True)
-    model, forest, Xs = run("breast_cancer", X, y, 1)
+    model, _, Xs = run("breast_cancer", X, y, 1)
 
     rng = np.random.default_rng(0)
-    many = Xs[rng.integers(0, len(Xs), 10_000)] + rng.normal(scale=0.1, size=(10_000, Xs.shape[1]))
+    many = Xs[rng.integers(0, len(Xs), 10_000)] + rng.normal(
+        scale=0.1, size=(10_000, Xs.shape[1])
+    )
     start = time.perf_counter()
     result = treelens.feature_tweak(model, many, target=1, reference=Xs)
     elapsed = time.perf_counter() - start

@@ -54,7 +54,9 @@ REASON_INFEASIBLE = "infeasible: no change reaches the target under the constrai
 #: The exact search stopped at its time limit before finding any counterfactual.
 REASON_TIME_LIMIT = "time limit reached before any counterfactual was found"
 #: The source model's own predict (or a constraint) rejected the answer: a bug.
-REASON_CHECK_FAILED = "rejected by the source model's predict or the constraints (a bug)"
+REASON_CHECK_FAILED = (
+    "rejected by the source model's predict or the constraints (a bug)"
+)
 
 
 class CounterfactualCheckWarning(TreelensError, RuntimeWarning):
@@ -316,7 +318,8 @@ def prepare_problem(
         X=rows,
         leaves=leaves,
         current=current,
-        at_target=resolved_target.meets(current, current) & (resolved_target.kind != "other"),
+        at_target=resolved_target.meets(current, current)
+        & (resolved_target.kind != "other"),
         target=resolved_target,
         cost=resolve_cost(forest, cost, ref),
         epsilon=resolve_epsilon(forest, epsilon, ref),
@@ -378,8 +381,12 @@ def finish(
     found = np.array(found, dtype=bool)
     cost = np.array(cost, dtype=np.float64)
     reason = np.array(reason, dtype=object)
-    tree = np.full(n, -1, dtype=np.intp) if tree is None else np.array(tree, dtype=np.intp)
-    leaf = np.full(n, -1, dtype=np.intp) if leaf is None else np.array(leaf, dtype=np.intp)
+    tree = (
+        np.full(n, -1, dtype=np.intp) if tree is None else np.array(tree, dtype=np.intp)
+    )
+    leaf = (
+        np.full(n, -1, dtype=np.intp) if leaf is None else np.array(leaf, dtype=np.intp)
+    )
     at = problem.at_target
     X_cf[at], found[at], cost[at], tree[at], leaf[at] = problem.X[at], True, 0.0, -1, -1
     reason[at] = None
@@ -401,7 +408,11 @@ def finish(
                 CounterfactualCheckWarning,
                 stacklevel=3,
             )
-            found[bad], reason[bad], cf_prediction[bad] = False, REASON_CHECK_FAILED, None
+            found[bad], reason[bad], cf_prediction[bad] = (
+                False,
+                REASON_CHECK_FAILED,
+                None,
+            )
     if at.any():
         cf_prediction[at] = problem.current[at]
     X_cf[~found] = np.nan

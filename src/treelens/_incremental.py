@@ -90,7 +90,9 @@ class Router:
             node = self.child.take(2 * node + (value > self.threshold.take(node)))
         return node
 
-    def paths(self, X: NDArray[np.float64]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    def paths(
+        self, X: NDArray[np.float64]
+    ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
         """Split nodes on the path of every row in every tree: ``(row, node)``."""
         n, n_trees = X.shape[0], self.offsets.size
         flat_x = X.ravel()
@@ -160,10 +162,15 @@ class IncrementalPredictor:
             r = np.arange(n_rows)[:, None]
             self.first, self.second = first, second
             self.margin0 = base[r, first] - base[r, second]
-            old_diff = old[r[:, :, None], np.arange(n_trees)[None, None, :], first[:, :, None]] - old[
-                r[:, :, None], np.arange(n_trees)[None, None, :], second[:, :, None]
-            ]  # (n_rows, Q, n_trees)
-            best = pair_max[np.arange(n_trees)[None, None, :], first[:, :, None], second[:, :, None]]
+            old_diff = (
+                old[r[:, :, None], np.arange(n_trees)[None, None, :], first[:, :, None]]
+                - old[
+                    r[:, :, None], np.arange(n_trees)[None, None, :], second[:, :, None]
+                ]
+            )  # (n_rows, Q, n_trees)
+            best = pair_max[
+                np.arange(n_trees)[None, None, :], first[:, :, None], second[:, :, None]
+            ]
             self.gain = np.moveaxis(best - old_diff, 1, 2)  # (n_rows, n_trees, Q)
             # Each node's margins, per kind of row (rows share their pairs of
             # classes when the target is a class; "other" depends on the row's class).
@@ -175,7 +182,9 @@ class IncrementalPredictor:
             rise = coef * (leaf_max[None, :, :1] - old[:, :, :1])
             fall = coef * (leaf_min[None, :, :1] - old[:, :, :1])
             self.gain = np.maximum(rise, fall)
-            scale = np.abs(self.margin0).max(axis=1, initial=0.0, where=np.isfinite(self.margin0))
+            scale = np.abs(self.margin0).max(
+                axis=1, initial=0.0, where=np.isfinite(self.margin0)
+            )
         self.tolerance = _TIE_TOLERANCE * (1.0 + n_trees + scale)
         rows, nodes = router.paths(self.X_cast)
         keys = rows * router.n_codes + router.code[nodes]
@@ -185,7 +194,9 @@ class IncrementalPredictor:
         # Running sums of the gains of path nodes: a change's flipped nodes are a
         # contiguous run, so their total gain is a difference of two entries.
         path_gain = self.gain[rows[order], self.path_tree]
-        self.gain_prefix = np.vstack([np.zeros((1, path_gain.shape[1])), np.cumsum(path_gain, axis=0)])
+        self.gain_prefix = np.vstack(
+            [np.zeros((1, path_gain.shape[1])), np.cumsum(path_gain, axis=0)]
+        )
 
     def _node_margins(
         self, first: NDArray[np.intp], second: NDArray[np.intp]
@@ -198,9 +209,13 @@ class IncrementalPredictor:
         row_kind : ndarray of shape (n_rows,)
         """
         q = first.shape[1]
-        kinds, row_kind = np.unique(np.hstack([first, second]), axis=0, return_inverse=True)
+        kinds, row_kind = np.unique(
+            np.hstack([first, second]), axis=0, return_inverse=True
+        )
         value = self.node_value
-        margin = value[:, kinds[:, :q]] - value[:, kinds[:, q:]]  # (n_nodes, n_kinds, Q)
+        margin = (
+            value[:, kinds[:, :q]] - value[:, kinds[:, q:]]
+        )  # (n_nodes, n_kinds, Q)
         return np.ascontiguousarray(np.moveaxis(margin, 1, 0)), row_kind.ravel()
 
     def _class_pairs(self, n_rows: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
@@ -211,7 +226,9 @@ class IncrementalPredictor:
         if self.target.kind == "class":
             c = self.target.index
             others = np.array([k for k in range(n_classes) if k != c], dtype=np.intp)
-            return np.full((n_rows, others.size), c, dtype=np.intp), np.tile(others, (n_rows, 1))
+            return np.full((n_rows, others.size), c, dtype=np.intp), np.tile(
+                others, (n_rows, 1)
+            )
         c0 = encode_classes(self.forest, self.current)
         everyone = np.arange(n_classes)
         others = np.array([everyone[everyone != c] for c in range(n_classes)])[c0]
@@ -225,7 +242,10 @@ class IncrementalPredictor:
         n_trees = forest.n_trees
         if not forest.is_classifier:
             if forest.kind == "boosting":
-                value, step = forest._raw_from_leaves(leaves)[:, 0], forest.learning_rate
+                value, step = (
+                    forest._raw_from_leaves(leaves)[:, 0],
+                    forest.learning_rate,
+                )
             else:
                 value, step = old.sum(axis=1) / n_trees, 1.0 / n_trees
             coef = np.empty((n_rows, n_trees, 2))
@@ -244,11 +264,15 @@ class IncrementalPredictor:
                 else 1 - encode_classes(forest, self.current)
             )
             sign = np.where(want == 1, 1.0, -1.0)
-            coef = np.broadcast_to((step * sign)[:, None, None], (n_rows, n_trees, 1)).copy()
+            coef = np.broadcast_to(
+                (step * sign)[:, None, None], (n_rows, n_trees, 1)
+            ).copy()
             return coef, (sign * raw[:, 0])[:, None]
         first, second = self._class_pairs(n_rows)
         out = forest.tree_output[None, :, None]
-        coef = step * ((out == first[:, None, :]).astype(float) - (out == second[:, None, :]))
+        coef = step * (
+            (out == first[:, None, :]).astype(float) - (out == second[:, None, :])
+        )
         r = np.arange(n_rows)[:, None]
         return coef, raw[r, first] - raw[r, second]
 
@@ -263,7 +287,9 @@ class IncrementalPredictor:
         code_lo = np.empty(feature.size, dtype=np.intp)
         code_hi = np.empty(feature.size, dtype=np.intp)
         by_feature = np.argsort(feature, kind="stable")
-        bounds = np.searchsorted(feature[by_feature], np.arange(self.X_cast.shape[1] + 1))
+        bounds = np.searchsorted(
+            feature[by_feature], np.arange(self.X_cast.shape[1] + 1)
+        )
         for j in np.flatnonzero(np.diff(bounds)):
             at = by_feature[bounds[j] : bounds[j + 1]]
             thresholds, offset = router.thresholds[j], router.code_offset[j]
@@ -277,7 +303,11 @@ class IncrementalPredictor:
         )
 
     def _affected(
-        self, k: int, owner: NDArray[np.intp], start: NDArray[np.intp], stop: NDArray[np.intp]
+        self,
+        k: int,
+        owner: NDArray[np.intp],
+        start: NDArray[np.intp],
+        stop: NDArray[np.intp],
     ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
         """(candidate, tree) pairs whose leaf may differ from the row's: sorted, unique."""
         counts = stop - start
@@ -288,12 +318,18 @@ class IncrementalPredictor:
         mark[np.repeat(owner, counts), self.path_tree[index]] = True
         return np.nonzero(mark)
 
-    def _hopeless(self, bound: NDArray[np.float64], tolerance: NDArray[np.float64]) -> NDArray[np.bool_]:
+    def _hopeless(
+        self, bound: NDArray[np.float64], tolerance: NDArray[np.float64]
+    ) -> NDArray[np.bool_]:
         below = bound < -tolerance[:, None]
         return below.all(axis=1) if self.any_mode else below.any(axis=1)
 
     def _margins(
-        self, k: int, cand: NDArray[np.intp], terms: NDArray[np.float64], row: NDArray[np.intp]
+        self,
+        k: int,
+        cand: NDArray[np.intp],
+        terms: NDArray[np.float64],
+        row: NDArray[np.intp],
     ) -> NDArray[np.float64]:
         """Base margins of each candidate's row plus its pairs' ``terms`` (pairs, Q)."""
         out = self.margin0[row].copy()
@@ -317,12 +353,16 @@ class IncrementalPredictor:
             loose[:, q] += np.bincount(owner, weights=run_gain[:, q], minlength=k)
         ok = np.zeros(k, dtype=bool)
         # Running sums round; widen the margin by their size.
-        slack = tolerance + _TIE_TOLERANCE * np.abs(self.gain_prefix[-1]).max(initial=0.0)
+        slack = tolerance + _TIE_TOLERANCE * np.abs(self.gain_prefix[-1]).max(
+            initial=0.0
+        )
         keep = ~self._hopeless(loose, slack)
         if not keep.any():
             return ok
         entry_keep = keep[owner]
-        cand, tree = self._affected(k, owner[entry_keep], start[entry_keep], stop[entry_keep])
+        cand, tree = self._affected(
+            k, owner[entry_keep], start[entry_keep], stop[entry_keep]
+        )
         pair_row = row[cand]
         best = self._margins(k, cand, self.gain[pair_row, tree], row)
         keep &= ~self._hopeless(best, tolerance)
@@ -331,7 +371,9 @@ class IncrementalPredictor:
         keep_pair = keep[cand]
         cand, tree, pair_row = cand[keep_pair], tree[keep_pair], pair_row[keep_pair]
         dense = changes.dense(self.X_cast)
-        dense[changes.owner, changes.feature] = changes.value.astype(self.dtype).astype(np.float64)
+        dense[changes.owner, changes.feature] = changes.value.astype(self.dtype).astype(
+            np.float64
+        )
         new = self.router.route(dense, cand, tree)
         old = self.row_nodes[pair_row, tree]
         if self.vector:
@@ -358,7 +400,9 @@ class IncrementalPredictor:
 
 def _node_values(
     forest: Forest,
-) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+) -> tuple[
+    NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]
+]:
     """Cached per forest: values of all nodes (n_nodes_total, n_values); per tree the
     largest and smallest leaf value (n_trees, n_values) and, for averaging
     classifiers, the largest ``value[a] - value[b]`` over leaves (n_trees, C, C)."""
@@ -371,7 +415,9 @@ def _node_values(
         value = boxes.value
         pair_max = np.zeros((forest.n_trees, 1, 1))
         if forest.is_classifier and forest.kind != "boosting":
-            pair_max = np.maximum.reduceat(value[:, :, None] - value[:, None, :], starts, axis=0)
+            pair_max = np.maximum.reduceat(
+                value[:, :, None] - value[:, None, :], starts, axis=0
+            )
         cached = (
             np.concatenate([tree.value for tree in forest.trees]),
             np.maximum.reduceat(value, starts, axis=0),

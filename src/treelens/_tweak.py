@@ -214,12 +214,17 @@ class _Search:
             start = stop
 
     def _run_pairs(
-        self, rows: NDArray[np.intp], mask: NDArray[np.bool_], out: dict[str, NDArray[Any]]
+        self,
+        rows: NDArray[np.intp],
+        mask: NDArray[np.bool_],
+        out: dict[str, NDArray[Any]],
     ) -> None:
         problem, boxes = self.problem, self.boxes
         pair_row, pair_leaf = np.nonzero(mask)
         X = problem.X[rows]
-        changes, reachable = candidate_changes(problem, boxes, X, pair_row, pair_leaf, self.mode)
+        changes, reachable = candidate_changes(
+            problem, boxes, X, pair_row, pair_leaf, self.mode
+        )
         out["reason"][rows[~reachable]] = REASON_NOT_REACHABLE
         out["reason"][rows[reachable]] = REASON_NO_FLIP
         if not changes.n_candidates:
@@ -275,7 +280,9 @@ class _Search:
             active, take = active[fits], take[fits]
             total = int(take.sum())
             offsets = np.cumsum(take) - take
-            idx = np.repeat(starts[active] + pos[active] - offsets, take) + np.arange(total)
+            idx = np.repeat(starts[active] + pos[active] - offsets, take) + np.arange(
+                total
+            )
             owner = np.repeat(active, take)
             ok = predictor.valid(changes.take(idx))
             if ok.any():
