@@ -161,7 +161,7 @@ def _check_against_reference(
     return result
 
 
-@settings(max_examples=45, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     kind=st.sampled_from(
         ["rf_binary", "rf_multi", "gb_binary", "gb_multi", "rf_reg", "gb_reg"]
