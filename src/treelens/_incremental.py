@@ -276,8 +276,13 @@ class IncrementalPredictor:
         r = np.arange(n_rows)[:, None]
         return coef, raw[r, first] - raw[r, second]
 
-    def _flips(self, changes: Changes) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-        """For every change, the run ``[start, stop)`` of path nodes it flips."""
+    def flips(self, changes: Changes) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+        """For every change, the run ``[start, stop)`` of path nodes it flips.
+
+        The nodes are those of the change's row's paths, sorted by feature and
+        threshold; the run holds the nodes testing the changed feature with a
+        threshold between the old and the new value (after the cast).
+        """
         router = self.router
         feature = changes.feature
         row = changes.row[changes.owner]
@@ -337,14 +342,21 @@ class IncrementalPredictor:
             out[:, q] += np.bincount(cand, weights=terms[:, q], minlength=k)
         return out
 
-    def valid(self, changes: Changes) -> NDArray[np.bool_]:
-        """Whether the model assigns each candidate to the target, shape (k,)."""
+    def valid(
+        self,
+        changes: Changes,
+        flips: tuple[NDArray[np.intp], NDArray[np.intp]] | None = None,
+    ) -> NDArray[np.bool_]:
+        """Whether the model assigns each candidate to the target, shape (k,).
+
+        ``flips`` may give :meth:`flips` of ``changes`` computed beforehand.
+        """
         forest = self.forest
         k = changes.n_candidates
         row = changes.row
         tolerance = self.tolerance[row]
         owner = changes.owner
-        start, stop = self._flips(changes)
+        start, stop = self.flips(changes) if flips is None else flips
         # A first, loose bound: every flipped node's tree at its best leaf (a tree
         # flipped twice counts twice; gains are non-negative, so it stays a bound).
         loose = self.margin0[row].copy()

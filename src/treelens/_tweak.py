@@ -43,8 +43,8 @@ Mode = Literal["minimal", "paper"]
 #: Default bound on the bytes any chunk of work allocates.
 DEFAULT_MEMORY_BUDGET = 2**30
 # Candidates checked per row in the first round; doubled every round.
-_FIRST_CHECK = 4
-_MAX_CHECK = 512
+_FIRST_CHECK = 8
+_MAX_CHECK = 8192
 
 
 def feature_tweak(
@@ -261,14 +261,16 @@ class _Search:
         """Index of each row's first valid candidate in sorted order (-1 if none).
 
         Candidates are sorted by row, then cost.  Each round checks the next few
-        candidates of every unresolved row in one pass; the chunk per row doubles
-        each round.
+        candidates of every unresolved row in one pass; the chunk per row grows
+        fourfold each round.
         """
         starts = np.searchsorted(changes.row, np.arange(n_rows + 1))
         count = np.diff(starts)
         pos = np.zeros(n_rows, dtype=np.intp)
         winner = np.full(n_rows, -1, dtype=np.intp)
         per_round = max(1, self.budget // self.bytes_per_check)
+        # Which path nodes each change flips, once for all rounds.
+        flip_start, flip_stop = predictor.flips(changes)
         chunk = _FIRST_CHECK
         while True:
             active = np.flatnonzero((winner < 0) & (pos < count))
@@ -284,10 +286,11 @@ class _Search:
                 total
             )
             owner = np.repeat(active, take)
-            ok = predictor.valid(changes.take(idx))
+            batch, source = changes.take_with_source(idx)
+            ok = predictor.valid(batch, (flip_start[source], flip_stop[source]))
             if ok.any():
                 # idx grows within each row, so the first hit per row is its least.
                 hit_rows, first = np.unique(owner[ok], return_index=True)
                 winner[hit_rows] = idx[ok][first]
             pos[active] += take
-            chunk = min(2 * chunk, _MAX_CHECK)
+            chunk = min(4 * chunk, _MAX_CHECK)

@@ -201,6 +201,12 @@ class Changes:
 
     def take(self, index: NDArray[np.intp]) -> Changes:
         """The candidates ``index``, in that order."""
+        return self.take_with_source(index)[0]
+
+    def take_with_source(
+        self, index: NDArray[np.intp]
+    ) -> tuple[Changes, NDArray[np.intp]]:
+        """The candidates ``index`` and, for each of their changes, its old position."""
         counts = self.ptr[index + 1] - self.ptr[index]
         source = _ranges(self.ptr[index], counts)
         return Changes(
@@ -209,7 +215,7 @@ class Changes:
             ptr=np.concatenate([[0], np.cumsum(counts)]).astype(np.intp),
             feature=self.feature[source],
             value=self.value[source],
-        )
+        ), source
 
     def first_of_duplicates(self, costs: NDArray[np.float64]) -> NDArray[np.bool_]:
         """Mask dropping candidates equal to the one just before them in cost order.
