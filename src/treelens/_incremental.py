@@ -162,16 +162,14 @@ class IncrementalPredictor:
             r = np.arange(n_rows)[:, None]
             self.first, self.second = first, second
             self.margin0 = base[r, first] - base[r, second]
-            old_diff = (
-                old[r[:, :, None], np.arange(n_trees)[None, None, :], first[:, :, None]]
-                - old[
-                    r[:, :, None], np.arange(n_trees)[None, None, :], second[:, :, None]
-                ]
-            )  # (n_rows, Q, n_trees)
-            best = pair_max[
-                np.arange(n_trees)[None, None, :], first[:, :, None], second[:, :, None]
-            ]
-            self.gain = np.moveaxis(best - old_diff, 1, 2)  # (n_rows, n_trees, Q)
+            shape = (n_rows, n_trees, first.shape[1])
+            a = np.broadcast_to(first[:, None, :], shape)
+            b = np.broadcast_to(second[:, None, :], shape)
+            old_diff = np.take_along_axis(old, a, axis=2) - np.take_along_axis(
+                old, b, axis=2
+            )
+            best = pair_max[np.arange(n_trees)[None, :, None], a, b]
+            self.gain = best - old_diff  # (n_rows, n_trees, Q)
             # Each node's margins, per kind of row (rows share their pairs of
             # classes when the target is a class; "other" depends on the row's class).
             self.node_margin, self.row_kind = self._node_margins(first, second)

@@ -7,11 +7,13 @@ instance of the path to it; the candidate of least cost that the *whole* ensembl
 assigns to the target wins.
 
 Speed comes from doing this on whole arrays: candidates are built from the cached
-:func:`~treelens.leaf_boxes` for many (row, leaf) pairs at once, their costs are
-computed first, and validity (one pass of the ensemble over many candidates) is
-checked in order of increasing cost, in chunks, stopping at each row's first
-valid candidate.  That returns exactly what checking every candidate would, at a
-fraction of the work.
+:func:`~treelens.leaf_boxes` for many (row, leaf) pairs at once and kept as their
+few changed features (:mod:`treelens._tweak_candidates`); their costs are computed
+first; validity is checked in order of increasing cost, in chunks, stopping at
+each row's first valid candidate.  A check routes only the (candidate, tree) pairs
+whose path the change can flip, after bounds have discarded candidates that cannot
+reach the target (:mod:`treelens._incremental`).  That returns exactly what
+checking every candidate with the model would, at a fraction of the work.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ Mode = Literal["minimal", "paper"]
 
 #: Default bound on the bytes any chunk of work allocates.
 DEFAULT_MEMORY_BUDGET = 2**30
-# Candidates checked per row in the first round; doubled every round.
+# Candidates checked per row in the first round; four times more every round.
 _FIRST_CHECK = 8
 _MAX_CHECK = 8192
 
