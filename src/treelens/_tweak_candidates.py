@@ -106,6 +106,9 @@ def entry_values(
         values = np.where(inside, x, values)
         ok = ok | inside
     values = land_inside(values, lower, upper, dtype, feasible_lo, feasible_hi)
+    # Boxes such as (inf, inf], left by splits that only separate missing values,
+    # hold no finite value.
+    ok &= np.isfinite(values)
     integer = np.broadcast_to(integer, values.shape)
     if integer.any():
         lo_int = np.maximum(np.floor(lower) + 1, feasible_lo)
@@ -269,7 +272,9 @@ def leaf_entries(
     cached = forest.__dict__.get("_tweak_leaf_entries")
     if cached is not None:
         return cached
-    constrained = np.isfinite(boxes.lower) | np.isfinite(boxes.upper)
+    # Any bound but the default: a lower bound of +inf (a split that only
+    # separates missing values) makes the box empty and must be seen.
+    constrained = (boxes.lower != -np.inf) | (boxes.upper != np.inf)
     leaf, feature = np.nonzero(constrained)
     ptr = np.concatenate([[0], np.cumsum(np.bincount(leaf, minlength=boxes.n_leaves))])
     cached = (ptr.astype(np.intp), feature.astype(np.intp))
