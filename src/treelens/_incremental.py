@@ -407,24 +407,34 @@ class IncrementalPredictor:
         )
         cand = alive[cand]
         pair_row = row[cand]
-        best = self._margins(k, cand, self.gain[pair_row, tree], row)
+        n_trees = forest.n_trees
+        cell = pair_row * n_trees + tree  # (row, tree) cell of each pair
+        q = self.margin0.shape[1]
+        best = self._margins(k, cand, self.gain.reshape(-1, q).take(cell, axis=0), row)
         keep &= ~self._hopeless(best, tolerance)
         if not keep.any():
             return ok
         keep_pair = keep[cand]
         cand, tree, pair_row = cand[keep_pair], tree[keep_pair], pair_row[keep_pair]
-        dense = changes.dense(self.X_cast)
-        dense[changes.owner, changes.feature] = changes.value.astype(self.dtype).astype(
-            np.float64
-        )
-        new = self.router.route(dense, cand, tree)
-        old = self.row_nodes[pair_row, tree]
+        # Whole rows (cast) of the candidates left, to route their pairs exactly.
+        left = np.flatnonzero(keep)
+        position = np.cumsum(keep) - 1
+        survivors = changes.take(left)
+        dense = survivors.dense(self.X_cast)
+        dense[survivors.owner, survivors.feature] = survivors.value.astype(
+            self.dtype
+        ).astype(np.float64)
+        new = self.router.route(dense, position[cand], tree)
+        cell = pair_row * n_trees + tree
+        old = self.row_nodes.ravel().take(cell)
         if self.vector:
             kind = self.row_kind[pair_row]
-            terms = self.node_margin[kind, new] - self.node_margin[kind, old]
+            margin = self.node_margin.reshape(-1, q)
+            base = kind * self.node_margin.shape[1]
+            terms = margin.take(base + new, axis=0) - margin.take(base + old, axis=0)
         else:
             step = self.node_value[new, 0] - self.node_value[old, 0]
-            terms = self.coef[pair_row, tree] * step[:, None]
+            terms = self.coef.reshape(-1, q).take(cell, axis=0) * step[:, None]
         margins = self._margins(k, cand, terms, row)
         above = margins > tolerance[:, None]
         below = margins < -tolerance[:, None]
@@ -435,7 +445,7 @@ class IncrementalPredictor:
         ok = keep & sure
         unsure = keep & ~sure & ~refuted
         if unsure.any():
-            exact = forest._apply(dense[unsure].astype(self.dtype))
+            exact = forest._apply(dense[position[unsure]].astype(self.dtype))
             predicted = forest._predict_from_leaves(exact)
             ok[unsure] = self.target.meets(predicted, self.current[row[unsure]])
         return ok
