@@ -1,0 +1,35 @@
+import treelens
+
+PUBLIC = [
+    "Constraints",
+    "CounterfactualResult",
+    "Forest",
+    "ImportanceResult",
+    "InputError",
+    "LeafBoxes",
+    "MDIImportance",
+    "NodeStatistics",
+    "NotFittedError",
+    "Tree",
+    "TreelensError",
+    "UnsupportedModelError",
+    "feature_tweak",
+    "leaf_boxes",
+    "mdi_importance",
+    "node_statistics",
+    "optimal_counterfactual",
+    "permutation_importance",
+    "register_adapter",
+    "supported_models",
+    "to_forest",
+]
+
+
+def test_all_is_sorted_and_is_the_public_set():
+    assert treelens.__all__ == sorted(treelens.__all__)
+    assert treelens.__all__ == PUBLIC
+
+
+def test_every_public_name_exists():
+    for name in treelens.__all__:
+        assert hasattr(treelens, name), name
