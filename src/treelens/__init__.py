@@ -14,8 +14,17 @@ from ._display_regions import DecisionRegionDisplay
 from ._display_steps import RegressionStepsDisplay
 from ._display_tree import TreeDiagramDisplay
 from ._dot import export_dot
-from ._exceptions import InputError, NotFittedError, TreelensError, UnsupportedModelError
+from ._exceptions import (
+    InputError,
+    NotFittedError,
+    TreelensError,
+    UnsupportedModelError,
+)
 from ._forest import Forest, Tree
+from ._importance_result import ImportanceResult
+from ._mdi import MDIImportance, mdi_importance
+from ._node_statistics import NodeStatistics, node_statistics
+from ._permutation import permutation_importance
 
 __version__ = "0.1.0"
 
@@ -25,8 +34,11 @@ __all__ = [
     "Forest",
     "ForestGridDisplay",
     "ImportanceDisplay",
+    "ImportanceResult",
     "InputError",
     "LeafBoxes",
+    "MDIImportance",
+    "NodeStatistics",
     "NotFittedError",
     "PartitionDisplay",
     "RegressionStepsDisplay",
@@ -36,6 +48,9 @@ __all__ = [
     "UnsupportedModelError",
     "export_dot",
     "leaf_boxes",
+    "mdi_importance",
+    "node_statistics",
+    "permutation_importance",
     "register_adapter",
     "supported_models",
     "to_forest",
