@@ -12,6 +12,7 @@ from ._exceptions import InputError, UnsupportedModelError
 from ._forest import Forest
 from ._partition import ensemble_cells, plot_window, resolve_features, resolve_reference
 from ._plotting import class_colors, model_feature_names, require_matplotlib, resolve_axes
+from ._validation import column_names
 
 __all__ = ["DecisionRegionDisplay"]
 
@@ -47,7 +48,13 @@ def require_classifier(estimator: Any, forest: Forest | None, picture: str) -> N
 def as_array(X: Any, forest: Forest | None) -> NDArray[np.float64]:
     """X as a 2-D float64 array (columns matched by name for tree models)."""
     if forest is not None:
-        return np.asarray(forest.validate_X(X), dtype=np.float64)
+        forest.validate_X(X)  # checks shape, names and values; returns the float32 cast
+        if column_names(X) is not None and forest.has_feature_names:
+            X = X[list(forest.feature_names)]
+        # Keep the user's float64 values: they are drawn and reported, and cast
+        # again wherever a tree routes them.
+        array = np.asarray(X.to_numpy() if hasattr(X, "to_numpy") else X, dtype=np.float64)
+        return array.reshape(1, -1) if array.ndim == 1 else array
     array = np.asarray(X.to_numpy() if hasattr(X, "to_numpy") else X, dtype=np.float64)
     if array.ndim != 2:
         raise InputError(f"X must be 2-D of shape (n_samples, n_features); got {array.ndim} dimensions.")
