@@ -34,7 +34,9 @@ def iris_tree():
 @pytest.fixture
 def no_matplotlib(monkeypatch):
     """Make every ``import matplotlib...`` fail, as on a machine without it."""
-    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+    for name in [
+        m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")
+    ]:
         monkeypatch.delitem(sys.modules, name)
     real_import = builtins.__import__
 
@@ -68,7 +70,9 @@ def test_every_picture_says_how_to_install_matplotlib(iris_tree, no_matplotlib):
     assert "matplotlib" not in sys.modules
     assert export_dot(tree).startswith("digraph Tree {")
     window = plot_window(X, (2, 3))
-    assert len(partition_rectangles(to_forest(tree), (2, 3), X[0], window).rectangles) > 1
+    assert (
+        len(partition_rectangles(to_forest(tree), (2, 3), X[0], window).rectangles) > 1
+    )
     assert "matplotlib" not in sys.modules
 
 
@@ -76,14 +80,16 @@ def test_importing_treelens_does_not_import_matplotlib():
     import subprocess
 
     code = "import sys, treelens; print('matplotlib' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     assert out.stdout.strip() == "False"
 
 
 def test_no_show_no_save(iris_tree, monkeypatch, tmp_path):
     import matplotlib.pyplot as plt
 
-    tree, X, y = iris_tree
+    tree, X, _y = iris_tree
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(plt, "show", lambda *a, **k: pytest.fail("plt.show() called"))
     PartitionDisplay.from_estimator(tree, X, features=(2, 3))
@@ -111,8 +117,14 @@ def render(disp, path):
 
 def test_two_renderings_agree_and_regions_are_not_blank(iris_tree, tmp_path):
     tree, X, y = iris_tree
-    first = render(PartitionDisplay.from_estimator(tree, X, features=(2, 3), y=y), tmp_path / "a.png")
-    second = render(PartitionDisplay.from_estimator(tree, X, features=(2, 3), y=y), tmp_path / "b.png")
+    first = render(
+        PartitionDisplay.from_estimator(tree, X, features=(2, 3), y=y),
+        tmp_path / "a.png",
+    )
+    second = render(
+        PartitionDisplay.from_estimator(tree, X, features=(2, 3), y=y),
+        tmp_path / "b.png",
+    )
     assert first.shape == second.shape
     assert np.abs(first - second).mean() < 1e-3
     # The regions colour a good part of the picture in at least three hues.
@@ -123,7 +135,12 @@ def test_two_renderings_agree_and_regions_are_not_blank(iris_tree, tmp_path):
 
 
 def test_region_picture_changes_with_the_depth_cut(iris_tree, tmp_path):
-    tree, X, y = iris_tree
-    shallow = render(PartitionDisplay.from_estimator(tree, X, features=(2, 3), max_depth=1), tmp_path / "s.png")
-    deep = render(PartitionDisplay.from_estimator(tree, X, features=(2, 3)), tmp_path / "d.png")
+    tree, X, _y = iris_tree
+    shallow = render(
+        PartitionDisplay.from_estimator(tree, X, features=(2, 3), max_depth=1),
+        tmp_path / "s.png",
+    )
+    deep = render(
+        PartitionDisplay.from_estimator(tree, X, features=(2, 3)), tmp_path / "d.png"
+    )
     assert np.abs(shallow - deep).mean() > 5e-3
