@@ -239,3 +239,32 @@ def test_public_names():
     ):
         assert name in treelens.__all__
     assert treelens.__all__ == sorted(treelens.__all__)
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 10_000), kind=st.sampled_from(["forest", "boosting", "tree"]))
+def test_rasterized_leaves_equal_apply(seed, kind):
+    from sklearn.ensemble import GradientBoostingRegressor, RandomForestRegressor
+
+    from treelens._partition import raster_leaves
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(50, 3))
+    y = X[:, 0] - X[:, 2] + rng.normal(size=50)
+    model = {
+        "forest": RandomForestRegressor(n_estimators=4, max_depth=5, random_state=seed),
+        "boosting": GradientBoostingRegressor(n_estimators=4, max_depth=3, random_state=seed),
+        "tree": DecisionTreeRegressor(random_state=seed),
+    }[kind].fit(X, y)
+    forest = to_forest(model)
+    features = tuple(int(f) for f in rng.choice(3, size=2, replace=False))
+    reference = X[rng.integers(50)]
+    # Grid points include the thresholds themselves (x <= t goes left).
+    thresholds = np.concatenate([t.threshold[~t.is_leaf] for t in forest.trees])
+    xs = np.unique(np.concatenate([rng.uniform(-3, 3, 15), thresholds[:5]]))
+    ys = np.unique(np.concatenate([rng.uniform(-3, 3, 11), thresholds[-5:]]))
+    leaves = raster_leaves(forest, features, reference, xs, ys)
+    xx, yy = np.meshgrid(xs, ys)
+    rows = np.tile(reference, (xx.size, 1))
+    rows[:, features[0]], rows[:, features[1]] = xx.ravel(), yy.ravel()
+    np.testing.assert_array_equal(leaves, forest.apply(rows))
