@@ -7,6 +7,8 @@ representation of a fitted ensemble (:class:`Forest`).
 
 from ._adapters import register_adapter, supported_models, to_forest
 from ._boxes import LeafBoxes, leaf_boxes
+from ._constraints import Constraints
+from ._counterfactual import CounterfactualResult
 from ._display_counterfactual import CounterfactualDisplay
 from ._display_importance import ImportanceDisplay
 from ._display_partition import ForestGridDisplay, PartitionDisplay
@@ -25,11 +27,14 @@ from ._importance_result import ImportanceResult
 from ._mdi import MDIImportance, mdi_importance
 from ._node_statistics import NodeStatistics, node_statistics
 from ._permutation import permutation_importance
+from ._tweak import feature_tweak
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Constraints",
     "CounterfactualDisplay",
+    "CounterfactualResult",
     "DecisionRegionDisplay",
     "Forest",
     "ForestGridDisplay",
@@ -47,6 +52,7 @@ __all__ = [
     "TreelensError",
     "UnsupportedModelError",
     "export_dot",
+    "feature_tweak",
     "leaf_boxes",
     "mdi_importance",
     "node_statistics",
