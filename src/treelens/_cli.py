@@ -676,10 +676,10 @@ class _Progress:
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the ``treelens`` console script."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if "--debug" in args:
+    _State.debug = "--debug" in args
+    if _State.debug:
         # Accept --debug anywhere on the line.
         args = ["--debug"] + [a for a in args if a != "--debug"]
-        _State.debug = True
     command = typer.main.get_command(app)
     try:
         code = command.main(args=args, prog_name="treelens", standalone_mode=False)
