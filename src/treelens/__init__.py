@@ -7,6 +7,13 @@ representation of a fitted ensemble (:class:`Forest`).
 
 from ._adapters import register_adapter, supported_models, to_forest
 from ._boxes import LeafBoxes, leaf_boxes
+from ._display_counterfactual import CounterfactualDisplay
+from ._display_importance import ImportanceDisplay
+from ._display_partition import ForestGridDisplay, PartitionDisplay
+from ._display_regions import DecisionRegionDisplay
+from ._display_steps import RegressionStepsDisplay
+from ._display_tree import TreeDiagramDisplay
+from ._dot import export_dot
 from ._exceptions import (
     InputError,
     NotFittedError,
@@ -22,16 +29,24 @@ from ._permutation import permutation_importance
 __version__ = "0.1.0"
 
 __all__ = [
+    "CounterfactualDisplay",
+    "DecisionRegionDisplay",
     "Forest",
+    "ForestGridDisplay",
+    "ImportanceDisplay",
     "ImportanceResult",
     "InputError",
     "LeafBoxes",
     "MDIImportance",
     "NodeStatistics",
     "NotFittedError",
+    "PartitionDisplay",
+    "RegressionStepsDisplay",
     "Tree",
+    "TreeDiagramDisplay",
     "TreelensError",
     "UnsupportedModelError",
+    "export_dot",
     "leaf_boxes",
     "mdi_importance",
     "node_statistics",
