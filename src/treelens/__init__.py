@@ -7,6 +7,8 @@ representation of a fitted ensemble (:class:`Forest`).
 
 from ._adapters import register_adapter, supported_models, to_forest
 from ._boxes import LeafBoxes, leaf_boxes
+from ._constraints import Constraints
+from ._counterfactual import CounterfactualResult
 from ._display_counterfactual import CounterfactualDisplay
 from ._display_importance import ImportanceDisplay
 from ._display_partition import ForestGridDisplay, PartitionDisplay
@@ -29,7 +31,9 @@ from ._permutation import permutation_importance
 __version__ = "0.1.0"
 
 __all__ = [
+    "Constraints",
     "CounterfactualDisplay",
+    "CounterfactualResult",
     "DecisionRegionDisplay",
     "Forest",
     "ForestGridDisplay",
