@@ -595,6 +595,9 @@ def report(
     max_counterfactuals: Annotated[
         int, typer.Option("--max-counterfactuals", min=0)
     ] = 5,
+    cost: Annotated[
+        str, typer.Option("--cost", help="Counterfactual cost: l2, l1, mad, ...")
+    ] = "l2",
     title: Annotated[str | None, typer.Option("--title")] = None,
     trust_pickle: TrustPickle = False,
     trust: TrustTypes = None,
@@ -618,6 +621,7 @@ def report(
             y,
             target=goal,
             max_counterfactuals=max_counterfactuals,
+            cost=cost,
             title=title or f"treelens report: {model_path.name}",
             progress=progress.step,
         )

@@ -115,28 +115,31 @@ def picture_figure(
 
     forest = to_forest(model)
     if kind == "importance":
-        figure, ax = new_figure(6.4, max(2.5, 0.3 * min(forest.n_features, 20) + 1))
+        figure, ax = new_figure(6.4, max(2.5, 0.3 * min(forest.n_features, 20) + 1.2))
         results = [treelens.mdi_importance(model)]
         if X is not None and y is not None:
             results.append(treelens.mdi_importance(model, X=X, y=y))
         treelens.ImportanceDisplay.from_result(results, ax=ax, top_k=20)
         return figure
     if kind == "tree":
-        figure, ax = new_figure(11, 6)
-        depth = 3 if max_depth is None else max_depth
-        kwargs: dict[str, Any] = {}
-        if row is not None:
-            kwargs["x"] = _row(X, row)
+        figure, ax = new_figure(12, 6.5)
         treelens.TreeDiagramDisplay.from_estimator(
-            model, tree_index=_tree_default(forest, tree), max_depth=depth, ax=ax, **kwargs
+            model,
+            tree_index=_tree_default(forest, tree),
+            max_depth=3 if max_depth is None else max_depth,
+            annotate=("samples", "value", "impurity", "mdi"),
+            importance=treelens.mdi_importance(model),
+            path_of=None if row is None else np.asarray(_row(X, row), dtype=float)[0],
+            ax=ax,
         )
         return figure
     _need_data(kind, X)
     if kind == "regression-steps":
         figure, ax = new_figure(7, 4.5)
-        if y is None:
-            raise InputError("The regression-steps picture needs --target COL; got none.")
-        treelens.RegressionStepsDisplay.from_estimator(model, X, y, ax=ax)
+        feature = None if features is None else features[0]
+        treelens.RegressionStepsDisplay.from_estimator(
+            model, X, y, feature=feature, tree_index=tree, ax=ax
+        )
         return figure
     pair = _pair(model, features)
     if kind == "partition":
@@ -165,7 +168,10 @@ def picture_figure(
             )
         result = treelens.feature_tweak(model, _row(X, row), target=target, reference=X)
         figure, ax = new_figure(6.4, 5)
-        treelens.CounterfactualDisplay.from_result(result, model, X, ax=ax)
+        treelens.CounterfactualDisplay.from_result(
+            model, result, features=pair if features else None, X_background=X,
+            y_background=y, ax=ax,
+        )
         return figure
     raise InputError(f"KIND must be one of {list(PICTURE_KINDS)}; got {kind!r}.")
 

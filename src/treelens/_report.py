@@ -130,6 +130,8 @@ def render_report(
     *,
     target: Any = None,
     max_counterfactuals: int = 5,
+    cost: str = "l2",
+    reference: Any = None,
     title: str | None = None,
     progress: Progress = None,
 ) -> str:
@@ -153,6 +155,10 @@ def render_report(
         Regressors get no counterfactual section.
     max_counterfactuals : int, default=5
         Rows explained.
+    cost : str, default="l2"
+        Cost of the counterfactuals (see :func:`~treelens.feature_tweak`).
+    reference : array-like of shape (n_reference, n_features), optional
+        Data for the counterfactuals' epsilon and scaled costs; default ``X``.
     title : str, optional
     progress : callable, optional
         Called with a short message before each step.
@@ -197,7 +203,7 @@ def render_report(
         _step(progress, "counterfactuals")
         goal = forest.classes_[-1] if target is None else target
         context["counterfactuals"] = _counterfactual_section(
-            model, X, goal, max_counterfactuals
+            model, X, y, goal, max_counterfactuals, cost=cost, reference=reference
         )
     environment = jinja2.Environment(
         loader=jinja2.PackageLoader("treelens", "templates"),
@@ -285,11 +291,16 @@ def _pictures(model: Any, forest: Any, X: Any, y: Any) -> list[dict[str, Any]]:
 
 
 def _counterfactual_section(
-    model: Any, X: Any, goal: Any, max_rows: int
+    model: Any, X: Any, y: Any, goal: Any, max_rows: int, *, cost: str, reference: Any
 ) -> dict[str, Any]:
+    import treelens
+
+    from ._pictures import new_figure
     from ._tables import counterfactual_tables
 
-    tables = counterfactual_tables(model, X, target=goal, max_rows=max_rows)
+    tables = counterfactual_tables(
+        model, X, target=goal, max_rows=max_rows, cost=cost, reference=reference
+    )
     if "changes" not in tables:
         return {
             "intro": f"Every row is already predicted as class {goal}; nothing to change.",
@@ -299,12 +310,36 @@ def _counterfactual_section(
     found = int(rows["found"].sum())
     intro = (
         f"For the first {len(rows)} rows not predicted as class {goal}: the least costly "
-        f"change (feature tweaking, L2 cost) that makes the model predict {goal}. "
-        f"{found} of {len(rows)} found."
+        f"change (feature tweaking, {cost} cost) that makes the model predict {goal}; "
+        f"found for {found} of {len(rows)}. Row numbers count data rows from 0."
     )
+    pictures = []
+    if found:
+        first = int(rows.loc[rows["found"], "row"].iloc[0])
+
+        def arrow() -> Any:
+            subset = X.iloc[[first]] if hasattr(X, "iloc") else np.asarray(X)[[first]]
+            result = treelens.feature_tweak(
+                model, subset, target=goal, cost=cost,
+                reference=X if reference is None else reference,
+            )
+            figure, ax = new_figure(6.4, 5)
+            treelens.CounterfactualDisplay.from_result(
+                model, result, X_background=X, y_background=y, ax=ax
+            )
+            return figure
+
+        pictures.append(
+            _picture(
+                f"Counterfactual of row {first}",
+                "The row (start of the arrow) and its counterfactual (end), over the "
+                "model's regions in the two features that changed most.",
+                arrow,
+            )
+        )
     return {
         "intro": intro,
         "rows": table_context(rows),
         "changes": table_context(tables["changes"][1], max_rows=60),
-        "pictures": [],
+        "pictures": pictures,
     }

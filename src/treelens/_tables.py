@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -28,17 +29,32 @@ __all__ = [
 Tables = dict[str, tuple[str, pd.DataFrame]]
 Progress = Callable[[str], None] | None
 
-# Columns of `nodes_` shown on the terminal (the JSON/CSV outputs keep all).
-_NODE_COLUMNS = (
-    "node",
-    "depth",
-    "feature_name",
-    "threshold",
-    "weighted_n_node_samples",
-    "impurity",
-    "decrease",
-    "share",
-)
+# Columns shown on the terminal (the JSON and CSV outputs keep every column).
+_TEXT_COLUMNS = {
+    "nodes": (
+        "node",
+        "depth",
+        "feature_name",
+        "n_node_samples",
+        "weighted_n_node_samples",
+        "impurity",
+        "left_impurity",
+        "right_impurity",
+        "decrease",
+        "share",
+    ),
+    "changes": ("row", "feature", "before", "after", "delta"),
+}
+_TEXT_HEADERS = {
+    "feature_name": "feature",
+    "n_node_samples": "samples",
+    "weighted_n_node_samples": "weighted",
+    "impurity": "I",
+    "left_impurity": "I left",
+    "right_impurity": "I right",
+    "held_out_mdi": "held-out mdi",
+    "permutation_std": "perm. std",
+}
 
 
 def _step(progress: Progress, message: str) -> None:
@@ -145,6 +161,7 @@ def counterfactual_tables(
     constraints: Mapping[str, Any] | None = None,
     optimal: bool = False,
     time_limit: float = 30.0,
+    reference: Any = None,
     progress: Progress = None,
 ) -> Tables:
     """Compute counterfactuals for the chosen rows and tabulate them.
@@ -163,7 +180,7 @@ def counterfactual_tables(
         }
     subset = _take_rows(X, chosen)
     built = _constraints(constraints)
-    reference = X
+    reference = X if reference is None else reference
     if optimal:
         _step(progress, f"optimal counterfactuals for {len(chosen)} rows")
         result = treelens.optimal_counterfactual(
@@ -285,7 +302,9 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return out
 
 
-def render(tables: Tables, fmt: Literal["text", "json", "csv"], *, width: int = 120) -> str:
+def render(
+    tables: Tables, fmt: Literal["text", "json", "csv"], *, width: int | None = None
+) -> str:
     """Render tables as text (rich), JSON or CSV (the last table)."""
     if fmt == "json":
         return json.dumps(
@@ -298,9 +317,14 @@ def render(tables: Tables, fmt: Literal["text", "json", "csv"], *, width: int = 
         return frame.to_csv(index=False)
     from rich.console import Console
 
+    if width is None:
+        width = max(100, shutil.get_terminal_size((120, 24)).columns)
     console = Console(width=width, record=True, file=_Null(), color_system=None)
-    for title, frame in tables.values():
-        console.print(rich_table(title, frame))
+    for name, (title, frame) in tables.items():
+        columns = [c for c in _TEXT_COLUMNS.get(name, frame.columns) if c in frame.columns]
+        shown = frame[columns].rename(columns=_TEXT_HEADERS)
+        console.print(rich_table(title, shown))
+        console.print()
     return console.export_text()
 
 
