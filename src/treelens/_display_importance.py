@@ -69,6 +69,36 @@ class ImportanceDisplay:
         self.methods_ = list(importances.columns)
 
     @classmethod
+    def from_estimator(
+        cls,
+        estimator: Any,
+        X: Any = None,
+        y: Any = None,
+        *,
+        top_k: int | None = None,
+        ax: Any = None,
+        **plot_kwargs: Any,
+    ) -> ImportanceDisplay:
+        """Draw the MDI of a tree model (held-out MDI when X and y are given).
+
+        Parameters
+        ----------
+        estimator : fitted tree model or Forest
+        X, y : array-like, optional
+            Data to replay the statistics on (see :func:`mdi_importance`).
+        top_k : int, optional
+        ax : matplotlib Axes, optional
+
+        Returns
+        -------
+        ImportanceDisplay
+        """
+        from ._mdi import mdi_importance
+
+        result = mdi_importance(estimator, X, y)
+        return cls.from_result(result, top_k=top_k, ax=ax, **plot_kwargs)
+
+    @classmethod
     def from_result(
         cls,
         result: Any,

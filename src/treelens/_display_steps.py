@@ -211,6 +211,8 @@ def _refit_steps(
 
     out = []
     for depth in depths:
-        model = clone(estimator).set_params(max_depth=depth).fit(X, y)
+        # depth None: the estimator's own settings, i.e. the full tree refitted.
+        params = {} if depth is None else {"max_depth": depth}
+        model = clone(estimator).set_params(**params).fit(X, y)
         out.append(step_function(to_forest(model), feature, reference, window))
     return out
