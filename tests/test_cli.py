@@ -181,10 +181,8 @@ def test_output_path_is_a_directory(files, tmp_path):
     assert_bad_input(result, "is a directory")
 
 
-def test_output_path_not_writable(files, tmp_path):
-    from test_io import unwritable_directory
-
-    out = unwritable_directory(tmp_path) / "out.json"
+def test_output_path_not_writable(files, unwritable_dir):
+    out = unwritable_dir / "out.json"
     result = run("tweak", files["root"] / "tree.skops", files["root"] / "data.csv",
                  "--target-class", "2", "--target", "species", "--json", "--out", out)
     assert_bad_input(result, "Cannot write")
@@ -230,3 +228,90 @@ def test_version():
     result = run("--version")
     assert result.exit_code == 0
     assert result.output.strip() == f"treelens {treelens.__version__}"
+
+
+# ------------------------------------------------------------------ end to end
+
+
+def test_importance_json_in_a_subprocess(files):
+    result = run_subprocess("importance", files["root"] / "forest.skops", "--data",
+                            files["root"] / "data.parquet", "--target", "species",
+                            "--permutation", "--nodes", "--json")
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    forest = files["forest"]
+    got = {r["feature"]: r["mdi"] for r in payload["importance"]}
+    np.testing.assert_allclose([got[f] for f in FEATURES], forest.feature_importances_,
+                               rtol=0, atol=1e-12)
+    held = treelens.mdi_importance(forest, X=files["rows"][FEATURES],
+                                   y=files["rows"]["species"])
+    got = {r["feature"]: r["held_out_mdi"] for r in payload["importance"]}
+    np.testing.assert_allclose([got[f] for f in FEATURES], held.importances_, atol=1e-12)
+    assert {r["tree"] for r in payload["nodes"]} == {0}
+    assert all("permutation" in r for r in payload["importance"])
+
+
+def test_importance_text_and_csv(files, tmp_path):
+    result = run("importance", files["root"] / "tree.skops", "--nodes")
+    assert result.exit_code == 0, result.output
+    assert "Per-node MDI breakdown of tree 0" in result.stdout
+    assert "petal_width" in result.stdout
+    out = tmp_path / "nodes.csv"
+    result = run("importance", files["root"] / "tree.skops", "--nodes", "--csv",
+                 "--out", out)
+    assert result.exit_code == 0, result.output
+    nodes = pd.read_csv(out)
+    mdi = treelens.mdi_importance(files["tree"])
+    np.testing.assert_allclose(nodes["share"], mdi.nodes_["share"], atol=1e-12)
+    np.testing.assert_allclose(nodes.groupby("feature_name")["share"].sum()
+                               .reindex(FEATURES, fill_value=0), mdi.importances_,
+                               atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["partition", "region", "forest-grid", "importance",
+                                  "tree"])
+def test_plot_writes_a_picture(files, tmp_path, kind):
+    out = tmp_path / f"{kind}.png"
+    result = run("plot", kind, files["root"] / "forest.skops", files["root"] / "data.csv",
+                 "--target", "species", "--out", out)
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert os.listdir(tmp_path) == [out.name]
+
+
+def test_plot_svg_and_bad_kind(files, tmp_path):
+    out = tmp_path / "p.svg"
+    result = run("plot", "partition", files["root"] / "tree.skops",
+                 files["root"] / "data.csv", "--target", "species",
+                 "--features", "petal_length,sepal_width", "--max-depth", "2",
+                 "--out", out)
+    assert result.exit_code == 0, result.output
+    assert b"<svg" in out.read_bytes()[:500]
+    result = run("plot", "pie", files["root"] / "tree.skops", "--out", out)
+    assert_bad_input(result, "KIND must be one of")
+    result = run("plot", "partition", files["root"] / "tree.skops",
+                 files["root"] / "data.csv", "--target", "species",
+                 "--features", "petal_length,colour", "--out", out)
+    assert_bad_input(result, "colour")
+
+
+def test_report_in_a_subprocess(files, tmp_path):
+    out = tmp_path / "report.html"
+    result = run_subprocess("report", files["root"] / "forest.skops",
+                            files["root"] / "data.csv", "--target", "species",
+                            "--out", out)
+    assert result.returncode == 0, result.stderr
+    page = out.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+    assert "forest.skops" in page
+    assert os.listdir(tmp_path) == ["report.html"]
+
+
+def test_report_unknown_class_in_target_column(files, tmp_path):
+    rows = files["rows"].copy()
+    rows.loc[rows.index[0], "species"] = 9
+    rows.to_csv(tmp_path / "d.csv", index=False)
+    result = run("report", files["root"] / "forest.skops", tmp_path / "d.csv",
+                 "--target", "species", "--out", tmp_path / "r.html")
+    assert_bad_input(result, "classes the model does not know ['9']")
+    assert not (tmp_path / "r.html").exists()

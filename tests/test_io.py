@@ -176,7 +176,7 @@ def test_atomic_write_interrupted_leaves_file_untouched(tmp_path):
     assert os.listdir(tmp_path) == ["out.txt"]
 
 
-def test_output_path_checks(tmp_path):
+def test_output_path_checks(tmp_path, unwritable_dir):
     source = tmp_path / "data.csv"
     source.write_text("a\n1\n")
     with pytest.raises(InputError, match="is a directory"):
@@ -188,18 +188,8 @@ def test_output_path_checks(tmp_path):
     with pytest.raises(InputError, match="Cannot write"):
         check_output_path(source / "out.html")
     with pytest.raises(InputError, match="Cannot write"):
-        check_output_path(unwritable_directory(tmp_path) / "out.html")
+        check_output_path(unwritable_dir / "out.html")
     assert source.read_text() == "a\n1\n"
-
-
-def unwritable_directory(tmp_path):
-    """A directory this process cannot create files in (root ignores chmod)."""
-    if os.geteuid() == 0:
-        return type(tmp_path)("/sys")
-    locked = tmp_path / "locked"
-    locked.mkdir()
-    locked.chmod(0o555)
-    return locked
 
 
 def test_data_frame_columns_are_float(tmp_path):

@@ -103,7 +103,7 @@ def test_report_sections_and_self_contained(report_html):
     for anchor in ("model", "importance", "mdi-note", "nodes", "pictures",
                    "counterfactuals"):
         assert f'id="{anchor}"' in report_html
-    for words in ("Accuracy", "held_out_mdi", "permutation", "How MDI is computed",
+    for words in ("Accuracy", "held-out MDI", "permutation", "How MDI is computed",
                   "When it misleads", "Tree diagram", "Partition", "Decision regions"):
         assert words in report_html, words
     # Nothing is fetched: no external scripts, styles or pictures.

@@ -99,7 +99,7 @@ def _root(
     ] = False,
 ) -> None:
     """Explain tree models: importance, counterfactuals, pictures and reports."""
-    _State.debug = _State.debug or debug
+    _State.debug = debug
 
 
 # --------------------------------------------------------------------------- options
@@ -521,6 +521,13 @@ def plot(
         str | None,
         typer.Option("--target-class", metavar="C", help="counterfactual: class."),
     ] = None,
+    oob: Annotated[
+        bool,
+        typer.Option(
+            "--oob",
+            help="forest-grid: DATA is the exact training set; show out-of-bag accuracy.",
+        ),
+    ] = False,
     dpi: Annotated[int, typer.Option("--dpi", min=20, max=600)] = 100,
     trust_pickle: TrustPickle = False,
     trust: TrustTypes = None,
@@ -557,6 +564,7 @@ def plot(
         max_depth=max_depth,
         row=row,
         target=goal,
+        oob=oob,
         fmt=suffix,
         dpi=dpi,
     )

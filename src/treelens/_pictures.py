@@ -108,6 +108,7 @@ def picture_figure(
     max_depth: int | None = None,
     row: int | None = None,
     target: Any = None,
+    oob: bool = False,
 ) -> Any:
     """Draw one picture of :data:`PICTURE_KINDS` and return its matplotlib figure."""
     import treelens
@@ -156,8 +157,9 @@ def picture_figure(
     if kind == "forest-grid":
         n_trees = min(3, forest.n_trees)
         figure, axes = new_figure(3.6 * (n_trees + 1), 3.6, ncols=n_trees + 1)
+        # Out-of-bag accuracy is meaningful only on the exact training rows.
         treelens.ForestGridDisplay.from_estimator(
-            model, X, y, features=pair, n_trees=n_trees, max_depth=max_depth, axes=axes
+            model, X, y if oob else None, features=pair, n_trees=n_trees, max_depth=max_depth, axes=axes
         )
         return figure
     if kind == "counterfactual":

@@ -25,12 +25,27 @@ _NODE_COLUMNS = (
     "node",
     "depth",
     "feature_name",
-    "threshold",
+    "n_node_samples",
     "weighted_n_node_samples",
     "impurity",
+    "left_impurity",
+    "right_impurity",
     "decrease",
     "share",
 )
+_HEADERS = {
+    "mdi": "MDI",
+    "mdi_std": "MDI std (trees)",
+    "held_out_mdi": "held-out MDI",
+    "permutation": "permutation",
+    "permutation_std": "permutation std",
+    "feature_name": "feature",
+    "n_node_samples": "samples",
+    "weighted_n_node_samples": "weighted samples",
+    "impurity": "impurity",
+    "left_impurity": "left impurity",
+    "right_impurity": "right impurity",
+}
 
 
 def _step(progress: Progress, message: str) -> None:
@@ -53,7 +68,7 @@ def table_context(frame: pd.DataFrame, *, max_rows: int = 40) -> dict[str, Any]:
     """A DataFrame as the template's table: columns, formatted cells, hidden count."""
     shown = frame.head(max_rows)
     return {
-        "columns": [str(c) for c in frame.columns],
+        "columns": [_HEADERS.get(str(c), str(c)) for c in frame.columns],
         "rows": [[_cell(v) for v in record] for record in shown.itertuples(index=False)],
         "hidden": max(0, len(frame) - max_rows),
     }
@@ -173,6 +188,7 @@ def render_report(
     import treelens
 
     forest = treelens.to_forest(model)
+    target_name = getattr(y, "name", None)
     if y is not None and forest.task == "classification":
         y = _as_classes(y, forest.classes_)
         unknown = sorted({str(v) for v in np.unique(y)} - {str(c) for c in forest.classes_})
@@ -186,7 +202,7 @@ def render_report(
         "title": title or "treelens report",
         "version": treelens.__version__,
         "model": _summary(model, forest, X, y),
-        "data": {"n_rows": int(np.shape(X)[0]), "target": getattr(y, "name", None)},
+        "data": {"n_rows": int(np.shape(X)[0]), "target": target_name},
     }
     _step(progress, "importance")
     context["importance"] = _importance_section(model, X, y)
@@ -199,6 +215,7 @@ def render_report(
     }
     _step(progress, "pictures")
     context["pictures"] = _pictures(model, forest, X, y)
+    context["counterfactuals"] = None
     if forest.task == "classification" and max_counterfactuals > 0:
         _step(progress, "counterfactuals")
         goal = forest.classes_[-1] if target is None else target
