@@ -27,6 +27,7 @@ from ._importance_result import ImportanceResult
 from ._mdi import MDIImportance, mdi_importance
 from ._node_statistics import NodeStatistics, node_statistics
 from ._permutation import permutation_importance
+from ._tweak import feature_tweak
 
 __version__ = "0.1.0"
 
@@ -51,6 +52,7 @@ __all__ = [
     "TreelensError",
     "UnsupportedModelError",
     "export_dot",
+    "feature_tweak",
     "leaf_boxes",
     "mdi_importance",
     "node_statistics",

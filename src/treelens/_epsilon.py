@@ -119,13 +119,16 @@ def land_inside(
     lower: NDArray[np.float64],
     upper: NDArray[np.float64],
     dtype: Any,
+    floor: NDArray[np.float64] | None = None,
+    ceil: NDArray[np.float64] | None = None,
 ) -> NDArray[np.float64]:
     """Make every value land in its box ``(lower, upper]`` after the cast to ``dtype``.
 
     Values whose cast already lands inside are returned unchanged (in float64);
-    the others become the nearest value of ``dtype`` inside the box.  Boxes that
-    hold no value of ``dtype`` are left as they are (the model's own check then
-    rejects the candidate).
+    the others become the nearest value ``v`` of ``dtype`` with ``v`` in the box
+    and, when given, ``floor <= v <= ceil`` (a closed range on the value itself,
+    such as a feasible interval).  Boxes holding no such value are left as they
+    are (the model's own check then rejects the candidate).
 
     Parameters
     ----------
@@ -133,23 +136,43 @@ def land_inside(
         ``lower`` is exclusive, ``upper`` inclusive (``-inf`` / ``inf`` allowed).
     dtype : numpy dtype
         The forest's ``input_dtype``.
+    floor, ceil : ndarray of the same shape, optional
+        Closed range the returned values must also respect.
 
     Returns
     -------
     ndarray of the same shape, float64
     """
     dtype = np.dtype(dtype)
-    cast = values.astype(dtype).astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        cast = values.astype(dtype).astype(np.float64)
     too_low = cast <= lower
     too_high = cast > upper
     if not (too_low.any() or too_high.any()):
         return values
     out = values.copy()
     with np.errstate(over="ignore", invalid="ignore"):
-        lo = lower[too_low].astype(dtype)
-        lo = np.where(lo.astype(np.float64) <= lower[too_low], np.nextafter(lo, dtype.type(np.inf)), lo)
-        hi = upper[too_high].astype(dtype)
-        hi = np.where(hi.astype(np.float64) > upper[too_high], np.nextafter(hi, dtype.type(-np.inf)), hi)
-    out[too_low] = lo.astype(np.float64)
-    out[too_high] = hi.astype(np.float64)
+        lo = _above(lower[too_low], dtype, strict=True)
+        if floor is not None:
+            lo = np.maximum(lo, _above(floor[too_low], dtype, strict=False))
+        hi = _below(upper[too_high], dtype)
+        if ceil is not None:
+            hi = np.minimum(hi, _below(ceil[too_high], dtype))
+    out[too_low] = lo
+    out[too_high] = hi
     return out
+
+
+def _above(bound: NDArray[np.float64], dtype: np.dtype, *, strict: bool) -> NDArray[np.float64]:
+    """Least value of ``dtype`` above ``bound`` (``>`` if strict, else ``>=``), as float64."""
+    near = bound.astype(dtype)
+    back = near.astype(np.float64)
+    step = (back <= bound) if strict else (back < bound)
+    return np.where(step, np.nextafter(near, dtype.type(np.inf)), near).astype(np.float64)
+
+
+def _below(bound: NDArray[np.float64], dtype: np.dtype) -> NDArray[np.float64]:
+    """Greatest value of ``dtype`` at most ``bound``, as float64."""
+    near = bound.astype(dtype)
+    step = near.astype(np.float64) > bound
+    return np.where(step, np.nextafter(near, dtype.type(-np.inf)), near).astype(np.float64)
