@@ -164,7 +164,12 @@ def run_demo(
     tables = counterfactual_result_tables(
         result, [int(i) for i in declined], result.prediction_
     )
-    _show(console, "rows", "Breast cancer: towards class 1 (benign)", tables["rows"][1])
+    _show(
+        console,
+        "rows",
+        "Breast cancer test rows: towards class 1 (benign)",
+        tables["rows"][1],
+    )
 
     iris = load_iris(as_frame=True)
     X_iris = iris.data
@@ -199,7 +204,7 @@ def run_demo(
 
     petals = X_iris[["petal_length", "petal_width"]]
     small_forest = RandomForestClassifier(
-        n_estimators=25, max_depth=3, oob_score=True, random_state=0
+        n_estimators=60, max_depth=3, oob_score=True, random_state=0
     ).fit(petals, y_iris)
     figure, axes = new_figure(14.4, 3.6, ncols=4)
     treelens.ForestGridDisplay.from_estimator(

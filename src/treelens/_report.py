@@ -60,7 +60,9 @@ def _cell(value: Any) -> dict[str, Any]:
     if isinstance(value, (int, np.integer)):
         return {"text": str(value), "num": True}
     if isinstance(value, float):
-        return {"text": "" if math.isnan(value) else f"{value:.4g}", "num": True}
+        if not math.isfinite(value):
+            return {"text": "" if math.isnan(value) else "–", "num": True}
+        return {"text": f"{value:.4g}", "num": True}
     return {"text": str(value), "num": False}
 
 

@@ -71,7 +71,8 @@ def importance_frame(
     """
     frame = pd.DataFrame({"mdi": mdi.importances_})
     std = getattr(mdi, "std_", None)
-    if std is not None:
+    per_tree = getattr(mdi, "per_tree_", None)
+    if std is not None and (per_tree is None or len(per_tree) > 1):
         frame["mdi_std"] = std
     if held_out is not None:
         frame["held_out_mdi"] = held_out.importances_
@@ -256,7 +257,7 @@ def _plain(value: Any) -> Any:
 def _short(value: Any) -> str:
     value = _plain(value)
     if isinstance(value, float):
-        return f"{value:.6g}"
+        return f"{value:.4g}"
     return str(value)
 
 
@@ -283,8 +284,8 @@ def rich_table(title: str, frame: pd.DataFrame, *, max_rows: int = 60) -> Any:
 def _cell(value: Any) -> str:
     value = _plain(value)
     if isinstance(value, float):
-        if math.isnan(value):
-            return ""
+        if not math.isfinite(value):
+            return "" if math.isnan(value) else "-"
         return f"{value:.4g}"
     return str(value)
 
