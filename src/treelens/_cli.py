@@ -16,7 +16,7 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, Self, TypeVar
 
 import typer
 
@@ -94,7 +94,10 @@ def _root(
     version: Annotated[
         bool,
         typer.Option(
-            "--version", callback=_print_version, is_eager=True, help="Print the version."
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print the version.",
         ),
     ] = False,
 ) -> None:
@@ -137,7 +140,9 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of tab
 CsvOpt = Annotated[bool, typer.Option("--csv", help="Print CSV instead of tables.")]
 OutOpt = Annotated[
     Path | None,
-    typer.Option("--out", metavar="FILE", help="Write the output to FILE (atomically)."),
+    typer.Option(
+        "--out", metavar="FILE", help="Write the output to FILE (atomically)."
+    ),
 ]
 
 
@@ -389,7 +394,10 @@ def _parse_target(
 def tweak(
     model_path: ModelArg,
     data: Annotated[
-        Path, typer.Argument(metavar="DATA", help="CSV/Parquet rows to explain.", show_default=False)
+        Path,
+        typer.Argument(
+            metavar="DATA", help="CSV/Parquet rows to explain.", show_default=False
+        ),
     ],
     target_class: Annotated[
         str | None,
@@ -486,17 +494,23 @@ def tweak(
 # ------------------------------------------------------------------------------ plot
 
 
-
 @app.command()
 @_command
 def plot(
     kind: Annotated[
-        str, typer.Argument(metavar="KIND", help=f"One of: {', '.join(PLOT_KINDS)}.", show_default=False)
+        str,
+        typer.Argument(
+            metavar="KIND", help=f"One of: {', '.join(PLOT_KINDS)}.", show_default=False
+        ),
     ],
     model_path: ModelArg,
     data: Annotated[
         Path | None,
-        typer.Argument(metavar="DATA", help="CSV/Parquet data (most pictures need it).", show_default=False),
+        typer.Argument(
+            metavar="DATA",
+            help="CSV/Parquet data (most pictures need it).",
+            show_default=False,
+        ),
     ] = None,
     out: Annotated[
         Path,
@@ -506,8 +520,9 @@ def plot(
     features: Annotated[
         str | None,
         typer.Option(
-            "--features", metavar="A,B", help="Two features; default the two most "
-            "important by MDI."
+            "--features",
+            metavar="A,B",
+            help="Two features; default the two most important by MDI.",
         ),
     ] = None,
     tree: Annotated[int | None, typer.Option("--tree", help="Tree index.")] = None,
@@ -544,9 +559,7 @@ def plot(
     _check_out(out, inputs)
     suffix = out.suffix.lower().lstrip(".")
     if suffix not in {"png", "svg", "pdf"}:
-        raise InputError(
-            f"--out must end in .png, .svg or .pdf; got {str(out)!r}."
-        )
+        raise InputError(f"--out must end in .png, .svg or .pdf; got {str(out)!r}.")
     model, forest, X, y = _load(
         model_path, data, target=target, trust_pickle=trust_pickle, trust=trust
     )
@@ -586,7 +599,10 @@ def _emit_bytes(content: bytes, *, out: Path, inputs: Sequence[Path]) -> None:
 def report(
     model_path: ModelArg,
     data: Annotated[
-        Path, typer.Argument(metavar="DATA", help="CSV/Parquet data to explain.", show_default=False)
+        Path,
+        typer.Argument(
+            metavar="DATA", help="CSV/Parquet data to explain.", show_default=False
+        ),
     ],
     out: Annotated[
         Path, typer.Option("--out", metavar="FILE", help="HTML file to write.")
@@ -644,7 +660,9 @@ def report(
 def demo(
     out: Annotated[
         Path,
-        typer.Option("--out", metavar="DIR", help="Directory for the report and pictures."),
+        typer.Option(
+            "--out", metavar="DIR", help="Directory for the report and pictures."
+        ),
     ] = Path("treelens-demo"),
 ) -> None:
     """Train models on scikit-learn's bundled datasets and explain them.
@@ -668,7 +686,7 @@ class _Progress:
         self.enabled = enabled and sys.stderr.isatty()
         self._status: Any = None
 
-    def __enter__(self) -> _Progress:
+    def __enter__(self) -> Self:
         if self.enabled:
             from rich.console import Console
 
@@ -708,4 +726,3 @@ def main(argv: Sequence[str] | None = None) -> None:
         _error(message)
         sys.exit(exc.exit_code)  # type: ignore[attr-defined]
     sys.exit(code if isinstance(code, int) else 0)
-

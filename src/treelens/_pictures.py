@@ -38,7 +38,9 @@ PICTURE_KINDS = (
 )
 
 
-def new_figure(width: float = 6.4, height: float = 4.8, *, nrows: int = 1, ncols: int = 1) -> tuple[Any, Any]:
+def new_figure(
+    width: float = 6.4, height: float = 4.8, *, nrows: int = 1, ncols: int = 1
+) -> tuple[Any, Any]:
     """A figure outside pyplot and its axes (an array when ``nrows * ncols > 1``)."""
     from matplotlib.figure import Figure
 
@@ -112,6 +114,7 @@ def picture_figure(
 ) -> Any:
     """Draw one picture of :data:`PICTURE_KINDS` and return its matplotlib figure."""
     import treelens
+
     from ._adapters import to_forest
 
     forest = to_forest(model)
@@ -146,20 +149,33 @@ def picture_figure(
     if kind == "partition":
         figure, ax = new_figure(6.4, 5)
         treelens.PartitionDisplay.from_estimator(
-            model, X, features=pair, y=y, tree_index=_tree_default(forest, tree),
-            max_depth=max_depth, ax=ax,
+            model,
+            X,
+            features=pair,
+            y=y,
+            tree_index=_tree_default(forest, tree),
+            max_depth=max_depth,
+            ax=ax,
         )
         return figure
     if kind == "region":
         figure, ax = new_figure(6.4, 5)
-        treelens.DecisionRegionDisplay.from_estimator(model, X, features=pair, y=y, ax=ax)
+        treelens.DecisionRegionDisplay.from_estimator(
+            model, X, features=pair, y=y, ax=ax
+        )
         return figure
     if kind == "forest-grid":
         n_trees = min(3, forest.n_trees)
         figure, axes = new_figure(3.6 * (n_trees + 1), 3.6, ncols=n_trees + 1)
         # Out-of-bag accuracy is meaningful only on the exact training rows.
         treelens.ForestGridDisplay.from_estimator(
-            model, X, y if oob else None, features=pair, n_trees=n_trees, max_depth=max_depth, axes=axes
+            model,
+            X,
+            y if oob else None,
+            features=pair,
+            n_trees=n_trees,
+            max_depth=max_depth,
+            axes=axes,
         )
         return figure
     if kind == "counterfactual":
@@ -171,8 +187,12 @@ def picture_figure(
         result = treelens.feature_tweak(model, _row(X, row), target=target, reference=X)
         figure, ax = new_figure(6.4, 5)
         treelens.CounterfactualDisplay.from_result(
-            model, result, features=pair if features else None, X_background=X,
-            y_background=y, ax=ax,
+            model,
+            result,
+            features=pair if features else None,
+            X_background=X,
+            y_background=y,
+            ax=ax,
         )
         return figure
     raise InputError(f"KIND must be one of {list(PICTURE_KINDS)}; got {kind!r}.")
@@ -184,7 +204,16 @@ def _row(X: Any, row: int) -> Any:
     return X.iloc[[row]] if hasattr(X, "iloc") else np.asarray(X)[[row]]
 
 
-def draw_picture(kind: str, model: Any, X: Any = None, y: Any = None, *, fmt: str = "png", dpi: int = 100, **kwargs: Any) -> bytes:
+def draw_picture(
+    kind: str,
+    model: Any,
+    X: Any = None,
+    y: Any = None,
+    *,
+    fmt: str = "png",
+    dpi: int = 100,
+    **kwargs: Any,
+) -> bytes:
     """Draw one picture and return the file's bytes in ``fmt``."""
     figure = picture_figure(kind, model, X, y, **kwargs)
     return figure_bytes(figure, fmt, dpi=dpi)

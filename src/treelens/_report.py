@@ -56,7 +56,10 @@ def _step(progress: Progress, message: str) -> None:
 def _cell(value: Any) -> dict[str, Any]:
     value = value.item() if hasattr(value, "item") else value
     if isinstance(value, bool) or value is None:
-        return {"text": "" if value is None else ("yes" if value else "no"), "num": False}
+        return {
+            "text": "" if value is None else ("yes" if value else "no"),
+            "num": False,
+        }
     if isinstance(value, (int, np.integer)):
         return {"text": str(value), "num": True}
     if isinstance(value, float):
@@ -71,7 +74,9 @@ def table_context(frame: pd.DataFrame, *, max_rows: int = 40) -> dict[str, Any]:
     shown = frame.head(max_rows)
     return {
         "columns": [_HEADERS.get(str(c), str(c)) for c in frame.columns],
-        "rows": [[_cell(v) for v in record] for record in shown.itertuples(index=False)],
+        "rows": [
+            [_cell(v) for v in record] for record in shown.itertuples(index=False)
+        ],
         "hidden": max(0, len(frame) - max_rows),
     }
 
@@ -102,7 +107,12 @@ def _summary(model: Any, forest: Any, X: Any, y: Any) -> dict[str, Any]:
         ("Model", f"{type(model).__module__.split('.')[0]}.{type(model).__name__}"),
         ("Kind", f"{forest.kind} ({forest.task})"),
         ("Trees", str(forest.n_trees)),
-        ("Depth", f"{min(depths)} to {max(depths)}" if min(depths) != max(depths) else str(max(depths))),
+        (
+            "Depth",
+            f"{min(depths)} to {max(depths)}"
+            if min(depths) != max(depths)
+            else str(max(depths)),
+        ),
         ("Leaves", f"{leaves} in all"),
         ("Features", str(forest.n_features)),
         ("Criterion", str(forest.criterion)),
@@ -119,14 +129,19 @@ def _summary(model: Any, forest: Any, X: Any, y: Any) -> dict[str, Any]:
             truth = _as_classes(truth, forest.classes_)
             scores.append(("Accuracy", f"{accuracy_score(truth, predicted):.4f}"))
             scores.append(
-                ("Balanced accuracy", f"{balanced_accuracy_score(truth, predicted):.4f}")
+                (
+                    "Balanced accuracy",
+                    f"{balanced_accuracy_score(truth, predicted):.4f}",
+                )
             )
         else:
             from sklearn.metrics import mean_absolute_error, r2_score
 
             truth = truth.astype(float)
             scores.append(("R²", f"{r2_score(truth, predicted):.4f}"))
-            scores.append(("Mean absolute error", f"{mean_absolute_error(truth, predicted):.4g}"))
+            scores.append(
+                ("Mean absolute error", f"{mean_absolute_error(truth, predicted):.4g}")
+            )
     name = summary[0][1]
     return {"name": name, "summary": summary, "scores": scores}
 
@@ -137,7 +152,10 @@ def _as_classes(y: Any, classes: Any) -> Any:
     if classes is None or y.dtype == classes.dtype:
         return y
     lookup = {str(c): c for c in classes}
-    return np.asarray([lookup.get(str(v), v) for v in y], dtype=classes.dtype if all(str(v) in lookup for v in y) else object)
+    return np.asarray(
+        [lookup.get(str(v), v) for v in y],
+        dtype=classes.dtype if all(str(v) in lookup for v in y) else object,
+    )
 
 
 def render_report(
@@ -193,7 +211,9 @@ def render_report(
     target_name = getattr(y, "name", None)
     if y is not None and forest.task == "classification":
         y = _as_classes(y, forest.classes_)
-        unknown = sorted({str(v) for v in np.unique(y)} - {str(c) for c in forest.classes_})
+        unknown = sorted(
+            {str(v) for v in np.unique(y)} - {str(c) for c in forest.classes_}
+        )
         if unknown:
             raise InputError(
                 f"The target column holds classes the model does not know {unknown}; "
@@ -252,7 +272,9 @@ def _importance_section(model: Any, X: Any, y: Any) -> dict[str, Any]:
         treelens.ImportanceDisplay.from_result(results, ax=ax, top_k=15)
         return figure
 
-    caption = "Bars sorted by importance; error bars show the spread across trees or repeats."
+    caption = (
+        "Bars sorted by importance; error bars show the spread across trees or repeats."
+    )
     return {
         "mdi": mdi,
         "table": table_context(frame, max_rows=15),
@@ -265,7 +287,11 @@ def _node_table(mdi: Any) -> pd.DataFrame:
     nodes = mdi.nodes_
     frame = nodes[nodes["tree"] == 0]
     columns = [c for c in _NODE_COLUMNS if c in frame.columns]
-    return frame[columns].reset_index(drop=True) if columns else frame.reset_index(drop=True)
+    return (
+        frame[columns].reset_index(drop=True)
+        if columns
+        else frame.reset_index(drop=True)
+    )
 
 
 def _pictures(model: Any, forest: Any, X: Any, y: Any) -> list[dict[str, Any]]:
@@ -339,7 +365,10 @@ def _counterfactual_section(
         def arrow() -> Any:
             subset = X.iloc[[first]] if hasattr(X, "iloc") else np.asarray(X)[[first]]
             result = treelens.feature_tweak(
-                model, subset, target=goal, cost=cost,
+                model,
+                subset,
+                target=goal,
+                cost=cost,
                 reference=X if reference is None else reference,
             )
             figure, ax = new_figure(6.4, 5)

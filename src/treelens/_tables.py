@@ -277,7 +277,9 @@ def rich_table(title: str, frame: pd.DataFrame, *, max_rows: int = 60) -> Any:
     for record in frame.head(max_rows).itertuples(index=False):
         table.add_row(*(_cell(v) for v in record))
     if len(frame) > max_rows:
-        table.caption = f"{len(frame) - max_rows} more rows not shown (use --json or --csv)"
+        table.caption = (
+            f"{len(frame) - max_rows} more rows not shown (use --json or --csv)"
+        )
     return table
 
 
@@ -308,11 +310,14 @@ def render(
 ) -> str:
     """Render tables as text (rich), JSON or CSV (the last table)."""
     if fmt == "json":
-        return json.dumps(
-            {name: _records(frame) for name, (_, frame) in tables.items()},
-            indent=2,
-            default=str,
-        ) + "\n"
+        return (
+            json.dumps(
+                {name: _records(frame) for name, (_, frame) in tables.items()},
+                indent=2,
+                default=str,
+            )
+            + "\n"
+        )
     if fmt == "csv":
         _, frame = list(tables.values())[-1]
         return frame.to_csv(index=False)
@@ -322,7 +327,9 @@ def render(
         width = max(100, shutil.get_terminal_size((120, 24)).columns)
     console = Console(width=width, record=True, file=_Null(), color_system=None)
     for name, (title, frame) in tables.items():
-        columns = [c for c in _TEXT_COLUMNS.get(name, frame.columns) if c in frame.columns]
+        columns = [
+            c for c in _TEXT_COLUMNS.get(name, frame.columns) if c in frame.columns
+        ]
         shown = frame[columns].rename(columns=_TEXT_HEADERS)
         console.print(rich_table(title, shown))
         console.print()
