@@ -5,7 +5,10 @@ are the doubles LightGBM predicts with.  Nodes are numbered depth first, left ch
 first, the root being 0.
 
 Split rule.  LightGBM sends ``x <= threshold`` left comparing doubles, as the
-Forest does (``input_dtype`` float64).  Missing values depend on each node's
+Forest does (``input_dtype`` float64), after reading inputs with
+``|x| <= 1e-35`` as 0.0; thresholds inside that band are moved to its edge so
+that the raw input gives the same answer; a threshold written as 1e300 (its
+stand-in for infinity) becomes +inf.  Missing values depend on each node's
 ``missing_type``: ``"NaN"`` sends NaN to the ``default_left`` side; ``"None"``
 (the feature had no missing values in training) first turns NaN into 0.0, so NaN
 goes left iff ``0.0 <= threshold``.  ``"Zero"`` (``zero_as_missing=True``) also
@@ -67,6 +70,27 @@ def _objective(dump: dict[str, Any]) -> tuple[str, str]:
     )
 
 
+# LightGBM reads every input with |x| <= kZeroThreshold (1e-35f as a double) as 0.0.
+_ZERO = float(np.float32(1e-35))
+# LightGBM writes an infinite threshold (every number goes left) as 1e300.
+_HUGE = 1e300
+
+
+def _zero_band_threshold(cut: float) -> float:
+    """The threshold that sends raw inputs where LightGBM sends them.
+
+    Inputs in ``[-_ZERO, _ZERO]`` are compared as 0.0, so for a threshold inside
+    that band the set going left is ``x <= _ZERO`` (``cut >= 0``) or
+    ``x < -_ZERO`` (``cut < 0``); elsewhere the band and 0.0 fall on the same
+    side and the threshold stands.  A threshold of 1e300 stands for +inf.
+    """
+    if -_ZERO <= cut < _ZERO:
+        return _ZERO if cut >= 0.0 else float(np.nextafter(-_ZERO, -np.inf))
+    if cut >= _HUGE:
+        return np.inf
+    return cut
+
+
 def _flatten(
     root: dict[str, Any], index: int, feature_names: Sequence[str]
 ) -> tuple[Tree, SplitStatistics]:
@@ -80,10 +104,12 @@ def _flatten(
     count: list[int] = []
     cover: list[float] = []
     gain: list[float] = []
+    depth: list[int] = []
     stack: list[tuple[dict[str, Any], int]] = [(root, -1)]
     while stack:
         node, parent = stack.pop()
         node_id = len(left)
+        depth.append(0 if parent < 0 else depth[parent] + 1)
         if parent >= 0:
             # Right children are pushed first, so a parent's left child is
             # always numbered before its right child.
@@ -111,7 +137,7 @@ def _flatten(
                 f"{feature_names[split_feature]!r} (tree {index})."
             )
         missing_type = node.get("missing_type", "None")
-        cut = float(node["threshold"])
+        cut = _zero_band_threshold(float(node["threshold"]))
         if missing_type == "NaN":
             goes_left = bool(node.get("default_left", True))
         elif missing_type == "None":
@@ -137,7 +163,9 @@ def _flatten(
         stack.append((node["left_child"], node_id))
     n_nodes = len(left)
     feature_array = np.asarray(feature, dtype=np.intp)
-    cover_array = np.asarray(cover, dtype=np.float64)
+    cover_array = _exact_cover(
+        np.asarray(left), np.asarray(right), np.asarray(depth), np.asarray(cover)
+    )
     tree = Tree(
         children_left=np.asarray(left),
         children_right=np.asarray(right),
@@ -152,6 +180,24 @@ def _flatten(
     return tree, SplitStatistics(
         feature=feature_array, gain=np.asarray(gain), cover=cover_array
     )
+
+
+def _exact_cover(
+    left: np.ndarray, right: np.ndarray, depth: np.ndarray, cover: np.ndarray
+) -> np.ndarray:
+    """Hessian sums of split nodes as the sum of their leaves' sums.
+
+    The dump prints ``internal_weight`` with six significant digits only, but
+    ``leaf_weight`` in full; summing the leaves bottom up, one depth level at a
+    time, recovers the split nodes' sums to double precision.
+    """
+    cover = cover.astype(np.float64, copy=True)
+    if np.isnan(cover[left == -1]).any():
+        return cover
+    for level in range(int(depth.max()), -1, -1):
+        inner = np.flatnonzero((depth == level) & (left != -1))
+        cover[inner] = cover[left[inner]] + cover[right[inner]]
+    return cover
 
 
 def _parse(
