@@ -46,7 +46,9 @@ def _check_fitted(model: Any) -> None:
         ) from exc
 
 
-def _resolve_names(model: Any, feature_names: Sequence[str] | None) -> tuple[tuple[str, ...], bool]:
+def _resolve_names(
+    model: Any, feature_names: Sequence[str] | None
+) -> tuple[tuple[str, ...], bool]:
     n_features = int(model.n_features_in_)
     fitted = getattr(model, "feature_names_in_", None)
     if feature_names is not None:
@@ -127,7 +129,15 @@ def _averaging(model: Any, feature_names: Sequence[str] | None) -> Forest:
         input_dtype=np.float32,
         allow_missing=_allow_missing(model),
         source=_class_path(model),
+        class_weight=_class_weight(model) if is_classifier else None,
     )
+
+
+def _class_weight(model: Any) -> dict[Any, float] | str | None:
+    class_weight = getattr(model, "class_weight", None)
+    if isinstance(class_weight, dict):
+        return {key: float(weight) for key, weight in class_weight.items()}
+    return class_weight
 
 
 @register_adapter(*_BOOSTING)
@@ -142,7 +152,9 @@ def _gradient_boosting(model: Any, feature_names: Sequence[str] | None) -> Fores
             "initial score depends on each row; expected init=None or 'zero', got "
             f"{type(init).__name__}."
         )
-    init_raw = np.asarray(model._raw_predict_init(np.zeros((1, n_features), np.float32)))
+    init_raw = np.asarray(
+        model._raw_predict_init(np.zeros((1, n_features), np.float32))
+    )
     stages = model.estimators_
     n_stages, n_outputs = stages.shape
     is_classifier = hasattr(model, "classes_")
@@ -164,7 +176,9 @@ def _gradient_boosting(model: Any, feature_names: Sequence[str] | None) -> Fores
         feature_names=names,
         has_feature_names=has_names,
         classes_=model.classes_ if is_classifier else None,
-        criterion=str(model.criterion),
+        # The stage trees' own criterion: scikit-learn >= 1.9 fits them with
+        # squared_error whatever the (deprecated) `criterion` parameter says.
+        criterion=str(stages[0, 0].criterion),
         init_raw=init_raw.reshape(-1),
         learning_rate=float(model.learning_rate),
         link=link,
@@ -172,4 +186,6 @@ def _gradient_boosting(model: Any, feature_names: Sequence[str] | None) -> Fores
         input_dtype=np.float32,
         allow_missing=_allow_missing(model),
         source=_class_path(model),
+        loss=str(model.loss),
+        loss_alpha=float(model.alpha) if model.loss in ("huber", "quantile") else None,
     )
