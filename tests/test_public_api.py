@@ -11,6 +11,7 @@ PUBLIC = [
     "Tree",
     "TreelensError",
     "UnsupportedModelError",
+    "gain_importance",
     "leaf_boxes",
     "mdi_importance",
     "node_statistics",

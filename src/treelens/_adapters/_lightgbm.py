@@ -44,7 +44,8 @@ _REGRESSION = ("regression", "regression_l1", "huber", "fair", "quantile", "mape
 _SUPPORTED = ("binary", "multiclass", *_REGRESSION)
 
 
-def _objective(dump: dict[str, Any]) -> tuple[str, str]:
+def _objective(dump: dict[str, Any]) -> tuple[str, str, str]:
+    """Task, link and (for replaying stages) scikit-learn loss name."""
     text = str(dump.get("objective", "")).strip()
     parts = text.split()
     name = parts[0] if parts else "custom"
@@ -53,17 +54,17 @@ def _objective(dump: dict[str, Any]) -> tuple[str, str]:
     if name == "binary":
         sigmoid = float(options.get("sigmoid", "1"))
         if sigmoid == 1.0:
-            return "classification", "logistic"
+            return "classification", "logistic", "log_loss"
         if sigmoid == 2.0:
-            return "classification", "exponential"
+            return "classification", "exponential", ""
         raise UnsupportedModelError(
             "LightGBM binary models with sigmoid other than 1 or 2 are not "
             f"supported; got objective {text!r}."
         )
     if name == "multiclass":
-        return "classification", "softmax"
+        return "classification", "softmax", "log_loss"
     if name in _REGRESSION and "sqrt" not in flags:
-        return "regression", "identity"
+        return "regression", "identity", "squared_error" if name == "regression" else ""
     raise UnsupportedModelError(
         f"LightGBM objective {text or 'custom'!r} is not supported; expected one of "
         f"{list(_SUPPORTED)} (regression without reg_sqrt)."
@@ -208,7 +209,7 @@ def _parse(
             "Not a LightGBM model dump; expected the mapping `Booster.dump_model()` "
             f"returns (with 'tree_info'), got {type(dump).__name__}."
         )
-    task, link = _objective(dump)
+    task, link, loss = _objective(dump)
     n_features = int(dump["max_feature_idx"]) + 1
     names, has_names = resolve_feature_names(
         dump.get("feature_names"), n_features, feature_names, auto_pattern=r"Column_(\d+)"
@@ -224,6 +225,7 @@ def _parse(
     n_rounds = len(infos) // per_round
     n_classes = int(dump.get("num_class", 1))
     info = {
+        "loss": "" if dump.get("average_output") else loss,
         "task": task,
         "link": link,
         "names": names,
@@ -243,6 +245,7 @@ def forest_from_lightgbm_dump(
     feature_names: Sequence[str] | None = None,
     classes: Any = None,
     source: str = "lightgbm.Booster",
+    boosting: str = "gbdt",
 ) -> Forest:
     """Build a Forest from a LightGBM model dump.
 
@@ -257,6 +260,11 @@ def forest_from_lightgbm_dump(
         Class labels of a classifier; ``0 .. n_classes - 1`` by default.
     source : str
         Dotted class path recorded as ``Forest.source``.
+    boosting : str, default="gbdt"
+        LightGBM's ``boosting`` parameter, which the dump does not record.  Only
+        gradient boosting (``"gbdt"``, ``"goss"``) gets a ``Forest.loss`` whose stages
+        :func:`treelens.node_statistics` can replay (DART rescales its trees
+        after fitting them; random forests fit every tree on the same gradient).
 
     Returns
     -------
@@ -282,6 +290,8 @@ def forest_from_lightgbm_dump(
         input_dtype=np.float64,
         allow_missing=True,
         source=source,
+        loss=info["loss"] if boosting in ("gbdt", "goss") else "",
+        positive_at_zero=False,
     )
 
 
@@ -312,9 +322,12 @@ def booster_of(model: Any) -> Any:
 )
 def _lightgbm(model: Any, feature_names: Sequence[str] | None) -> Forest:
     booster = booster_of(model)
+    params = getattr(booster, "params", None) or {}
+    boosting = params.get("boosting", params.get("boosting_type", "gbdt"))
     return forest_from_lightgbm_dump(
         booster.dump_model(),
         feature_names=feature_names,
         classes=getattr(model, "classes_", None) if booster is not model else None,
         source=_class_path(model),
+        boosting=str(boosting),
     )

@@ -137,4 +137,6 @@ def _hist_gradient_boosting(model: Any, feature_names: Sequence[str] | None) -> 
         input_dtype=np.float64,
         allow_missing=_allow_missing(model),
         source=_class_path(model),
+        loss=model.loss if model.loss in ("squared_error", "log_loss") else "",
+        positive_at_zero=False,
     )

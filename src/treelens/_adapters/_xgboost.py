@@ -37,6 +37,15 @@ from ._names import resolve_feature_names
 
 __all__ = ["forest_from_xgboost_json", "xgboost_split_statistics"]
 
+# Objectives whose gradient is that of a scikit-learn loss, so that their stages
+# can be replayed on data (treelens.node_statistics).
+_REPLAY_LOSSES = {
+    "binary:logistic": "log_loss",
+    "multi:softprob": "log_loss",
+    "multi:softmax": "log_loss",
+    "reg:squarederror": "squared_error",
+}
+
 # objective -> (task, link)
 _OBJECTIVES = {
     "binary:logistic": ("classification", "logistic"),
@@ -189,8 +198,11 @@ def _parse(
         raise InputError(
             f"XGBoost base_score has {base.size} values; expected 1 or {n_outputs}."
         )
+    parallel = int(model["gbtree_model_param"].get("num_parallel_tree", "1") or 1)
+    stagewise = weights is None and parallel == 1  # not DART, not a random forest
     info = {
         "objective": objective,
+        "loss": _REPLAY_LOSSES.get(objective, "") if stagewise else "",
         "task": task,
         "link": link,
         "names": names,
@@ -252,6 +264,8 @@ def forest_from_xgboost_json(
         input_dtype=np.float32,
         allow_missing=True,
         source=source,
+        loss=info["loss"],
+        positive_at_zero=False,
     )
 
 
