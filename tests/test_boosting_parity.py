@@ -12,6 +12,7 @@ from sklearn.ensemble import (
 )
 
 import treelens
+from tests.models import NATIVE_BOOSTING_FACTORIES, library_predictions, probe_inputs
 from treelens import InputError, NotFittedError, UnsupportedModelError
 
 xgb = pytest.importorskip("xgboost")
@@ -51,7 +52,9 @@ def _assert_raw_close(ours, theirs):
 
 def _check_classifier(forest, model, X):
     np.testing.assert_array_equal(forest.predict(X), model.predict(X))
-    np.testing.assert_allclose(forest.predict_proba(X), model.predict_proba(X), atol=1e-6)
+    np.testing.assert_allclose(
+        forest.predict_proba(X), model.predict_proba(X), atol=1e-6
+    )
 
 
 # ------------------------------------------------------------------ XGBoost
@@ -121,7 +124,9 @@ def test_xgboost_booster_of_binary_classifier_gives_probabilities():
 
 def test_xgboost_random_forest_parity():
     rng, X, signal = _data(2)
-    model = xgb.XGBRFClassifier(n_estimators=4, max_depth=3, n_jobs=1).fit(X, signal > 0)
+    model = xgb.XGBRFClassifier(n_estimators=4, max_depth=3, n_jobs=1).fit(
+        X, signal > 0
+    )
     forest = treelens.to_forest(model)
     Xt = _probe(forest, rng)
     _check_classifier(forest, model, Xt)
@@ -131,11 +136,18 @@ def test_xgboost_early_stopping_keeps_the_best_iteration():
     rng, X, signal = _data(3, n_samples=200)
     y = (signal + rng.normal(scale=1.0, size=signal.size) > 0).astype(int)
     model = xgb.XGBClassifier(
-        n_estimators=40, max_depth=3, learning_rate=0.8, early_stopping_rounds=2,
+        n_estimators=40,
+        max_depth=3,
+        learning_rate=0.8,
+        early_stopping_rounds=2,
         n_jobs=1,
     ).fit(X[:100], y[:100], eval_set=[(X[100:], y[100:])], verbose=False)
     forest = treelens.to_forest(model)
-    assert forest.n_trees == model.best_iteration + 1 < model.get_booster().num_boosted_rounds()
+    assert (
+        forest.n_trees
+        == model.best_iteration + 1
+        < model.get_booster().num_boosted_rounds()
+    )
     Xt = _probe(forest, rng)
     _check_classifier(forest, model, Xt)
 
@@ -161,7 +173,9 @@ def test_xgboost_categorical_splits_are_refused():
     model = xgb.XGBClassifier(
         n_estimators=2, max_depth=2, enable_categorical=True, tree_method="hist"
     ).fit(X, y)
-    with pytest.raises(UnsupportedModelError, match="categorical split on feature 'colour'"):
+    with pytest.raises(
+        UnsupportedModelError, match="categorical split on feature 'colour'"
+    ):
         treelens.to_forest(model)
 
 
@@ -195,7 +209,9 @@ def test_lightgbm_classifier_parity(
     y = np.digitize(signal, np.quantile(signal, np.linspace(0, 1, n_classes + 1)[1:-1]))
     if labels == "str":
         y = np.array(["low", "mid", "high"])[y]
-    extra = {"bagging_freq": 1, "bagging_fraction": 0.7} if boosting_type == "rf" else {}
+    extra = (
+        {"bagging_freq": 1, "bagging_fraction": 0.7} if boosting_type == "rf" else {}
+    )
     model = lgb.LGBMClassifier(
         n_estimators=n_estimators,
         num_leaves=num_leaves,
@@ -248,11 +264,19 @@ def test_lightgbm_regressor_and_booster_parity(
 def test_lightgbm_early_stopping_keeps_the_best_iteration():
     rng, X, signal = _data(7, n_samples=200)
     y = (signal + rng.normal(size=signal.size) > 0).astype(int)
-    params = {"objective": "binary", "learning_rate": 0.8, "min_data_in_leaf": 5,
-              "verbose": -1, "num_threads": 1}
+    params = {
+        "objective": "binary",
+        "learning_rate": 0.8,
+        "min_data_in_leaf": 5,
+        "verbose": -1,
+        "num_threads": 1,
+    }
     train = lgb.Dataset(X[:100], y[:100])
     booster = lgb.train(
-        params, train, num_boost_round=40, keep_training_booster=True,
+        params,
+        train,
+        num_boost_round=40,
+        keep_training_booster=True,
         valid_sets=[lgb.Dataset(X[100:], y[100:], reference=train)],
         callbacks=[lgb.early_stopping(2, verbose=False)],
     )
@@ -280,7 +304,9 @@ def test_lightgbm_categorical_splits_are_refused():
         }
     )
     y = (X["colour"] == "red").to_numpy().astype(int)
-    model = lgb.LGBMClassifier(n_estimators=2, min_child_samples=5, verbose=-1).fit(X, y)
+    model = lgb.LGBMClassifier(n_estimators=2, min_child_samples=5, verbose=-1).fit(
+        X, y
+    )
     with pytest.raises(UnsupportedModelError, match="categorical splits.*'colour'"):
         treelens.to_forest(model)
 
@@ -308,17 +334,21 @@ def test_lightgbm_not_fitted():
     max_leaf_nodes=st.integers(2, 8),
     learning_rate=st.floats(0.05, 1.0),
 )
-def test_hist_gradient_boosting_parity(seed, n_classes, max_iter, max_leaf_nodes, learning_rate):
+def test_hist_gradient_boosting_parity(
+    seed, n_classes, max_iter, max_leaf_nodes, learning_rate
+):
     rng, X, signal = _data(seed)
-    params = dict(
-        max_iter=max_iter,
-        max_leaf_nodes=max_leaf_nodes,
-        learning_rate=learning_rate,
-        min_samples_leaf=5,
-    )
+    params = {
+        "max_iter": max_iter,
+        "max_leaf_nodes": max_leaf_nodes,
+        "learning_rate": learning_rate,
+        "min_samples_leaf": 5,
+    }
     if n_classes:
         cuts = np.quantile(signal, np.linspace(0, 1, n_classes + 1)[1:-1])
-        model = HistGradientBoostingClassifier(**params).fit(X, np.digitize(signal, cuts))
+        model = HistGradientBoostingClassifier(**params).fit(
+            X, np.digitize(signal, cuts)
+        )
     else:
         model = HistGradientBoostingRegressor(**params).fit(X, signal)
     forest = treelens.to_forest(model)
@@ -332,7 +362,9 @@ def test_hist_gradient_boosting_parity(seed, n_classes, max_iter, max_leaf_nodes
 
 def test_hist_gradient_boosting_log_link_loss_is_refused():
     _, X, signal = _data(11)
-    model = HistGradientBoostingRegressor(loss="poisson", max_iter=2).fit(X, np.abs(signal))
+    model = HistGradientBoostingRegressor(loss="poisson", max_iter=2).fit(
+        X, np.abs(signal)
+    )
     with pytest.raises(UnsupportedModelError, match="'poisson'"):
         treelens.to_forest(model)
 
@@ -361,8 +393,30 @@ def test_feature_names_in_the_data_must_match_the_model(library):
     forest = treelens.to_forest(model)
     assert forest.feature_names == ("age", "income", "height")
     shuffled = frame[["height", "age", "income"]]
-    np.testing.assert_allclose(forest.predict(shuffled), model.predict(frame), rtol=1e-6)
-    with pytest.raises(InputError, match=r"missing \['height'\], unexpected \['weight'\]"):
+    np.testing.assert_allclose(
+        forest.predict(shuffled), model.predict(frame), rtol=1e-6
+    )
+    with pytest.raises(
+        InputError, match=r"missing \['height'\], unexpected \['weight'\]"
+    ):
         forest.predict(frame.rename(columns={"height": "weight"}))
     with pytest.raises(InputError, match="differ from"):
         treelens.to_forest(model, feature_names=["a", "b", "c"])
+
+
+# ---------------------------------------------------- factory registry
+@pytest.mark.parametrize("name", sorted(NATIVE_BOOSTING_FACTORIES))
+def test_factory_models_predict_like_their_library(name):
+    case = NATIVE_BOOSTING_FACTORIES[name]()
+    forest = treelens.to_forest(case.model)
+    X = probe_inputs(forest, case.X, missing=True)
+    expected = library_predictions(case.model, X)
+    if forest.is_classifier:
+        np.testing.assert_array_equal(forest.predict(X), expected["predict"])
+    else:
+        np.testing.assert_allclose(forest.predict(X), expected["predict"], rtol=1e-6)
+    if expected["proba"] is not None:
+        np.testing.assert_allclose(
+            forest.predict_proba(X), expected["proba"], atol=1e-6
+        )
+    _assert_raw_close(forest.raw_predict(X), expected["raw"])

@@ -467,7 +467,9 @@ class Forest:
             if self.kind == "boosting":
                 raw = self._raw_from_leaves(leaves)
                 if raw.shape[1] == 1:
-                    positive = raw[:, 0] >= 0 if self.positive_at_zero else raw[:, 0] > 0
+                    positive = (
+                        raw[:, 0] >= 0 if self.positive_at_zero else raw[:, 0] > 0
+                    )
                     encoded = positive.astype(np.intp)
                 else:
                     encoded = np.argmax(raw, axis=1)

@@ -212,7 +212,10 @@ def _parse(
     task, link, loss = _objective(dump)
     n_features = int(dump["max_feature_idx"]) + 1
     names, has_names = resolve_feature_names(
-        dump.get("feature_names"), n_features, feature_names, auto_pattern=r"Column_(\d+)"
+        dump.get("feature_names"),
+        n_features,
+        feature_names,
+        auto_pattern=r"Column_(\d+)",
     )
     infos = dump["tree_info"]
     if any(info.get("is_linear") for info in infos):
@@ -220,7 +223,9 @@ def _parse(
             "LightGBM linear trees (linear_tree=True) are not supported; expected "
             "constant leaves."
         )
-    parsed = [_flatten(info["tree_structure"], i, names) for i, info in enumerate(infos)]
+    parsed = [
+        _flatten(info["tree_structure"], i, names) for i, info in enumerate(infos)
+    ]
     per_round = int(dump.get("num_tree_per_iteration", 1))
     n_rounds = len(infos) // per_round
     n_classes = int(dump.get("num_class", 1))
@@ -233,7 +238,9 @@ def _parse(
         "n_features": n_features,
         "n_classes": max(n_classes, 2) if task == "classification" else 0,
         "n_outputs": per_round,
-        "learning_rate": 1.0 / n_rounds if dump.get("average_output") and n_rounds else 1.0,
+        "learning_rate": 1.0 / n_rounds
+        if dump.get("average_output") and n_rounds
+        else 1.0,
         "tree_output": np.tile(np.arange(per_round, dtype=np.intp), n_rounds),
     }
     return info, [p[0] for p in parsed], [p[1] for p in parsed]

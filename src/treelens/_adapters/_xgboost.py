@@ -140,7 +140,11 @@ def _parse_tree(
     if int(tree.get("tree_param", {}).get("num_deleted", "0") or 0):
         order = reachable_order(left, right)
         left, right = renumber(order, left, right)
-        feature, condition, default_left = feature[order], condition[order], default_left[order]
+        feature, condition, default_left = (
+            feature[order],
+            condition[order],
+            default_left[order],
+        )
         base_weights, cover, gain = base_weights[order], cover[order], gain[order]
         leaf = left == -1
     # x < t  <=>  x <= nextafter(t, -inf)  for float32 x and t.
@@ -165,7 +169,9 @@ def _parse_tree(
 
 
 def _parse(
-    model_json: dict[str, Any], n_rounds: int | None, feature_names: Sequence[str] | None
+    model_json: dict[str, Any],
+    n_rounds: int | None,
+    feature_names: Sequence[str] | None,
 ) -> tuple[dict[str, Any], list[Tree], list[SplitStatistics]]:
     learner = _learner(model_json)
     objective, task, link = _objective(learner)
