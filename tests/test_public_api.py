@@ -1,6 +1,8 @@
 import treelens
 
 PUBLIC = [
+    "Constraints",
+    "CounterfactualResult",
     "Forest",
     "ImportanceResult",
     "InputError",
@@ -11,6 +13,7 @@ PUBLIC = [
     "Tree",
     "TreelensError",
     "UnsupportedModelError",
+    "feature_tweak",
     "gain_importance",
     "leaf_boxes",
     "mdi_importance",
