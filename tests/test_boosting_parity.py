@@ -12,7 +12,12 @@ from sklearn.ensemble import (
 )
 
 import treelens
-from tests.models import NATIVE_BOOSTING_FACTORIES, library_predictions, probe_inputs
+from tests.models import (
+    NATIVE_BOOSTING_FACTORIES,
+    NO_IMPURITY_FACTORIES,
+    library_predictions,
+    probe_inputs,
+)
 from treelens import InputError, NotFittedError, UnsupportedModelError
 
 xgb = pytest.importorskip("xgboost")
@@ -420,3 +425,23 @@ def test_factory_models_predict_like_their_library(name):
             forest.predict_proba(X), expected["proba"], atol=1e-6
         )
     _assert_raw_close(forest.raw_predict(X), expected["raw"])
+
+
+# ---------------------------------------------------------- counterfactuals
+@pytest.mark.parametrize(
+    "name",
+    [
+        "xgboost.XGBClassifier",
+        "xgboost.Booster",
+        "lightgbm.LGBMClassifier",
+        "sklearn.HistGradientBoostingClassifier",
+    ],
+)
+def test_feature_tweak_is_confirmed_by_the_library(name):
+    case = NO_IMPURITY_FACTORIES[name]()
+    X = np.nan_to_num(case.X)
+    result = treelens.feature_tweak(case.model, X[:15], target=2, reference=X)
+    assert result.found_.sum() >= 10
+    moved = result.X_cf_[result.found_]
+    expected = library_predictions(case.model, moved)["predict"]
+    np.testing.assert_array_equal(expected, 2)

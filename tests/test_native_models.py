@@ -8,7 +8,7 @@ import pytest
 import treelens
 from tests.models import NATIVE_BOOSTING_FACTORIES
 from treelens import Forest, InputError
-from treelens._adapters._native import load_native_model
+from treelens._adapters._native import booster_predict, load_native_model
 
 
 @pytest.fixture(scope="module")
@@ -76,3 +76,18 @@ def test_missing_model_file(tmp_path):
 def test_unknown_model_object():
     with pytest.raises(treelens.UnsupportedModelError, match="Unsupported model"):
         treelens.to_forest(object())
+
+
+def test_booster_predict_gives_labels_like_the_forest(lgb_case):
+    import lightgbm
+
+    X, y = lgb_case.X, lgb_case.y
+    for objective, target in [("binary", y == 2), ("multiclass", y), ("regression", y)]:
+        params = {"objective": objective, "verbose": -1, "num_leaves": 4}
+        if objective == "multiclass":
+            params["num_class"] = 3
+        booster = lightgbm.train(params, lightgbm.Dataset(X, target), num_boost_round=3)
+        predicted = booster_predict(booster, X)
+        forest_predicted = treelens.to_forest(booster).predict(X)
+        np.testing.assert_allclose(predicted, forest_predicted, rtol=1e-12)
+    assert booster_predict(lgb_case.model, X) is None
