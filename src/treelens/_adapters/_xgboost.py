@@ -37,6 +37,15 @@ from ._names import resolve_feature_names
 
 __all__ = ["forest_from_xgboost_json", "xgboost_split_statistics"]
 
+# Objectives whose gradient is that of a scikit-learn loss, so that their stages
+# can be replayed on data (treelens.node_statistics).
+_REPLAY_LOSSES = {
+    "binary:logistic": "log_loss",
+    "multi:softprob": "log_loss",
+    "multi:softmax": "log_loss",
+    "reg:squarederror": "squared_error",
+}
+
 # objective -> (task, link)
 _OBJECTIVES = {
     "binary:logistic": ("classification", "logistic"),
@@ -131,7 +140,11 @@ def _parse_tree(
     if int(tree.get("tree_param", {}).get("num_deleted", "0") or 0):
         order = reachable_order(left, right)
         left, right = renumber(order, left, right)
-        feature, condition, default_left = feature[order], condition[order], default_left[order]
+        feature, condition, default_left = (
+            feature[order],
+            condition[order],
+            default_left[order],
+        )
         base_weights, cover, gain = base_weights[order], cover[order], gain[order]
         leaf = left == -1
     # x < t  <=>  x <= nextafter(t, -inf)  for float32 x and t.
@@ -156,7 +169,9 @@ def _parse_tree(
 
 
 def _parse(
-    model_json: dict[str, Any], n_rounds: int | None, feature_names: Sequence[str] | None
+    model_json: dict[str, Any],
+    n_rounds: int | None,
+    feature_names: Sequence[str] | None,
 ) -> tuple[dict[str, Any], list[Tree], list[SplitStatistics]]:
     learner = _learner(model_json)
     objective, task, link = _objective(learner)
@@ -189,8 +204,11 @@ def _parse(
         raise InputError(
             f"XGBoost base_score has {base.size} values; expected 1 or {n_outputs}."
         )
+    parallel = int(model["gbtree_model_param"].get("num_parallel_tree", "1") or 1)
+    stagewise = weights is None and parallel == 1  # not DART, not a random forest
     info = {
         "objective": objective,
+        "loss": _REPLAY_LOSSES.get(objective, "") if stagewise else "",
         "task": task,
         "link": link,
         "names": names,
@@ -252,6 +270,8 @@ def forest_from_xgboost_json(
         input_dtype=np.float32,
         allow_missing=True,
         source=source,
+        loss=info["loss"],
+        positive_at_zero=False,
     )
 
 
