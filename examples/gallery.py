@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import matplotlib
 
@@ -174,24 +173,11 @@ def counterfactual(out: Path) -> None:
     forest = RandomForestClassifier(n_estimators=30, max_depth=4, random_state=0).fit(
         X, y
     )
-    x = X[[70]]
-    result = _feature_tweak_or_nearest(forest, X, y, x)
+    result = treelens.feature_tweak(forest, X[[70, 120]], target="other")
     disp = CounterfactualDisplay.from_result(
-        forest, result, X_background=X, y_background=y
+        forest, result, index=1, X_background=X, y_background=y
     )
     save(disp.figure_, out, "counterfactual_iris")
-
-
-def _feature_tweak_or_nearest(forest, X, y, x):
-    """feature_tweak's answer when available, else the nearest training row of
-    another predicted class (a valid, if not minimal, counterfactual)."""
-    tweak = getattr(treelens, "feature_tweak", None)
-    if tweak is not None:
-        return tweak(forest, x, target="other")
-    pred = forest.predict(X)
-    other = np.flatnonzero(pred != forest.predict(x)[0])
-    nearest = other[np.argmin(np.abs(X[other] - x).sum(axis=1))]
-    return SimpleNamespace(X_=x, X_cf_=X[[nearest]], found_=np.array([True]))
 
 
 def main(argv: list[str]) -> None:

@@ -109,3 +109,30 @@ def test_bad_input(iris):
     one = DecisionTreeClassifier().fit(X[:, :1], y)
     with pytest.raises(InputError, match="at least two features"):
         CounterfactualDisplay.from_result(one, result_for(X[:1, :1], X[:1, :1] + 1))
+
+
+def test_real_feature_tweak_result(iris):
+    from treelens import feature_tweak
+
+    X, y = iris
+    forest = RandomForestClassifier(n_estimators=6, max_depth=3, random_state=0).fit(
+        X, y
+    )
+    result = feature_tweak(forest, X[[60, 120]], target="other")
+    assert result.found_.all()
+    disp = CounterfactualDisplay.from_result(
+        forest, result, index=1, X_background=X, y_background=y
+    )
+    x, x_cf = result.X_[1], result.X_cf_[1]
+    order = np.argsort(-np.abs(x_cf - x) / X.std(axis=0), kind="stable")
+    assert disp.features_ == (order[0], order[1])
+    np.testing.assert_array_equal(disp.start_, x[list(disp.features_)])
+    np.testing.assert_array_equal(disp.end_, x_cf[list(disp.features_)])
+    assert disp.changed_ == [f"x{j}" for j in np.flatnonzero(result.changed_[1])]
+    # When only the two drawn features change, the arrow ends in a region of the
+    # counterfactual's class.
+    if len(disp.changed_) <= 2:
+        regions = disp.background_
+        i = np.searchsorted(regions.x_edges_, np.float32(disp.end_[0]), side="left") - 1
+        j = np.searchsorted(regions.y_edges_, np.float32(disp.end_[1]), side="left") - 1
+        assert regions.predictions_[j, i] == result.cf_prediction_[1]

@@ -42,7 +42,11 @@ def forest_or_none(estimator: Any) -> Forest | None:
 def _is_classifier(estimator: Any, forest: Forest | None) -> bool:
     if forest is not None:
         return forest.is_classifier
-    return getattr(estimator, "_estimator_type", None) == "classifier" or (
+    try:
+        from sklearn.base import is_classifier
+    except ImportError:  # not a scikit-learn model: judge by its fitted classes
+        return hasattr(estimator, "classes_") and hasattr(estimator, "predict")
+    return bool(is_classifier(estimator)) or (
         hasattr(estimator, "classes_") and hasattr(estimator, "predict")
     )
 
