@@ -491,3 +491,34 @@ def test_report_unknown_class_in_target_column(files, tmp_path):
     )
     assert_bad_input(result, "classes the model does not know ['9']")
     assert not (tmp_path / "r.html").exists()
+
+
+def test_native_xgboost_model_file(files, tmp_path):
+    import xgboost  # in the test extra
+
+    model = xgboost.XGBClassifier(n_estimators=4, max_depth=2).fit(
+        files["X"], files["y"]
+    )
+    path = tmp_path / "model.json"
+    model.save_model(path)
+    result = run("importance", path, "--json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["importance"]
+    gains = model.get_booster().get_score(importance_type="total_gain")
+    total = sum(gains.values())
+    for row in rows:
+        assert row["gain"] == pytest.approx(gains.get(row["feature"], 0.0) / total)
+    result = run(
+        "tweak",
+        path,
+        files["root"] / "data.csv",
+        "--target",
+        "species",
+        "--target-class",
+        "2",
+        "--max-rows",
+        "2",
+        "--json",
+    )
+    assert result.exit_code == 0, result.output
+    assert all(r["found"] for r in json.loads(result.stdout)["rows"])

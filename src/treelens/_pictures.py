@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ._exceptions import InputError
+from ._exceptions import InputError, TreelensError
 
 __all__ = [
     "PICTURE_KINDS",
@@ -74,7 +74,10 @@ def top_features(model: Any, k: int = 2) -> list[str]:
         raise InputError(
             f"The picture needs {k} features; this model has {forest.n_features}."
         )
-    values = np.asarray(treelens.mdi_importance(model).importances_, dtype=float)
+    from ._tables import importance_results
+
+    primary = importance_results(model)["primary"]
+    values = np.asarray(primary.importances_, dtype=float)
     order = np.argsort(-values, kind="stable")[:k]
     return [forest.feature_names[i] for i in order]
 
@@ -118,21 +121,30 @@ def picture_figure(
     from ._adapters import to_forest
 
     forest = to_forest(model)
+    # Native boosters (xgboost.Booster, lightgbm.Booster) have no scikit-learn
+    # predict(X); the pictures draw their Forest, which predicts the same.
+    drawn = model if hasattr(model, "n_features_in_") else forest
     if kind == "importance":
         figure, ax = new_figure(6.4, max(2.5, 0.3 * min(forest.n_features, 20) + 1.2))
-        results = [treelens.mdi_importance(model)]
-        if X is not None and y is not None:
-            results.append(treelens.mdi_importance(model, X=X, y=y))
-        treelens.ImportanceDisplay.from_result(results, ax=ax, top_k=20)
+        from ._tables import importance_results
+
+        found = importance_results(model, X, y)
+        shown = [r for r in (found["primary"], found["held_out"]) if r is not None]
+        treelens.ImportanceDisplay.from_result(shown, ax=ax, top_k=20)
         return figure
     if kind == "tree":
         figure, ax = new_figure(12, 6.5)
+        try:
+            mdi = treelens.mdi_importance(model)
+        except TreelensError:  # boosting libraries record gains, not impurities
+            mdi = None
+        annotate = ("samples", "value", "impurity") + (("mdi",) if mdi else ())
         treelens.TreeDiagramDisplay.from_estimator(
             model,
             tree_index=_tree_default(forest, tree),
             max_depth=3 if max_depth is None else max_depth,
-            annotate=("samples", "value", "impurity", "mdi"),
-            importance=treelens.mdi_importance(model),
+            annotate=annotate,
+            importance=mdi,
             path_of=None if row is None else np.asarray(_row(X, row), dtype=float)[0],
             ax=ax,
         )
@@ -142,14 +154,14 @@ def picture_figure(
         figure, ax = new_figure(7, 4.5)
         feature = None if features is None else features[0]
         treelens.RegressionStepsDisplay.from_estimator(
-            model, X, y, feature=feature, tree_index=tree, ax=ax
+            drawn, X, y, feature=feature, tree_index=tree, ax=ax
         )
         return figure
     pair = _pair(model, features)
     if kind == "partition":
         figure, ax = new_figure(6.4, 5)
         treelens.PartitionDisplay.from_estimator(
-            model,
+            drawn,
             X,
             features=pair,
             y=y,
@@ -161,7 +173,7 @@ def picture_figure(
     if kind == "region":
         figure, ax = new_figure(6.4, 5)
         treelens.DecisionRegionDisplay.from_estimator(
-            model, X, features=pair, y=y, ax=ax
+            drawn, X, features=pair, y=y, ax=ax
         )
         return figure
     if kind == "forest-grid":
@@ -169,7 +181,7 @@ def picture_figure(
         figure, axes = new_figure(3.6 * (n_trees + 1), 3.6, ncols=n_trees + 1)
         # Out-of-bag accuracy is meaningful only on the exact training rows.
         treelens.ForestGridDisplay.from_estimator(
-            model,
+            drawn,
             X,
             y if oob else None,
             features=pair,
@@ -187,7 +199,7 @@ def picture_figure(
         result = treelens.feature_tweak(model, _row(X, row), target=target, reference=X)
         figure, ax = new_figure(6.4, 5)
         treelens.CounterfactualDisplay.from_result(
-            model,
+            drawn,
             result,
             features=pair if features else None,
             X_background=X,

@@ -121,7 +121,9 @@ def _summary(model: Any, forest: Any, X: Any, y: Any) -> dict[str, Any]:
         summary.append(("Classes", ", ".join(str(c) for c in forest.classes_)))
     scores = []
     if y is not None:
-        predicted = np.asarray(model.predict(X))
+        from ._tables import predict
+
+        predicted = predict(model, X)
         truth = np.asarray(y)
         if forest.task == "classification":
             from sklearn.metrics import accuracy_score, balanced_accuracy_score
@@ -228,13 +230,16 @@ def render_report(
     }
     _step(progress, "importance")
     context["importance"] = _importance_section(model, X, y)
-    context["nodes"] = {
-        "tree": 0,
-        "n_trees": forest.n_trees,
-        "table": table_context(
-            _node_table(context["importance"].pop("mdi")), max_rows=63
-        ),
-    }
+    mdi = context["importance"].pop("mdi")
+    context["nodes"] = (
+        None
+        if mdi is None
+        else {
+            "tree": 0,
+            "n_trees": forest.n_trees,
+            "table": table_context(_node_table(mdi), max_rows=63),
+        }
+    )
     _step(progress, "pictures")
     context["pictures"] = _pictures(model, forest, X, y)
     context["counterfactuals"] = None
@@ -256,27 +261,31 @@ def _importance_section(model: Any, X: Any, y: Any) -> dict[str, Any]:
     import treelens
 
     from ._pictures import new_figure
-    from ._tables import importance_frame
+    from ._tables import importance_frame, importance_results
 
-    mdi = treelens.mdi_importance(model)
-    held = perm = None
-    if y is not None:
-        held = treelens.mdi_importance(model, X=X, y=y)
-        perm = treelens.permutation_importance(model, X, y, n_repeats=5, random_state=0)
-    frame = importance_frame(mdi, held_out=held, permutation=perm)
+    results = importance_results(
+        model, X, y, permutation=y is not None and hasattr(model, "score")
+    )
+    primary, held, perm = (
+        results["primary"],
+        results["held_out"],
+        results["permutation"],
+    )
+    frame = importance_frame(primary, held_out=held, permutation=perm)
 
     def chart() -> Any:
         n = min(len(frame), 15)
         figure, ax = new_figure(4.5, max(2.5, 0.28 * n + 1.2))
-        results = [r for r in (mdi, held, perm) if r is not None]
-        treelens.ImportanceDisplay.from_result(results, ax=ax, top_k=15)
+        shown = [r for r in (primary, held, perm) if r is not None]
+        treelens.ImportanceDisplay.from_result(shown, ax=ax, top_k=15)
         return figure
 
     caption = (
         "Bars sorted by importance; error bars show the spread across trees or repeats."
     )
     return {
-        "mdi": mdi,
+        "mdi": results["mdi"],
+        "notes": results["notes"],
         "table": table_context(frame, max_rows=15),
         "has_held_out": held is not None,
         "pictures": [_picture("Importance", caption, chart)],
@@ -372,8 +381,11 @@ def _counterfactual_section(
                 reference=X if reference is None else reference,
             )
             figure, ax = new_figure(6.4, 5)
+            drawn = (
+                model if hasattr(model, "n_features_in_") else treelens.to_forest(model)
+            )
             treelens.CounterfactualDisplay.from_result(
-                model, result, X_background=X, y_background=y, ax=ax
+                drawn, result, X_background=X, y_background=y, ax=ax
             )
             return figure
 
