@@ -522,3 +522,64 @@ def test_native_xgboost_model_file(files, tmp_path):
     )
     assert result.exit_code == 0, result.output
     assert all(r["found"] for r in json.loads(result.stdout)["rows"])
+
+
+def test_tweak_json_honours_constraints(files):
+    result = run(
+        "tweak", files["root"] / "forest.skops", files["root"] / "data.csv",
+        "--target", "species", "--target-class", "2", "--rows", "0-9",
+        "--immutable", "petal_width", "--bounds", "petal_length=0:6", "--cost", "l1",
+        "--json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    rows = {r["row"]: r for r in payload["rows"]}
+    assert sorted(rows) == list(range(10))
+    data = files["rows"][FEATURES].reset_index(drop=True)
+    counterfactuals = data.copy()
+    for change in payload["changes"]:
+        assert change["feature"] != "petal_width"
+        if change["feature"] == "petal_length":
+            assert 0 <= change["after"] <= 6
+        assert change["before"] == pytest.approx(
+            data.loc[change["row"], change["feature"]]
+        )
+        counterfactuals.loc[change["row"], change["feature"]] = change["after"]
+    found = [r for r, v in rows.items() if v["found"]]
+    assert found
+    predicted = files["forest"].predict(counterfactuals.loc[found])
+    assert (predicted == 2).all()
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--bounds", "petal_length", "--bounds must look like FEATURE=LOW:HIGH"),
+        ("--immutable", "colour", "colour"),
+        ("--target-range", "1:2", "--target-range needs a regressor"),
+    ],
+)
+def test_bad_tweak_options(files, option, value, message):
+    result = run(
+        "tweak",
+        files["root"] / "tree.skops",
+        files["root"] / "data.csv",
+        "--target",
+        "species",
+        "--target-class",
+        "2",
+        option,
+        value,
+    )
+    if option == "--target-range":
+        assert_bad_input(result, "exclude each other")
+        result = run(
+            "tweak",
+            files["root"] / "tree.skops",
+            files["root"] / "data.csv",
+            "--target",
+            "species",
+            option,
+            value,
+        )
+    assert_bad_input(result, message)
