@@ -583,3 +583,20 @@ def test_bad_tweak_options(files, option, value, message):
             value,
         )
     assert_bad_input(result, message)
+
+
+def test_interrupt_leaves_no_output(files, tmp_path, monkeypatch, capsys):
+    import treelens._report
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(treelens._report, "render_report", interrupted)
+    out = tmp_path / "report.html"
+    code, captured = run_main(
+        capsys, "report", files["root"] / "tree.skops", files["root"] / "data.csv",
+        "--target", "species", "--out", out,
+    )  # fmt: skip
+    assert code == 130
+    assert "interrupted; no output file was written" in captured.err
+    assert os.listdir(tmp_path) == []
