@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ._exceptions import InputError, TreelensError
+from ._tables import importance_results
 
 __all__ = [
     "PICTURE_KINDS",
@@ -74,8 +75,6 @@ def top_features(model: Any, k: int = 2) -> list[str]:
         raise InputError(
             f"The picture needs {k} features; this model has {forest.n_features}."
         )
-    from ._tables import importance_results
-
     primary = importance_results(model)["primary"]
     values = np.asarray(primary.importances_, dtype=float)
     order = np.argsort(-values, kind="stable")[:k]
@@ -98,7 +97,7 @@ def _need_data(kind: str, X: Any) -> None:
         raise InputError(f"The {kind} picture needs a data file; got none.")
 
 
-def _tree_default(forest: Any, tree: int | None) -> int:
+def _tree_index(tree: int | None) -> int:
     return 0 if tree is None else tree
 
 
@@ -126,8 +125,6 @@ def picture_figure(
     drawn = model if hasattr(model, "n_features_in_") else forest
     if kind == "importance":
         figure, ax = new_figure(6.4, max(2.5, 0.3 * min(forest.n_features, 20) + 1.2))
-        from ._tables import importance_results
-
         found = importance_results(model, X, y)
         shown = [r for r in (found["primary"], found["held_out"]) if r is not None]
         treelens.ImportanceDisplay.from_result(shown, ax=ax, top_k=20)
@@ -141,7 +138,7 @@ def picture_figure(
         annotate = ("samples", "value", "impurity") + (("mdi",) if mdi else ())
         treelens.TreeDiagramDisplay.from_estimator(
             model,
-            tree_index=_tree_default(forest, tree),
+            tree_index=_tree_index(tree),
             max_depth=3 if max_depth is None else max_depth,
             annotate=annotate,
             importance=mdi,
@@ -165,7 +162,7 @@ def picture_figure(
             X,
             features=pair,
             y=y,
-            tree_index=_tree_default(forest, tree),
+            tree_index=_tree_index(tree),
             max_depth=max_depth,
             ax=ax,
         )

@@ -149,15 +149,21 @@ def _summary(model: Any, forest: Any, X: Any, y: Any) -> dict[str, Any]:
 
 
 def _as_classes(y: Any, classes: Any) -> Any:
-    """``y`` converted to the dtype of the model's classes where it was read as text."""
+    """``y`` in the dtype of the model's classes where the data file read it otherwise.
+
+    A CSV column of labels 0/1 may come back as floats or text; labels are
+    converted only where every value maps to a class exactly.
+    """
     y = np.asarray(y)
     if classes is None or y.dtype == classes.dtype:
         return y
+    if np.issubdtype(classes.dtype, np.number) and np.issubdtype(y.dtype, np.number):
+        cast = y.astype(classes.dtype)
+        return cast if np.array_equal(cast, y) else y
     lookup = {str(c): c for c in classes}
-    return np.asarray(
-        [lookup.get(str(v), v) for v in y],
-        dtype=classes.dtype if all(str(v) in lookup for v in y) else object,
-    )
+    if all(str(v) in lookup for v in np.unique(y.astype(str))):
+        return np.asarray([lookup[str(v)] for v in y], dtype=classes.dtype)
+    return y
 
 
 def render_report(
