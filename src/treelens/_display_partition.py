@@ -246,12 +246,12 @@ class PartitionDisplay:
         faces = self.region_colors().copy()
         faces[:, 3] = alpha
         self.collection_ = PolyCollection(corners, facecolors=faces, edgecolors="none")
-        ax.add_collection(self.collection_)
+        ax.add_collection(self.collection_, autolim=False)
         if show_splits and len(self.split_segments_):
             self.splits_ = LineCollection(
                 self.split_segments_, colors="k", linewidths=0.8
             )
-            ax.add_collection(self.splits_)
+            ax.add_collection(self.splits_, autolim=False)
         if show_points and self.X_ is not None:
             pts = self.X_[:, list(self.features_)]
             if self.y_ is not None and self.classes_ is not None:

@@ -385,7 +385,8 @@ class DecisionRegionDisplay:
             )
             if show_boundaries:
                 ax.add_collection(
-                    LineCollection(self.boundary_segments_, colors="k", linewidths=0.8)
+                    LineCollection(self.boundary_segments_, colors="k", linewidths=0.8),
+                    autolim=False,  # the limits are the window, set below
                 )
         else:
             self.surface_ = self._draw_grid(ax, colors, codes, alpha, show_boundaries)
@@ -475,7 +476,8 @@ class DecisionRegionDisplay:
             y_edges = _pixel_edges(self.yy_[:, 0])
             self.boundary_segments_ = boundary_segments(x_edges, y_edges, codes)
             ax.add_collection(
-                LineCollection(self.boundary_segments_, colors="k", linewidths=0.7)
+                LineCollection(self.boundary_segments_, colors="k", linewidths=0.7),
+                autolim=False,
             )
         return surface
 
