@@ -286,3 +286,32 @@ def test_lightgbm_dump_feature_names():
     assert forest.feature_names == ("age", "income") and forest.has_feature_names
     with pytest.raises(InputError, match="differ from the feature names"):
         forest_from_lightgbm_dump(dump, feature_names=["income", "age"])
+
+
+def test_xgboost_json_deleted_nodes_are_dropped():
+    model = copy.deepcopy(XGB_BINARY)
+    tree = model["learner"]["gradient_booster"]["model"]["trees"][0]
+    # Node 1 was a split whose children (3, 4) were pruned away: they stay in
+    # the arrays, unreachable.
+    tree.update(
+        left_children=[2, -1, -1, -1, -1],
+        right_children=[1, -1, -1, -1, -1],
+        parents=[2147483647, 0, 0, 2147483647, 2147483647],
+        split_conditions=[0.5, 0.375, -0.25, 9.0, 9.0],
+        split_indices=[0, 0, 0, 0, 0],
+        split_type=[0] * 5,
+        default_left=[1, 0, 0, 0, 0],
+        base_weights=[0.0, 0.375, -0.25, 9.0, 9.0],
+        loss_changes=[3.5, 0.0, 0.0, 0.0, 0.0],
+        sum_hessian=[10.0, 6.0, 4.0, 1.0, 1.0],
+    )
+    tree["tree_param"] = dict(tree["tree_param"], num_deleted="2", num_nodes="5")
+    forest = forest_from_xgboost_json(model)
+    pruned = forest.trees[0]
+    assert pruned.n_nodes == 3
+    np.testing.assert_array_equal(pruned.children_left, [1, -1, -1])
+    np.testing.assert_array_equal(pruned.value[:, 0], [0.0, -0.25, 0.375])
+    np.testing.assert_array_equal(pruned.weighted_n_node_samples, [10.0, 4.0, 6.0])
+    full = forest_from_xgboost_json(XGB_BINARY)
+    X = np.array([[0.0, 0.0], [1.0, 2.0], [NAN, NAN]])
+    np.testing.assert_array_equal(forest.raw_predict(X), full.raw_predict(X))

@@ -6,11 +6,14 @@ These are the importances the boosting libraries report themselves
 they come with their per-tree breakdown and in treelens's result object.
 
 What they are, and how they differ from scikit-learn's MDI: the gain of a split
-is the library's own loss reduction (second-order: ``G_L^2 / (H_L + lambda) +
-G_R^2 / (H_R + lambda) - G^2 / (H + lambda)``, halved by XGBoost, before the
-learning rate), not the weighted impurity decrease of squared error or Gini that
-MDI sums; the cover of a node is its hessian sum.  They are not normalized unless
-asked, not averaged over trees, and measured on the training data only.
+is the library's own regularized second-order loss reduction (about
+``G_L^2 / (H_L + lambda) + G_R^2 / (H_R + lambda) - G^2 / (H + lambda)`` from the
+sums of gradients ``G`` and hessians ``H`` of the rows in each node), not the
+weighted impurity decrease of squared error or Gini that MDI sums; the cover of a
+node is its hessian sum.  They are not normalized unless asked, not averaged over
+trees, and measured on the training data only.  For an MDI comparable with
+scikit-learn's gradient boosting, replay the stages on data with
+``treelens.mdi_importance(model, X, y)``.
 """
 
 from __future__ import annotations

@@ -18,8 +18,15 @@ such models are refused.
 Scores.  The learning rate (``shrinkage``) and the initial score
 (``boost_from_average``) are already in the leaf values, so ``init_raw`` is 0 and
 ``learning_rate`` 1.0; random-forest mode (``average_output``) averages the rounds,
-so its ``learning_rate`` is ``1 / n_rounds``.  Multiclass models grow one tree per
-class and round, class-minor.
+so its ``learning_rate`` is ``1 / n_rounds`` (LightGBM's own ``raw_score`` output
+is then the unaveraged sum, while its probabilities come from the average, which
+is what ``Forest.raw_predict`` gives).  Multiclass models grow one tree per class
+and round, class-minor.
+
+Node statistics.  ``n_node_samples`` are the dump's counts; ``weighted_n_node_samples``
+the hessian sums (``leaf_weight``, summed up the tree for split nodes because the
+dump prints ``internal_weight`` with six digits only); ``value`` the leaf values
+and, at split nodes, ``internal_value``; impurity is NaN (not stored).
 
 Rounds.  ``dump_model()`` keeps the best iteration when the model has one, and
 otherwise every round, as ``predict`` does by default; the Forest holds those.

@@ -60,14 +60,14 @@ _OBJECTIVES = {
 
 
 def _learner(model_json: dict[str, Any]) -> dict[str, Any]:
-    try:
-        return model_json["learner"]
-    except (KeyError, TypeError):
+    if not isinstance(model_json, dict) or "learner" not in model_json:
+        keys = list(model_json)[:5] if isinstance(model_json, dict) else None
         raise InputError(
             "Not an XGBoost JSON model; expected a mapping with a 'learner' entry "
             "(the output of `Booster.save_raw('json')`), got "
-            f"{type(model_json).__name__} with keys {list(model_json)[:5] if isinstance(model_json, dict) else '-'}."
-        ) from None
+            f"{type(model_json).__name__} with keys {keys}."
+        )
+    return model_json["learner"]
 
 
 def _objective(learner: dict[str, Any]) -> tuple[str, str, str]:
