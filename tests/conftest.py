@@ -14,3 +14,18 @@ def _close_figures():
     pyplot = sys.modules.get("matplotlib.pyplot")
     if pyplot is not None:
         pyplot.close("all")
+
+
+@pytest.fixture
+def unwritable_dir(tmp_path):
+    """A directory this process cannot create files in (root ignores chmod)."""
+    from pathlib import Path
+
+    if os.geteuid() == 0:
+        yield Path("/sys")
+        return
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    yield locked
+    locked.chmod(0o755)

@@ -223,6 +223,10 @@ class Forest:
         when unknown.
     loss_alpha : float or None
         The ``alpha`` of the ``"huber"`` and ``"quantile"`` losses.
+    positive_at_zero : bool
+        Binary boosting only: whether a raw score of exactly 0 predicts the
+        positive class (scikit-learn's GradientBoostingClassifier) or the
+        negative one (XGBoost, LightGBM, HistGradientBoosting: ``p > 0.5``).
     """
 
     trees: tuple[Tree, ...]
@@ -243,6 +247,7 @@ class Forest:
     class_weight: dict[Any, float] | str | None = None
     loss: str = ""
     loss_alpha: float | None = None
+    positive_at_zero: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "trees", tuple(self.trees))
@@ -520,7 +525,10 @@ class Forest:
             if self.kind == "boosting":
                 raw = self._raw_from_leaves(leaves)
                 if raw.shape[1] == 1:
-                    encoded = (raw[:, 0] >= 0).astype(np.intp)
+                    positive = (
+                        raw[:, 0] >= 0 if self.positive_at_zero else raw[:, 0] > 0
+                    )
+                    encoded = positive.astype(np.intp)
                 else:
                     encoded = np.argmax(raw, axis=1)
             else:
