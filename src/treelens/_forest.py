@@ -227,6 +227,10 @@ class Forest:
         Binary boosting only: whether a raw score of exactly 0 predicts the
         positive class (scikit-learn's GradientBoostingClassifier) or the
         negative one (XGBoost, LightGBM, HistGradientBoosting: ``p > 0.5``).
+    score_dtype : numpy dtype
+        Boosting only: the dtype raw scores are summed in, tree after tree
+        (float64; float32 for XGBoost, whose predictions are float32 sums: summing
+        in float64 would move scores that sit on a decision boundary).
     """
 
     trees: tuple[Tree, ...]
@@ -248,9 +252,11 @@ class Forest:
     loss: str = ""
     loss_alpha: float | None = None
     positive_at_zero: bool = True
+    score_dtype: Any = np.float64
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "trees", tuple(self.trees))
+        object.__setattr__(self, "score_dtype", np.dtype(self.score_dtype))
         object.__setattr__(self, "feature_names", tuple(map(str, self.feature_names)))
         object.__setattr__(self, "input_dtype", np.dtype(self.input_dtype))
         object.__setattr__(
@@ -475,12 +481,15 @@ class Forest:
         return self._raw_from_leaves(self._apply(X))
 
     def _raw_from_leaves(self, leaves: NDArray[np.intp]) -> NDArray[np.float64]:
-        raw = np.tile(self.init_raw, (leaves.shape[0], 1))
+        dtype = self.score_dtype
+        raw = np.tile(self.init_raw.astype(dtype), (leaves.shape[0], 1))
+        rate = dtype.type(self.learning_rate)
         for j, tree in enumerate(self.trees):
-            raw[:, self.tree_output[j]] += (
-                self.learning_rate * tree.value[leaves[:, j], 0]
-            )
-        return raw
+            contribution = tree.value[leaves[:, j], 0].astype(dtype)
+            if rate != 1:
+                contribution *= rate
+            raw[:, self.tree_output[j]] += contribution
+        return raw.astype(np.float64, copy=False)
 
     def predict_proba(self, X: Any) -> NDArray[np.float64]:
         """Class probabilities, as the source model's ``predict_proba``.

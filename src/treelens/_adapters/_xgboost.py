@@ -277,6 +277,7 @@ def forest_from_xgboost_json(
         source=source,
         loss=info["loss"],
         positive_at_zero=False,
+        score_dtype=np.float32,
     )
 
 
