@@ -622,6 +622,13 @@ def report(
     cost: Annotated[
         str, typer.Option("--cost", help="Counterfactual cost: l2, l1, mad, ...")
     ] = "l2",
+    optimal: Annotated[
+        bool,
+        typer.Option("--optimal", help="Proven least-cost counterfactuals (MILP)."),
+    ] = False,
+    time_limit: Annotated[
+        float, typer.Option("--time-limit", help="--optimal: seconds per row.")
+    ] = 30.0,
     title: Annotated[str | None, typer.Option("--title")] = None,
     trust_pickle: TrustPickle = False,
     trust: TrustTypes = None,
@@ -646,6 +653,8 @@ def report(
             target=goal,
             max_counterfactuals=max_counterfactuals,
             cost=cost,
+            optimal=optimal,
+            time_limit=time_limit,
             title=title or f"treelens report: {model_path.name}",
             progress=progress.step,
         )
