@@ -22,9 +22,11 @@ from treelens import Constraints, InputError, feature_tweak, to_forest
 from treelens._counterfactual import (
     REASON_NO_FLIP,
     REASON_NOT_REACHABLE,
+    CounterfactualCheckWarning,
     prepare_problem,
 )
 
+from .models import MODEL_FACTORIES
 from .tweak_reference import reference_tweak
 
 N_FEATURES = 4
@@ -526,3 +528,24 @@ def test_other_bad_options(fitted):
         feature_tweak(clf, X[:2], target=True, memory_budget=10)
     with pytest.raises(InputError, match="treelens.Constraints"):
         feature_tweak(clf, X[:2], target=True, constraints={"immutable": [0]})
+
+
+# ------------------------------------------------ contract over every model
+@pytest.mark.parametrize("name", sorted(MODEL_FACTORIES))
+def test_every_supported_model_equals_exhaustive_search(name):
+    case = MODEL_FACTORIES[name]()
+    model = case.model
+    complete = case.X[~np.isnan(case.X).any(axis=1)]
+    rows = complete[:4]
+    if hasattr(model, "classes_"):
+        targets = ["other", model.classes_[-1]]
+    else:
+        pred = model.predict(complete)
+        targets = [(float(np.quantile(pred, 0.75)), None)]
+    for target in targets:
+        for mode in ("minimal", "paper"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", CounterfactualCheckWarning)
+                _check_against_reference(
+                    model, rows, target, "l1", mode, None, complete
+                )

@@ -132,6 +132,8 @@ def _candidate(x, lower, upper, eps, rc, mode, cost_weights):
             hot = min((w[i], i) for i in range(len(g)) if can[i])[1]
         for i, j in enumerate(g):
             out[j] = 1.0 if i == hot else 0.0
+    if not np.isfinite(out).all():  # an empty box such as (inf, inf]
+        return None
     return np.array(out)
 
 

@@ -270,30 +270,23 @@ def _build(forest: Forest, extra_cuts: tuple[int, ...]) -> ForestProgram:
     pair_first = cell_offsets[pair_feature] + first
     pair_last = cell_offsets[pair_feature] + last
 
-    # Split rows: walk every leaf up to its root, one step for all leaves at once.
-    n_nodes = flat["left"].size
-    parent = np.full(n_nodes, -1, dtype=np.intp)
+    # Split rows.  At a split on (j, t) of tree T, every leaf of T whose box lies
+    # wholly at or below t on feature j (not only the leaves under the split)
+    # forces x'_j <= t, and every leaf wholly above forces x'_j > t: the
+    # strengthened rows give a much tighter relaxation than the subtree alone.
     inner = np.flatnonzero(split)
-    parent[flat["left"][inner]] = inner
-    parent[flat["right"][inner]] = inner
-    split_id = np.cumsum(split) - 1  # split index of each split node
-    rows_parts, cols_parts = [], []
-    child = leaf_global.copy()
-    leaf_idx = np.arange(n_leaves)
-    up = parent[child]
-    while True:
-        alive = up >= 0
-        if not alive.any():
-            break
-        child, up, leaf_idx = child[alive], up[alive], leaf_idx[alive]
-        side = (flat["right"][up] == child).astype(np.intp)  # 0 left, 1 right
-        rows_parts.append(2 * split_id[up] + side)
-        cols_parts.append(leaf_idx)
-        child = up
-        up = parent[child]
-    split_rows = np.concatenate(rows_parts) if rows_parts else np.empty(0, np.intp)
-    split_cols = np.concatenate(cols_parts) if cols_parts else np.empty(0, np.intp)
     n_splits = inner.size
+    n_nodes = flat["left"].size
+    node_tree = np.repeat(np.arange(forest.n_trees), np.diff(np.append(flat["offsets"], n_nodes)))
+    split_cell = thr_cell[split_thr]  # global cell just below each split's threshold
+    split_rows, split_cols = _split_incidence(
+        boxes.tree[pair_leaf] * n_features + pair_feature,
+        pair_leaf,
+        pair_first,
+        pair_last,
+        node_tree[inner] * n_features + split_feature,
+        split_cell,
+    )
     node_tree = np.repeat(np.arange(forest.n_trees), np.diff(np.append(flat["offsets"], n_nodes)))
     split_tree = node_tree[inner]
 
@@ -377,3 +370,32 @@ def _search_within(
         sel = feature == j
         out[sel] = np.searchsorted(values[offsets[j] : offsets[j + 1]], query[sel])
     return out
+
+
+def _split_incidence(
+    pair_key: NDArray[np.intp],
+    pair_leaf: NDArray[np.intp],
+    pair_first: NDArray[np.intp],
+    pair_last: NDArray[np.intp],
+    split_key: NDArray[np.intp],
+    split_cell: NDArray[np.intp],
+) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """Rows (``2 * split + side``) and leaf columns of the split rows.
+
+    Keys are ``tree * n_features + feature``; a leaf joins the left row of a
+    split with the same key when its box ends at or below the split's cell, the
+    right row when it starts above.
+    """
+    order = np.argsort(pair_key, kind="stable")
+    keys = pair_key[order]
+    start = np.searchsorted(keys, split_key, side="left")
+    stop = np.searchsorted(keys, split_key, side="right")
+    count = stop - start
+    split_of = np.repeat(np.arange(split_key.size), count)
+    within = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)
+    pair = order[np.repeat(start, count) + within]
+    left = pair_last[pair] <= split_cell[split_of]
+    right = pair_first[pair] > split_cell[split_of]
+    rows = np.concatenate([2 * split_of[left], 2 * split_of[right] + 1])
+    cols = np.concatenate([pair_leaf[pair[left]], pair_leaf[pair[right]]])
+    return rows, cols
