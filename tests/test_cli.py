@@ -600,3 +600,19 @@ def test_interrupt_leaves_no_output(files, tmp_path, monkeypatch, capsys):
     assert code == 130
     assert "interrupted; no output file was written" in captured.err
     assert os.listdir(tmp_path) == []
+
+
+def test_tweak_optimal_never_costs_more_than_tweaking(files):
+    args = ("tweak", files["root"] / "forest.skops", files["root"] / "data.csv",
+            "--target", "species", "--target-class", "2", "--rows", "0-5",
+            "--cost", "l1", "--json")  # fmt: skip
+    tweaked = run(*args)
+    proven = run(*args, "--optimal", "--time-limit", "20")
+    assert tweaked.exit_code == 0 and proven.exit_code == 0, proven.output
+    tweak_rows = json.loads(tweaked.stdout)["rows"]
+    optimal_rows = json.loads(proven.stdout)["rows"]
+    assert all(r["status"] == "optimal" for r in optimal_rows)
+    for fast, best in zip(tweak_rows, optimal_rows, strict=True):
+        assert best["found"]
+        if fast["found"]:
+            assert best["cost"] <= fast["cost"] + 1e-9
