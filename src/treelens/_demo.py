@@ -139,9 +139,10 @@ def run_demo(
 
     # 2. Ensembles on the same split.
     forest = RandomForestClassifier(n_estimators=100, random_state=0, n_jobs=1)
-    forest.fit(X_train, y_train)
     boosting = GradientBoostingClassifier(n_estimators=100, random_state=0)
-    boosting.fit(X_train, y_train)
+    with console.status("Fitting a random forest and gradient boosting"):
+        forest.fit(X_train, y_train)
+        boosting.fit(X_train, y_train)
     console.print(
         f"[bold]2. Ensembles[/]: random forest (100 trees) test accuracy "
         f"{forest.score(X_test, y_test):.3f}; gradient boosting (100 stages) "
@@ -203,9 +204,15 @@ def run_demo(
     tweaked = treelens.feature_tweak(
         small, X_test.iloc[rows], target=1, cost="mad", reference=X_train
     )
-    proven = treelens.optimal_counterfactual(
-        small, X_test.iloc[rows], target=1, cost="mad", reference=X_train, time_limit=10
-    )
+    with console.status("Solving for optimal counterfactuals (HiGHS)"):
+        proven = treelens.optimal_counterfactual(
+            small,
+            X_test.iloc[rows],
+            target=1,
+            cost="mad",
+            reference=X_train,
+            time_limit=10,
+        )
     optimal_rows = counterfactual_result_tables(
         proven, [int(i) for i in rows], proven.prediction_
     )["rows"][1]
@@ -309,15 +316,17 @@ def run_demo(
         )
 
     # 5. The report.
-    html = render_report(
-        forest,
-        X_test,
-        y_test,
-        target=1,
-        cost="mad",
-        reference=X_train,
-        title="treelens demo: random forest on breast cancer (test set)",
-    )
+    with console.status("Writing the HTML report") as status:
+        html = render_report(
+            forest,
+            X_test,
+            y_test,
+            target=1,
+            cost="mad",
+            reference=X_train,
+            title="treelens demo: random forest on breast cancer (test set)",
+            progress=lambda step: status.update(f"Writing the HTML report: {step}"),
+        )
     written["report"] = atomic_write(out / "report.html", html)
     elapsed = time.perf_counter() - start
     console.print()
