@@ -220,7 +220,10 @@ def selected_rows(
         return list(rows)
     predicted = predict(model, X)
     if isinstance(target, tuple):
-        low, high = target
+        low, high = (
+            (-np.inf if target[0] is None else target[0]),
+            (np.inf if target[1] is None else target[1]),
+        )
         declined = ~((predicted >= low) & (predicted <= high))
     elif isinstance(target, str) and target == "other":
         declined = np.ones(len(predicted), dtype=bool)
