@@ -616,3 +616,24 @@ def test_tweak_optimal_never_costs_more_than_tweaking(files):
         assert best["found"]
         if fast["found"]:
             assert best["cost"] <= fast["cost"] + 1e-9
+
+
+def test_tweak_regressor_towards_a_range(tmp_path):
+    from sklearn.datasets import load_diabetes
+    from sklearn.tree import DecisionTreeRegressor
+
+    X, y = load_diabetes(return_X_y=True, as_frame=True)
+    model = DecisionTreeRegressor(max_depth=3, random_state=0).fit(X, y)
+    skops.io.dump(model, tmp_path / "tree.skops")
+    X.iloc[:40].to_csv(tmp_path / "rows.csv", index=False)
+    result = run("tweak", tmp_path / "tree.skops", tmp_path / "rows.csv",
+                 "--target-range", "200:", "--max-rows", "3", "--json")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert len(payload["rows"]) == 3
+    counterfactuals = X.iloc[:40].copy()
+    for change in payload["changes"]:
+        counterfactuals.loc[change["row"], change["feature"]] = change["after"]
+    found = [r["row"] for r in payload["rows"] if r["found"]]
+    assert found and (model.predict(counterfactuals.loc[found]) >= 200).all()
+    assert all(r["prediction"] < 200 for r in payload["rows"])
