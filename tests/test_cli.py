@@ -637,3 +637,19 @@ def test_tweak_regressor_towards_a_range(tmp_path):
     found = [r["row"] for r in payload["rows"] if r["found"]]
     assert found and (model.predict(counterfactuals.loc[found]) >= 200).all()
     assert all(r["prediction"] < 200 for r in payload["rows"])
+
+
+def test_plot_counterfactual_and_regression_refusal(files, tmp_path):
+    out = tmp_path / "cf.png"
+    result = run("plot", "counterfactual", files["root"] / "forest.skops",
+                 files["root"] / "data.csv", "--target", "species", "--row", "0",
+                 "--target-class", "2", "--out", out)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes().startswith(b"\x89PNG")
+    result = run("plot", "counterfactual", files["root"] / "forest.skops",
+                 files["root"] / "data.csv", "--target", "species", "--out", out)  # fmt: skip
+    assert_bad_input(result, "needs --row I and --target-class C")
+    result = run("plot", "tree", files["root"] / "forest.skops",
+                 files["root"] / "data.csv", "--target", "species", "--row", "99",
+                 "--out", out)  # fmt: skip
+    assert_bad_input(result, "--row must be in [0, 14]")
