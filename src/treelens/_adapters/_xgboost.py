@@ -16,6 +16,11 @@ estimates it from the data); for ``binary:logistic`` it is a probability and goe
 through the logit.  Multiclass models grow one tree per class and round
 (``tree_info`` gives each tree's class).
 
+Labels.  XGBoost predicts class 1 when ``p > 0.5`` (``positive_at_zero`` is
+false).  It computes raw scores and probabilities in float32, the Forest in
+float64: raw scores agree to about 1e-7 per tree, so a label can differ only for
+rows whose raw score lies within that of 0.
+
 Rounds.  A ``Booster`` is read whole, as ``Booster.predict`` uses it.  A
 scikit-learn wrapper fitted with early stopping predicts with its best iteration
 only, so its Forest keeps the rounds up to ``best_iteration`` (inclusive).
