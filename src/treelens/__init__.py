@@ -27,6 +27,7 @@ from ._gain_importance import gain_importance
 from ._importance_result import ImportanceResult
 from ._mdi import MDIImportance, mdi_importance
 from ._node_statistics import NodeStatistics, node_statistics
+from ._optimal import optimal_counterfactual
 from ._permutation import permutation_importance
 from ._tweak import feature_tweak
 
@@ -58,6 +59,7 @@ __all__ = [
     "leaf_boxes",
     "mdi_importance",
     "node_statistics",
+    "optimal_counterfactual",
     "permutation_importance",
     "register_adapter",
     "supported_models",

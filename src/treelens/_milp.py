@@ -15,6 +15,7 @@ and the constant rows tying cells to the leaves each tree reaches.  Here, per ro
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -137,7 +138,8 @@ def price_cells(
     x, lo, hi, epsilon : ndarray of shape (n_features,)
     integer : ndarray of shape (n_features,), bool
     terms : callable
-        ``terms(delta) -> per-feature cost terms`` (``Cost.terms``).
+        ``terms(delta) -> per-feature cost terms`` for ``delta`` of shape
+        (k, n_features) (``Cost.terms``).
 
     Returns
     -------
@@ -164,10 +166,20 @@ def price_cells(
         middle = np.where(is_int, np.clip(np.round(middle), r_lo, r_hi), middle)
     s_lo = np.where(narrow, middle, s_lo)
     s_hi = np.where(narrow, middle, s_hi)
-    inside = (xc >= r_lo) & (xc <= r_hi)
+    # x itself (as given, maybe not a value of input_dtype) in the cell the model
+    # routes it to, when the constraints let it stay.
+    x_cast = x.astype(dtype).astype(np.float64)[f]
+    stay = (x >= lo) & (x <= hi) & (~integer | (x == np.round(x)))
+    inside = (x_cast >= program.cell_min) & (x_cast <= program.cell_high) & stay[f]
+    feasible |= inside
     points = np.where(inside, xc, np.clip(xc, s_lo, s_hi))
     points = np.where(feasible, points, np.nan)
-    cost_terms = np.where(feasible, terms(np.where(feasible, points - xc, 0.0)), np.inf)
+    # Cost.terms works on rows of n_features deltas: lay the cells out as a
+    # (cells per feature, n_features) table.
+    local = np.arange(f.size) - program.cell_offsets[f]
+    table = np.zeros((int(local.max(initial=0)) + 1, program.n_features))
+    table[local, f] = np.where(feasible, points - xc, 0.0)
+    cost_terms = np.where(feasible, terms(table)[local, f], np.inf)
     return points, cost_terms
 
 
@@ -203,6 +215,7 @@ def solve_cells(
     one_cells: NDArray[np.bool_] | None = None,
     time_limit: float = 30.0,
     margin: float = STRICT_MARGIN,
+    highs_options: dict[str, Any] | None = None,
 ) -> MilpOutcome:
     """Least-cost choice of one cell per feature meeting ``decision``.
 
@@ -236,11 +249,20 @@ def solve_cells(
     if (np.add.reduceat(allowed, program.cell_offsets[:-1]) == 0).any():
         return MilpOutcome("infeasible", None, np.inf, np.inf)
 
-    # Leaves whose box meets no allowed cell on some feature cannot be reached.
-    cum = np.concatenate([[0], np.cumsum(allowed)])
-    pair_ok = cum[program.pair_last + 1] - cum[program.pair_first] > 0
-    live = np.ones(program.n_leaves, dtype=bool)
-    live[program.pair_leaf[~pair_ok]] = False
+    # A leaf is dead when entering its box costs more than the cutoff on its own
+    # (or meets no allowed cell on some feature): the least term over the cells
+    # its box covers, summed (max for linf) over the features it bounds.
+    pair_least = _range_min(
+        np.where(allowed, cost_terms, np.inf), program.pair_first, program.pair_last
+    )
+    if linf:
+        entry = np.zeros(program.n_leaves)
+        np.maximum.at(entry, program.pair_leaf, pair_least)
+    else:
+        entry = np.bincount(program.pair_leaf, weights=pair_least, minlength=program.n_leaves)
+    live = entry <= cutoff + slack if np.isfinite(cutoff) else np.isfinite(entry)
+    if not np.isfinite(cutoff):
+        live &= np.isfinite(entry)
     # Trees whose live leaves all score the same add a constant.
     scores = decision.scores
     offsets = program.tree_leaf_offsets[:-1]
@@ -252,11 +274,15 @@ def solve_cells(
     varying = np.flatnonzero(~constant_tree)
     split_keep = np.flatnonzero(~constant_tree[program.split_tree])
     split_rows = n_cells + program.n_trees + 2 * split_keep
+    span_rows = n_cells + program.n_trees + 2 * program.split_tree.size + np.flatnonzero(
+        ~constant_tree[program.span_tree]
+    )
     row_keep = np.concatenate(
         [
             np.arange(n_cells),
             n_cells + varying,
             np.column_stack([split_rows, split_rows + 1]).ravel(),
+            span_rows,
         ]
     )
     n_base = n_cells + n_thr + y_leaves.size
@@ -284,11 +310,21 @@ def solve_cells(
     y_range = np.arange(y0, n_base)
 
     def add_row(c: NDArray[np.intp], v: NDArray[np.float64], lo: float, hi: float) -> None:
-        rows.append(np.full(c.size, len(extra_lo), dtype=np.intp))
+        add_rows(np.zeros(len(c), dtype=np.intp), c, v, np.array([lo]), np.array([hi]))
+
+    def add_rows(
+        r: NDArray[np.intp],
+        c: NDArray[np.intp],
+        v: NDArray[np.float64],
+        lo: NDArray[np.float64],
+        hi: NDArray[np.float64],
+    ) -> None:
+        """Rows ``lo <= sum v * column <= hi``, ``r`` numbering them from 0."""
+        rows.append(len(extra_lo) + np.asarray(r, dtype=np.intp))
         cols.append(np.asarray(c, dtype=np.intp))
         vals.append(np.asarray(v, dtype=np.float64))
-        extra_lo.append(lo)
-        extra_hi.append(hi)
+        extra_lo.extend(np.asarray(lo, dtype=np.float64).tolist())
+        extra_hi.extend(np.asarray(hi, dtype=np.float64).tolist())
 
     n_choice = 0  # binaries choosing the winning class among several targets
     retry = margin > STRICT_MARGIN  # a retry also keeps non-strict rows off ties
@@ -302,12 +338,10 @@ def solve_cells(
         add_row(y_range, y_scores[:, 0], low, high)
     else:
         assert decision.strict is not None
-        targets = decision.targets
-        n_choice = len(targets) if len(targets) > 1 else 0
-        feasible_targets = 0
-        for position, k in enumerate(targets):
+        # Rows each reachable target class needs (pairs always met are dropped).
+        needs = []
+        for k in decision.targets:
             pending = []
-            possible = True
             for j in range(scores.shape[1]):
                 if j == k:
                     continue
@@ -315,36 +349,67 @@ def solve_cells(
                 diff = y_scores[:, k] - y_scores[:, j]
                 least, most = reach(diff)
                 if most < need:
-                    possible = False
-                elif least < need:
+                    break  # class k cannot win
+                if least < need:
                     pending.append((diff, need, need - least))
-            if not possible:
-                continue
-            feasible_targets += 1
+            else:
+                needs.append(pending)
+        if not needs:
+            return MilpOutcome("infeasible", None, np.inf, np.inf)
+        n_choice = len(needs) if len(needs) > 1 else 0
+        for position, pending in enumerate(needs):
             for diff, need, big in pending:
                 if n_choice:
                     # Enforced only for the class chosen: D >= need - big * (1 - w).
                     add_row(np.r_[y_range, n_base + position], np.r_[diff, -big], need - big, np.inf)
                 else:
                     add_row(y_range, diff, need, np.inf)
-        if not feasible_targets:
-            return MilpOutcome("infeasible", None, np.inf, np.inf)
         if n_choice:
             add_row(n_base + np.arange(n_choice), np.ones(n_choice), 1.0, 1.0)
 
-    n_cols = n_base + n_choice + (1 if linf else 0)
+    # Cost columns: c_j, the term of feature j's chosen cell; s = max_j c_j (linf).
+    c0 = n_base + n_choice
+    n_cols = c0 + program.n_features + (1 if linf else 0)
     terms = np.where(allowed, cost_terms, 0.0)
+    cells = np.arange(n_cells)
+    features = np.arange(program.n_features)
+    add_rows(
+        np.r_[program.cell_feature, features],
+        np.r_[cells, c0 + features],
+        np.r_[-terms, np.ones(program.n_features)],
+        np.zeros(program.n_features),
+        np.zeros(program.n_features),
+    )
+    # Cuts: in each tree the leaf reached costs at least its entry term on every
+    # feature, c_j >= sum_leaves y_l * least_term(l, j).  The relaxation alone
+    # lets several leaves of one tree share one cheap fractional cell.
+    y_col = np.full(program.n_leaves, -1, dtype=np.intp)
+    y_col[y_leaves] = y0 + np.arange(y_leaves.size)
+    cut = (y_col[program.pair_leaf] >= 0) & (pair_least > 0) & np.isfinite(pair_least)
+    pair_feature = program.cell_feature[program.pair_first[cut]]
+    key = program.leaf_tree[program.pair_leaf[cut]] * program.n_features + pair_feature
+    unique_keys, cut_row = np.unique(key, return_inverse=True)
+    add_rows(
+        np.r_[cut_row, np.arange(unique_keys.size)],
+        np.r_[y_col[program.pair_leaf[cut]], c0 + unique_keys % program.n_features],
+        np.r_[-pair_least[cut], np.ones(unique_keys.size)],
+        np.zeros(unique_keys.size),
+        np.full(unique_keys.size, np.inf),
+    )
     objective = np.zeros(n_cols)
     if linf:
         objective[-1] = 1.0
-        # s >= the term of the chosen cell, for every feature that can cost anything.
-        for j in np.flatnonzero(np.add.reduceat(terms, program.cell_offsets[:-1]) > 0):
-            cells = np.arange(program.cell_offsets[j], program.cell_offsets[j + 1])
-            add_row(np.r_[cells, n_cols - 1], np.r_[-terms[cells], 1.0], 0.0, np.inf)
+        add_rows(
+            np.r_[features, features],
+            np.r_[c0 + features, np.full(program.n_features, n_cols - 1)],
+            np.r_[-np.ones(program.n_features), np.ones(program.n_features)],
+            np.zeros(program.n_features),
+            np.full(program.n_features, np.inf),
+        )
     else:
-        objective[:n_cells] = terms
+        objective[c0 : c0 + program.n_features] = 1.0
         if np.isfinite(cutoff):
-            add_row(np.arange(n_cells), terms, -np.inf, cutoff + slack)
+            add_row(c0 + features, np.ones(program.n_features), -np.inf, cutoff + slack)
     if one_hot:
         assert one_cells is not None
         for group in one_hot:
@@ -368,21 +433,26 @@ def solve_cells(
     integrality[n_base : n_base + n_choice] = 1
     col_upper = np.ones(n_cols)
     col_upper[:n_cells] = allowed
-    if linf:
-        col_upper[-1] = cutoff + slack if np.isfinite(cutoff) else np.inf
+    col_upper[c0:] = cutoff + slack if np.isfinite(cutoff) else np.inf
 
-    result = milp(
-        objective,
-        integrality=integrality,
-        bounds=Bounds(np.zeros(n_cols), col_upper),
-        constraints=LinearConstraint(matrix, row_lower, row_upper),
-        options={
-            "time_limit": float(time_limit),
-            "mip_rel_gap": MIP_REL_GAP,
-            "presolve": True,
-            "disp": False,
-        },
-    )
+    options = {
+        "time_limit": float(time_limit),
+        "mip_rel_gap": MIP_REL_GAP,
+        "presolve": True,
+        "disp": False,
+    }
+    options.update(highs_options or {})
+    with warnings.catch_warnings():
+        # scipy warns that options beyond its own are passed to HiGHS verbatim,
+        # which is what is wanted here.
+        warnings.filterwarnings("ignore", "Unrecognized options", RuntimeWarning)
+        result = milp(
+            objective,
+            integrality=integrality,
+            bounds=Bounds(np.zeros(n_cols), col_upper),
+            constraints=LinearConstraint(matrix, row_lower, row_upper),
+            options=options,
+        )
     if result.status == 2:
         return MilpOutcome("infeasible", None, np.inf, np.inf)
     bound = getattr(result, "mip_dual_bound", None)
@@ -404,3 +474,23 @@ def solve_cells(
     if result.status == 0:
         return MilpOutcome("optimal", chosen, value, min(value, max(bound, value * (1 - MIP_REL_GAP))))
     return MilpOutcome("time_limit", chosen, value, min(bound, value))
+
+
+def _range_min(
+    values: NDArray[np.float64], first: NDArray[np.intp], last: NDArray[np.intp]
+) -> NDArray[np.float64]:
+    """``min(values[first[q] : last[q] + 1])`` for every query, with a sparse table."""
+    table = [values]
+    width = 1
+    while 2 * width <= values.size:
+        prev = table[-1]
+        table.append(np.minimum(prev[: prev.size - width], prev[width:]))
+        width *= 2
+    length = last - first + 1
+    level = np.floor(np.log2(np.maximum(length, 1))).astype(np.intp)
+    out = np.empty(first.size)
+    for k in np.unique(level):  # a handful of levels
+        sel = level == k
+        row = table[k]
+        out[sel] = np.minimum(row[first[sel]], row[last[sel] - (1 << k) + 1])
+    return out
