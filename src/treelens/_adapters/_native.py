@@ -1,0 +1,150 @@
+"""Reading XGBoost and LightGBM models from their own model files."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from .._exceptions import InputError, UnsupportedModelError
+
+__all__ = ["load_native_model"]
+
+_EXPECTED = (
+    "an XGBoost model (.json or .ubj, from Booster.save_model), a LightGBM model "
+    "(text, from Booster.save_model) or a LightGBM dump (.json, from "
+    "Booster.dump_model)"
+)
+
+
+def _library(name: str, path: Path) -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise UnsupportedModelError(
+            f"Reading {str(path)!r} needs {name}, which is not installed; expected "
+            f"it installed (pip install 'treelens[{name}]')."
+        ) from exc
+
+
+def load_native_model(path: str | os.PathLike[str]) -> Any:
+    """Load a boosting model from its library's own model file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        One of:
+
+        - an XGBoost model saved with ``Booster.save_model`` / ``XGBModel.save_model``
+          as JSON (``.json``) or Universal Binary JSON (``.ubj``);
+        - a LightGBM model saved with ``Booster.save_model`` (text, usually
+          ``.txt``);
+        - a LightGBM dump, ``Booster.dump_model()`` written as JSON.
+
+        The format is recognized from the file's content, not its name.
+
+    Returns
+    -------
+    model : xgboost.Booster, lightgbm.Booster or Forest
+        A Booster of the library that wrote the file, or the
+        :class:`~treelens.Forest` built from the file where it is JSON and the
+        library is not needed: a LightGBM dump, or an XGBoost JSON model when
+        xgboost is not installed.  Either can be given to
+        :func:`treelens.to_forest`.
+
+    Raises
+    ------
+    InputError
+        If the file does not exist or is of none of these formats.
+    UnsupportedModelError
+        If the library needed to read the file (LightGBM text, XGBoost UBJ) is
+        not installed.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"Model file {str(path)!r} does not exist or is not a file.")
+    with open(path, "rb") as handle:
+        head = handle.read(64)
+    stripped = head.lstrip()
+    if stripped.startswith(b"tree"):
+        return _library("lightgbm", path).Booster(model_file=str(path))
+    if stripped.startswith(b"{"):
+        try:
+            content = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            content = None  # Universal Binary JSON also opens with "{"
+        if isinstance(content, dict) and "tree_info" in content:
+            from ._lightgbm import forest_from_lightgbm_dump
+
+            return forest_from_lightgbm_dump(content, source="lightgbm.Booster")
+        if isinstance(content, dict) and "learner" in content:
+            try:
+                import xgboost
+            except ImportError:  # the JSON model holds everything a Forest needs
+                from ._xgboost import forest_from_xgboost_json
+
+                return forest_from_xgboost_json(content, source="xgboost.Booster")
+            return xgboost.Booster(model_file=str(path))
+        if content is None:
+            xgboost = _library("xgboost", path)
+            try:
+                return xgboost.Booster(model_file=str(path))
+            except xgboost.core.XGBoostError as exc:
+                raise InputError(
+                    f"Model file {str(path)!r} is of an unknown format; expected "
+                    f"{_EXPECTED}."
+                ) from exc
+    raise InputError(
+        f"Model file {str(path)!r} is of an unknown format; expected {_EXPECTED}; "
+        f"got a file starting with {head[:16]!r}."
+    )
+
+
+def booster_predict(model: Any, X: Any) -> Any:
+    """Labels or values a library Booster predicts for ``X``, as ``Forest.predict``.
+
+    ``xgboost.Booster.predict`` needs a DMatrix, and both libraries' Boosters
+    return class probabilities rather than labels.  Returns None for any other
+    model, whose own ``predict`` already gives labels or values.
+
+    Parameters
+    ----------
+    model : object
+    X : ndarray of shape (n_samples, n_features)
+
+    Returns
+    -------
+    y_pred : ndarray of shape (n_samples,) or None
+        For classifiers, class indices ``0 .. n_classes - 1`` (a Booster knows no
+        labels): ``p > 0.5`` for binary models, the argmax of the probabilities
+        otherwise.
+    """
+    import numpy as np
+
+    from . import _class_key
+
+    key = _class_key(type(model))
+    if key == "xgboost.Booster":
+        import xgboost
+
+        matrix = xgboost.DMatrix(np.asarray(X), feature_names=model.feature_names)
+        output = model.predict(matrix)
+        objective = json.loads(model.save_config())["learner"]["objective"]["name"]
+    elif key == "lightgbm.Booster":
+        output = model.predict(np.asarray(X))
+        objective = str(model.dump_model(num_iteration=1).get("objective", ""))
+    else:
+        return None
+    if objective.startswith(("binary", "multi:softprob", "multiclass")):
+        output = np.asarray(output)
+        return (
+            (output > 0.5).astype(np.intp)
+            if output.ndim == 1
+            else np.argmax(output, axis=1)
+        )
+    if objective.startswith("multi:softmax"):
+        return np.asarray(output).astype(np.intp)
+    return np.asarray(output)
