@@ -201,3 +201,17 @@ def test_forest_of_rebuilds_after_refit():
     refit = forest_of(model.set_params(warm_start=False).fit(X, ~y))
     assert refit is not first
     np.testing.assert_array_equal(refit.predict(X), model.predict(X))
+
+
+def test_auto_epsilon_is_finite_with_missing_value_splits():
+    # Trees fitted on data with NaN can split "missing vs. everything" at an
+    # infinite threshold; the auto rule must measure scale on finite thresholds.
+    from tests.models import MODEL_FACTORIES
+    from treelens import to_forest
+    from treelens._epsilon import resolve_epsilon
+
+    forest = to_forest(MODEL_FACTORIES["sklearn.DecisionTreeRegressor"]().model)
+    thresholds = np.concatenate([t.threshold[~t.is_leaf] for t in forest.trees])
+    assert np.isinf(thresholds).any()
+    epsilon = resolve_epsilon(forest, "auto")
+    assert np.isfinite(epsilon).all() and (epsilon > 0).all()

@@ -83,7 +83,9 @@ def resolve_epsilon(
                 "`epsilon` must be a non-negative number, one per feature, or "
                 f"'auto'; got {epsilon!r}."
             )
-        thresholds = split_thresholds(forest)
+        # Splits that only separate missing values sit at an infinite threshold;
+        # they say nothing about a feature's scale.
+        thresholds = [t[np.isfinite(t)] for t in split_thresholds(forest)]
         if reference is not None:
             spread = np.nanstd(reference, axis=0)
         else:

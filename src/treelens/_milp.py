@@ -432,17 +432,25 @@ def solve_cells(
         "mip_detect_symmetry": False,
     }
     options.update(highs_options or {})
-    with warnings.catch_warnings():
-        # scipy warns that options beyond its own are passed to HiGHS verbatim,
-        # which is what is wanted here.
-        warnings.filterwarnings("ignore", "Unrecognized options", RuntimeWarning)
-        result = milp(
-            objective,
-            integrality=integrality,
-            bounds=Bounds(np.zeros(n_cols), col_upper),
-            constraints=LinearConstraint(matrix, row_lower, row_upper),
-            options=options,
-        )
+
+    def solve(options: dict[str, Any]) -> Any:
+        with warnings.catch_warnings():
+            # scipy warns that options beyond its own are passed to HiGHS
+            # verbatim, which is what is wanted here.
+            warnings.filterwarnings("ignore", "Unrecognized options", RuntimeWarning)
+            return milp(
+                objective,
+                integrality=integrality,
+                bounds=Bounds(np.zeros(n_cols), col_upper),
+                constraints=LinearConstraint(matrix, row_lower, row_upper),
+                options=options,
+            )
+
+    result = solve(options)
+    if result.x is None and result.status not in (1, 2) and options["presolve"]:
+        # HiGHS's presolve occasionally ends in a "solve error" on these
+        # programs; the same program without presolve solves.
+        result = solve({**options, "presolve": False})
     if result.status == 2:
         return MilpOutcome("infeasible", None, np.inf, np.inf)
     bound = getattr(result, "mip_dual_bound", None)
