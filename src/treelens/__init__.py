@@ -7,20 +7,35 @@ representation of a fitted ensemble (:class:`Forest`).
 
 from ._adapters import register_adapter, supported_models, to_forest
 from ._boxes import LeafBoxes, leaf_boxes
-from ._exceptions import InputError, NotFittedError, TreelensError, UnsupportedModelError
+from ._exceptions import (
+    InputError,
+    NotFittedError,
+    TreelensError,
+    UnsupportedModelError,
+)
 from ._forest import Forest, Tree
+from ._importance_result import ImportanceResult
+from ._mdi import MDIImportance, mdi_importance
+from ._node_statistics import NodeStatistics, node_statistics
+from ._permutation import permutation_importance
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Forest",
+    "ImportanceResult",
     "InputError",
     "LeafBoxes",
+    "MDIImportance",
+    "NodeStatistics",
     "NotFittedError",
     "Tree",
     "TreelensError",
     "UnsupportedModelError",
     "leaf_boxes",
+    "mdi_importance",
+    "node_statistics",
+    "permutation_importance",
     "register_adapter",
     "supported_models",
     "to_forest",

@@ -207,6 +207,17 @@ class Forest:
         Whether the source model accepts NaN at prediction time.
     source : str
         Dotted class path of the source model.
+    class_weight : dict, {"balanced", "balanced_subsample"} or None
+        Classifiers only: the model's ``class_weight`` (a dict maps class labels
+        to weights; classes absent from it weigh 1).  Used to weigh data replayed
+        through the trees (:func:`treelens.node_statistics`).
+    loss : str
+        Boosting only: the loss whose negative gradient the stage trees were
+        fitted on (scikit-learn names: ``"squared_error"``, ``"absolute_error"``,
+        ``"huber"``, ``"quantile"``, ``"log_loss"``, ``"exponential"``); empty
+        when unknown.
+    loss_alpha : float or None
+        The ``alpha`` of the ``"huber"`` and ``"quantile"`` losses.
     """
 
     trees: tuple[Tree, ...]
@@ -224,6 +235,9 @@ class Forest:
     input_dtype: Any = np.float32
     allow_missing: bool = False
     source: str = ""
+    class_weight: dict[Any, float] | str | None = None
+    loss: str = ""
+    loss_alpha: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "trees", tuple(self.trees))
@@ -260,7 +274,7 @@ class Forest:
     @property
     def n_classes(self) -> int:
         """Number of classes (0 for regression)."""
-        return 0 if self.classes_ is None else int(len(self.classes_))
+        return 0 if self.classes_ is None else len(self.classes_)
 
     @property
     def is_classifier(self) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pandas as pd
 from numpy.typing import NDArray
 
 from ._exceptions import InputError
@@ -16,7 +17,13 @@ from ._exceptions import InputError
 if TYPE_CHECKING:
     from ._forest import Forest
 
-__all__ = ["check_X", "column_names", "feature_index"]
+__all__ = [
+    "check_X",
+    "check_sample_weight",
+    "check_y",
+    "column_names",
+    "feature_index",
+]
 
 
 def column_names(X: Any) -> list[str] | None:
@@ -109,3 +116,127 @@ def feature_index(forest: Forest, feature: Any) -> int:
         raise InputError(
             f"Unknown feature {name!r}; expected one of {list(forest.feature_names)}."
         ) from None
+
+
+def check_y(forest: Forest, y: Any, n_samples: int) -> NDArray[Any]:
+    """Validate targets ``y`` for ``forest``.
+
+    Parameters
+    ----------
+    forest : Forest
+    y : array-like of shape (n_samples,)
+        Class labels (classifiers) or numeric targets (regressors).
+    n_samples : int
+        Number of rows of the matching ``X``.
+
+    Returns
+    -------
+    y : ndarray of shape (n_samples,)
+        For classifiers, the index of each label in ``forest.classes_`` (intp);
+        for regressors, the targets as float64.
+
+    Raises
+    ------
+    InputError
+        If ``y`` is not 1-D, has the wrong length, holds NaN or infinity, or
+        (classifiers) holds labels the model never saw.
+    """
+    if hasattr(y, "to_numpy"):
+        y = y.to_numpy()
+    array = np.asarray(y)
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    if array.ndim != 1:
+        raise InputError(
+            f"y must be 1-D of shape ({n_samples},); got an array of shape "
+            f"{array.shape}."
+        )
+    if array.shape[0] != n_samples:
+        raise InputError(
+            f"y must have one entry per row of X; expected {n_samples} entries, "
+            f"got {array.shape[0]}."
+        )
+    if array.dtype.kind in "fc" or array.dtype == object:
+        try:
+            nan = np.isnan(array.astype(np.float64))
+        except (TypeError, ValueError):
+            nan = np.asarray(pd.isna(array), dtype=bool)
+        if nan.any():
+            raise InputError(
+                f"y must not contain missing values; expected finite targets, got "
+                f"NaN at row {int(np.flatnonzero(nan)[0])}."
+            )
+    if not forest.is_classifier:
+        try:
+            values = array.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise InputError(
+                f"y must hold numbers for a regressor; could not convert it to "
+                f"floats ({exc})."
+            ) from exc
+        if np.isinf(values).any():
+            raise InputError(
+                "y must hold finite targets; got infinity at row "
+                f"{int(np.flatnonzero(np.isinf(values))[0])}."
+            )
+        return values
+    classes = np.asarray(forest.classes_)
+    order = np.argsort(classes, kind="stable")
+    try:
+        position = np.searchsorted(classes[order], array)
+    except TypeError as exc:
+        raise InputError(
+            f"y must hold the model's class labels {classes.tolist()}; got labels of "
+            f"an incomparable type ({exc})."
+        ) from exc
+    position = np.minimum(position, classes.size - 1)
+    unseen = classes[order][position] != array
+    if np.any(unseen):
+        raise InputError(
+            f"y must hold only the model's classes {classes.tolist()}; got unseen "
+            f"labels {np.unique(array[unseen]).tolist()}."
+        )
+    return order[position].astype(np.intp)
+
+
+def check_sample_weight(sample_weight: Any, n_samples: int) -> NDArray[np.float64]:
+    """Validate ``sample_weight`` and return it as float64, ones when None.
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n_samples,), float or None
+        A scalar weighs every sample equally.
+    n_samples : int
+
+    Returns
+    -------
+    sample_weight : ndarray of shape (n_samples,), dtype float64
+
+    Raises
+    ------
+    InputError
+        If the weights have the wrong length or are negative or not finite.
+    """
+    if sample_weight is None:
+        return np.ones(n_samples)
+    try:
+        weights = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(
+            f"sample_weight must hold numbers; could not convert it to floats ({exc})."
+        ) from exc
+    if weights.ndim == 0:
+        weights = np.full(n_samples, float(weights))
+    if weights.ndim != 1 or weights.shape[0] != n_samples:
+        raise InputError(
+            f"sample_weight must have one entry per row of X; expected shape "
+            f"({n_samples},), got {weights.shape}."
+        )
+    bad = ~np.isfinite(weights) | (weights < 0)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            "sample_weight must hold finite non-negative numbers; got "
+            f"{weights[row]} at row {row}."
+        )
+    return weights

@@ -127,7 +127,15 @@ def _averaging(model: Any, feature_names: Sequence[str] | None) -> Forest:
         input_dtype=np.float32,
         allow_missing=_allow_missing(model),
         source=_class_path(model),
+        class_weight=_class_weight(model) if is_classifier else None,
     )
+
+
+def _class_weight(model: Any) -> dict[Any, float] | str | None:
+    class_weight = getattr(model, "class_weight", None)
+    if isinstance(class_weight, dict):
+        return {key: float(weight) for key, weight in class_weight.items()}
+    return class_weight
 
 
 @register_adapter(*_BOOSTING)
@@ -164,7 +172,9 @@ def _gradient_boosting(model: Any, feature_names: Sequence[str] | None) -> Fores
         feature_names=names,
         has_feature_names=has_names,
         classes_=model.classes_ if is_classifier else None,
-        criterion=str(model.criterion),
+        # The stage trees' own criterion: scikit-learn >= 1.9 fits them with
+        # squared_error whatever the (deprecated) `criterion` parameter says.
+        criterion=str(stages[0, 0].criterion),
         init_raw=init_raw.reshape(-1),
         learning_rate=float(model.learning_rate),
         link=link,
@@ -172,4 +182,6 @@ def _gradient_boosting(model: Any, feature_names: Sequence[str] | None) -> Fores
         input_dtype=np.float32,
         allow_missing=_allow_missing(model),
         source=_class_path(model),
+        loss=str(model.loss),
+        loss_alpha=float(model.alpha) if model.loss in ("huber", "quantile") else None,
     )
