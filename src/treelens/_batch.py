@@ -23,7 +23,7 @@ import numpy as np
 from ._exceptions import InputError
 
 __all__ = [
-    "DEFAULT_MAX_MEMORY",
+    "DEFAULT_MEMORY_BUDGET",
     "MemoryBudgetError",
     "ProgressBar",
     "is_chunk_stream",
@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 #: Default memory budget of one chunk, in bytes (1 GiB).
-DEFAULT_MAX_MEMORY = 1 << 30
+DEFAULT_MEMORY_BUDGET = 1 << 30
 
 #: Rows per chunk when nothing bounds them more tightly: large enough that the
 #: per-chunk overhead is negligible, small enough for a lively progress bar.
@@ -79,7 +79,7 @@ def n_rows(X: Any) -> int | None:
         return None
     if hasattr(X, "shape"):
         shape = X.shape
-        return 1 if len(shape) == 1 else int(shape[0])
+        return int(shape[0]) if len(shape) else None
     if is_chunk_stream(X):
         if isinstance(X, (list, tuple)):
             total = 0
@@ -110,7 +110,7 @@ def take_rows(X: Any, start: int, stop: int) -> Any:
 
 # -------------------------------------------------------------- the budget
 def rows_per_chunk(
-    max_memory: float | None,
+    memory_budget: float | None,
     bytes_per_row: float,
     *,
     what: str = "the work of one row",
@@ -120,7 +120,7 @@ def rows_per_chunk(
 
     Parameters
     ----------
-    max_memory : float or None
+    memory_budget : float or None
         Budget of one chunk in bytes; None means no budget (``max_rows`` alone
         bounds the chunk).
     bytes_per_row : float
@@ -141,20 +141,20 @@ def rows_per_chunk(
         If the budget is not positive or is smaller than ``bytes_per_row``.
     """
     cap = max_rows if max_rows is not None else 2**62
-    if max_memory is None:
+    if memory_budget is None:
         return max(1, int(cap))
-    if not (isinstance(max_memory, (int, float, np.integer, np.floating)) and max_memory > 0):
+    if not (isinstance(memory_budget, (int, float, np.integer, np.floating)) and memory_budget > 0):
         raise MemoryBudgetError(
-            f"`max_memory` must be a positive number of bytes; got {max_memory!r}."
+            f"`memory_budget` must be a positive number of bytes; got {memory_budget!r}."
         )
-    if max_memory < bytes_per_row:
+    if memory_budget < bytes_per_row:
         raise MemoryBudgetError(
-            f"`max_memory` is too small for {what}: one row needs "
+            f"`memory_budget` is too small for {what}: one row needs "
             f"{_format_bytes(bytes_per_row)} but the budget is "
-            f"{_format_bytes(max_memory)}; expected at least "
+            f"{_format_bytes(memory_budget)}; expected at least "
             f"{_format_bytes(bytes_per_row)}."
         )
-    return max(1, min(int(cap), int(max_memory // max(bytes_per_row, 1.0))))
+    return max(1, min(int(cap), int(memory_budget // max(bytes_per_row, 1.0))))
 
 
 def _format_bytes(n: float) -> str:
@@ -177,6 +177,11 @@ def iter_chunks(X: Any, rows: int) -> Iterator[Any]:
     rows = max(1, int(rows))
     items = X if is_chunk_stream(X) else (X,)
     for item in items:
+        if getattr(item, "ndim", 2) == 1 or (
+            isinstance(item, (list, tuple)) and item and np.ndim(item[0]) == 0
+        ):
+            yield item  # one row given as 1-D
+            continue
         total = n_rows(item)
         if total is None:
             item = np.asarray(item)

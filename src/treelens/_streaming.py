@@ -36,6 +36,7 @@ from ._batch import (
 from ._exceptions import InputError
 
 __all__ = [
+    "check_candidate_budget",
     "chunk_node_sums",
     "concat_counterfactuals",
     "importance_from_sums",
@@ -44,13 +45,29 @@ __all__ = [
     "stream_mdi_importance",
     "stream_node_statistics",
     "stream_node_sums",
+    "wants_node_streaming",
     "wants_streaming",
 ]
 
 
 def wants_streaming(X: Any, progress: bool) -> bool:
-    """Whether a batch function should run chunk by chunk through this module."""
+    """Whether a counterfactual search should run chunk by chunk through here."""
     return bool(progress) or is_chunk_stream(X)
+
+
+def wants_node_streaming(model: Any, X: Any, progress: bool, memory_budget: Any) -> bool:
+    """Whether node statistics should run chunk by chunk through here: for an
+    iterable of chunks, a progress bar, or more rows than the budget holds."""
+    if progress or is_chunk_stream(X):
+        return True
+    from ._adapters import to_forest
+    from ._node_sums import is_mergeable, node_sums_bytes_per_row
+
+    rows = n_rows(X)
+    if rows is None or not isinstance(memory_budget, (int, float, np.integer, np.floating)):
+        return False
+    forest = to_forest(model)
+    return is_mergeable(forest) and rows * node_sums_bytes_per_row(forest) > memory_budget
 
 
 # ---------------------------------------------------------- counterfactuals
@@ -80,7 +97,6 @@ def stream_counterfactuals(
     X: Any,
     *,
     progress: bool = False,
-    chunk_rows: int | None = None,
     **kwargs: Any,
 ) -> Any:
     """Run a counterfactual search chunk by chunk and concatenate the results.
@@ -90,44 +106,89 @@ def stream_counterfactuals(
     function : callable
         The public search (``feature_tweak`` or ``optimal_counterfactual``),
         called on each chunk with ``progress=False`` and ``**kwargs``; it bounds
-        the memory of its own candidates (``max_memory``).
+        the memory of its own candidates (``memory_budget``).
     model : fitted tree model
     X : array-like, DataFrame or iterable of chunks
     progress : bool, default=False
         Show a progress bar over the rows.
-    chunk_rows : int, optional
-        Rows per chunk handed to ``function``; a default suited to the budget.
     **kwargs
-        Keyword arguments of ``function``.
+        Keyword arguments of ``function`` (``target``, ``memory_budget``, ...).
 
     Returns
     -------
     CounterfactualResult
         Equal row for row to ``function(model, all rows)``.
     """
-    from ._adapters import to_forest
-
-    forest = to_forest(model)
-    rows = chunk_rows or _counterfactual_chunk_rows(forest, kwargs.get("max_memory"))
+    name = getattr(function, "__name__", "counterfactuals")
+    # Exact solves take about a second per row: small chunks keep the progress
+    # bar moving; the vectorized search wants large ones.
+    rows = _OPTIMAL_CHUNK_ROWS if name == "optimal_counterfactual" else DEFAULT_CHUNK_ROWS
+    if name == "feature_tweak":
+        check_candidate_budget(model, kwargs.get("target"), kwargs.get("memory_budget"))
     return run_in_chunks(
         lambda chunk: function(model, chunk, progress=False, **kwargs),
         iter_chunks(X, rows),
         combine=concat_counterfactuals,
         progress=progress,
         total=n_rows(X),
-        description=getattr(function, "__name__", "counterfactuals"),
+        description=name,
     )
 
 
-def _counterfactual_chunk_rows(forest: Any, max_memory: Any) -> int:
-    # The search bounds its candidate arrays itself; the stream only needs chunks
-    # whose inputs and outputs (a few rows of features each) stay small beside
-    # the budget, and that are large enough to keep the per-call overhead low.
-    per_row = 16 * 8 * max(forest.n_features, 1)
-    budget = max_memory if isinstance(max_memory, (int, float)) and max_memory > 0 else None
-    if budget is None:
-        return DEFAULT_CHUNK_ROWS
-    return max(1, min(DEFAULT_CHUNK_ROWS, int(budget // (4 * per_row)) or 1))
+_OPTIMAL_CHUNK_ROWS = 64
+
+# Bytes per (row, candidate leaf) pair while feature tweaking builds candidates:
+# about twenty float64 temporaries per feature (the search's own estimate).
+_BYTES_PER_PAIR_PER_FEATURE = 160
+_BYTES_PER_PAIR = 64
+
+
+def check_candidate_budget(model: Any, target: Any, memory_budget: Any) -> None:
+    """Refuse a memory budget that cannot hold the candidates of one row.
+
+    Feature tweaking never splits a row's candidates: a row needs memory for
+    every target leaf (at most every leaf predicting the target class, or every
+    leaf for other targets) times the bytes of one candidate.
+
+    Raises
+    ------
+    MemoryBudgetError
+        If ``memory_budget`` is smaller than what one row may need.
+    """
+    from ._adapters import to_forest
+
+    if not isinstance(memory_budget, (int, float, np.integer, np.floating)):
+        return  # the search itself reports a budget of the wrong type
+    forest = to_forest(model)
+    n_leaves = _target_leaves_bound(forest, target)
+    per_pair = _BYTES_PER_PAIR_PER_FEATURE * forest.n_features + _BYTES_PER_PAIR
+    rows_per_chunk(
+        memory_budget,
+        n_leaves * per_pair,
+        what=f"the candidates of one row ({n_leaves} target leaves)",
+    )
+
+
+def _target_leaves_bound(forest: Any, target: Any) -> int:
+    """Most candidate leaves one row can have for ``target``."""
+    trees = forest.trees
+    if (
+        forest.is_classifier
+        and forest.kind != "boosting"
+        and forest.classes_ is not None
+        and not isinstance(target, str)
+        and not isinstance(target, (tuple, list))
+    ):
+        matches = np.flatnonzero(np.asarray(forest.classes_) == target)
+        if matches.size:
+            k = int(matches[0])
+            return int(
+                sum(
+                    np.count_nonzero(np.argmax(t.value[t.is_leaf], axis=1) == k)
+                    for t in trees
+                )
+            )
+    return int(sum(t.n_leaves for t in trees))
 
 
 # ---------------------------------------------------------- node statistics
@@ -189,7 +250,7 @@ def stream_node_sums(
     sample_weight: Any = None,
     *,
     progress: bool = False,
-    max_memory: float | None = None,
+    memory_budget: float | None = None,
 ) -> Any:
     """Node sums over an array-like or an iterable of chunks, summed exactly.
 
@@ -200,7 +261,7 @@ def stream_node_sums(
         Chunks may be ``(X, y)`` or ``(X, y, sample_weight)`` tuples.
     y, sample_weight : array-like, iterable of chunks, or None
     progress : bool, default=False
-    max_memory : float, optional
+    memory_budget : float, optional
         Budget of one chunk in bytes (1 GiB by default).
 
     Returns
@@ -210,7 +271,7 @@ def stream_node_sums(
         additive (absolute_error, huber), for the exact single-chunk functions.
     """
     from ._adapters import to_forest
-    from ._batch import DEFAULT_MAX_MEMORY
+    from ._batch import DEFAULT_MEMORY_BUDGET
     from ._node_sums import (
         check_mergeable,
         is_mergeable,
@@ -219,10 +280,12 @@ def stream_node_sums(
     )
 
     forest = to_forest(model)
-    budget = DEFAULT_MAX_MEMORY if max_memory is None else max_memory
+    budget = DEFAULT_MEMORY_BUDGET if memory_budget is None else memory_budget
     rows = rows_per_chunk(
         budget, node_sums_bytes_per_row(forest), what="routing one row through every tree"
     )
+    if not is_chunk_stream(X) and not is_mergeable(forest):
+        return (X, y, sample_weight)
     chunks = iter_labelled_chunks(X, y, sample_weight, rows)
     first = next(chunks, None)
     if first is None:
@@ -273,13 +336,13 @@ def importance_from_sums(model: Any, sums: Any) -> Any:
 
 def stream_node_statistics(
     model: Any, X: Any, y: Any, sample_weight: Any = None, *, progress: bool = False,
-    max_memory: float | None = None,
+    memory_budget: float | None = None,
 ) -> Any:
     """:func:`treelens.node_statistics` over chunks; see :func:`stream_node_sums`."""
     if not is_chunk_stream(X) and n_rows(X) == 0:
         raise InputError("X must hold at least one row; got 0 rows.")
     sums = stream_node_sums(
-        model, X, y, sample_weight, progress=progress, max_memory=max_memory
+        model, X, y, sample_weight, progress=progress, memory_budget=memory_budget
     )
     if isinstance(sums, tuple):
         from ._node_statistics import node_statistics
@@ -290,13 +353,13 @@ def stream_node_statistics(
 
 def stream_mdi_importance(
     model: Any, X: Any, y: Any, sample_weight: Any = None, *, progress: bool = False,
-    max_memory: float | None = None,
+    memory_budget: float | None = None,
 ) -> Any:
     """Held-out :func:`treelens.mdi_importance` over chunks."""
     if y is None and not is_chunk_stream(X):
         raise InputError("Held-out MDI needs both X and y; expected both, got X only.")
     sums = stream_node_sums(
-        model, X, y, sample_weight, progress=progress, max_memory=max_memory
+        model, X, y, sample_weight, progress=progress, memory_budget=memory_budget
     )
     if isinstance(sums, tuple):
         from ._mdi import mdi_importance
