@@ -7,6 +7,8 @@ representation of a fitted ensemble (:class:`Forest`).
 
 from ._adapters import register_adapter, supported_models, to_forest
 from ._boxes import LeafBoxes, leaf_boxes
+from ._constraints import Constraints
+from ._counterfactual import CounterfactualResult
 from ._exceptions import (
     InputError,
     NotFittedError,
@@ -18,10 +20,13 @@ from ._importance_result import ImportanceResult
 from ._mdi import MDIImportance, mdi_importance
 from ._node_statistics import NodeStatistics, node_statistics
 from ._permutation import permutation_importance
+from ._tweak import feature_tweak
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Constraints",
+    "CounterfactualResult",
     "Forest",
     "ImportanceResult",
     "InputError",
@@ -32,6 +37,7 @@ __all__ = [
     "Tree",
     "TreelensError",
     "UnsupportedModelError",
+    "feature_tweak",
     "leaf_boxes",
     "mdi_importance",
     "node_statistics",
