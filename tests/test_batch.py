@@ -181,3 +181,46 @@ def test_progress_bar_reports_rows(data, capsys):
     treelens.node_statistics(model, X, y, progress=True, memory_budget=40_000)
     err = capsys.readouterr().err
     assert "node statistics" in err and f"{N}/{N}" in err
+
+
+# ------------------------------------------------------------- counterfactuals
+@pytest.fixture(scope="module")
+def tweak_case(data):
+    Xc, yc, _, _, _ = data
+    model = RandomForestClassifier(6, max_depth=4, random_state=0).fit(Xc, yc)
+    return model, Xc
+
+
+def _assert_same_counterfactuals(got, expected):
+    assert len(got) == len(expected)
+    for name in ("found_", "X_cf_", "cost_", "tree_", "leaf_", "X_", "prediction_"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(expected, name), name)
+    assert got.reason_.tolist() == expected.reason_.tolist()
+    assert got.cf_prediction_.tolist() == expected.cf_prediction_.tolist()
+
+
+def test_feature_tweak_over_chunks_equals_one_call(tweak_case, capsys):
+    model, X = tweak_case
+    expected = treelens.feature_tweak(model, X, target=2, cost="l1", reference=X)
+    frame = pd.DataFrame(X, columns=[f"x{i}" for i in range(5)])
+    chunks = (frame.iloc[i : i + 77] for i in range(0, N, 77))
+    got = treelens.feature_tweak(model, chunks, target=2, cost="l1", reference=X)
+    _assert_same_counterfactuals(got, expected)
+    again = treelens.feature_tweak(
+        model, X, target=2, cost="l1", reference=X, progress=True
+    )
+    _assert_same_counterfactuals(again, expected)
+    err = capsys.readouterr().err
+    assert "feature_tweak" in err and f"{N}/{N}" in err
+
+
+def test_feature_tweak_refuses_a_budget_too_small_for_one_row_of_candidates():
+    X, y = make_classification(400, 20, n_informative=8, random_state=0)
+    model = RandomForestClassifier(30, max_depth=6, random_state=0).fit(X, y)
+    with pytest.raises(MemoryBudgetError, match="candidates of one row"):
+        treelens.feature_tweak(model, X[:5], target=1, memory_budget=2**20)
+    with pytest.raises(MemoryBudgetError, match="candidates of one row"):
+        treelens.feature_tweak(model, iter([X[:5]]), target=1, memory_budget=2**20)
+    # A budget that holds them works.
+    result = treelens.feature_tweak(model, X[:5], target=1, memory_budget=2**26)
+    assert len(result) == 5

@@ -33,6 +33,7 @@ from ._counterfactual import (
 )
 from ._epsilon import land_inside
 from ._exceptions import InputError
+from ._streaming import check_candidate_budget, stream_counterfactuals, wants_streaming
 from ._targets import target_leaf_mask, voting_trees
 
 __all__ = ["feature_tweak"]
@@ -57,6 +58,7 @@ def feature_tweak(
     constraints: Constraints | None = None,
     reference: Any = None,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    progress: bool = False,
 ) -> CounterfactualResult:
     """Least-cost counterfactuals built from single leaves (actionable feature tweaking).
 
@@ -109,7 +111,12 @@ def feature_tweak(
         Data for ``"mad"`` costs and ``"auto"`` epsilon (typically the training
         set).
     memory_budget : int, default=2**30
-        Largest number of bytes one chunk of work allocates.
+        Largest number of bytes one chunk of work allocates; a budget that cannot
+        hold the candidates of one row is refused.
+    progress : bool, default=False
+        Show a progress bar over the rows.  ``X`` may also be an iterable of
+        chunks (arrays or DataFrames), processed one by one
+        (:mod:`treelens._streaming`).
 
     Returns
     -------
@@ -140,6 +147,8 @@ def feature_tweak(
     >>> result.found_.tolist(), model.predict(result.X_cf_).tolist()
     ([True, True, True], [2, 2, 2])
     """
+    if wants_streaming(X, progress):
+        return stream_counterfactuals(feature_tweak, **locals())
     if mode not in ("minimal", "paper"):
         raise InputError(f"`mode` must be 'minimal' or 'paper'; got {mode!r}.")
     if not isinstance(memory_budget, (int, np.integer)) or memory_budget < 2**20:
@@ -147,6 +156,7 @@ def feature_tweak(
             f"`memory_budget` must be a number of bytes of at least 2**20; got "
             f"{memory_budget!r}."
         )
+    check_candidate_budget(model, target, memory_budget)
     problem = prepare_problem(
         model,
         X,
