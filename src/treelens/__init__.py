@@ -9,6 +9,13 @@ from ._adapters import register_adapter, supported_models, to_forest
 from ._boxes import LeafBoxes, leaf_boxes
 from ._constraints import Constraints
 from ._counterfactual import CounterfactualResult
+from ._display_counterfactual import CounterfactualDisplay
+from ._display_importance import ImportanceDisplay
+from ._display_partition import ForestGridDisplay, PartitionDisplay
+from ._display_regions import DecisionRegionDisplay
+from ._display_steps import RegressionStepsDisplay
+from ._display_tree import TreeDiagramDisplay
+from ._dot import export_dot
 from ._exceptions import (
     InputError,
     NotFittedError,
@@ -26,17 +33,25 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Constraints",
+    "CounterfactualDisplay",
     "CounterfactualResult",
+    "DecisionRegionDisplay",
     "Forest",
+    "ForestGridDisplay",
+    "ImportanceDisplay",
     "ImportanceResult",
     "InputError",
     "LeafBoxes",
     "MDIImportance",
     "NodeStatistics",
     "NotFittedError",
+    "PartitionDisplay",
+    "RegressionStepsDisplay",
     "Tree",
+    "TreeDiagramDisplay",
     "TreelensError",
     "UnsupportedModelError",
+    "export_dot",
     "feature_tweak",
     "leaf_boxes",
     "mdi_importance",

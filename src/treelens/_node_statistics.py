@@ -135,9 +135,10 @@ def node_statistics(
     **Weights.**  Every row weighs ``sample_weight`` times its class weight.
     A ``class_weight`` dict is applied as is.  ``"balanced"`` (and
     ``"balanced_subsample"``) weights are recomputed from the ``y`` given here,
-    ``n_samples / (n_classes_in_y * count(class))``, which is how the model
-    weighted its training data: held-out data are weighted as if the model had
-    been trained on them.
+    ``total / (n_classes_in_y * class_total)`` (totals of ``sample_weight`` for
+    forests, row counts for single trees, as scikit-learn), which is how the
+    model weighted its training data: held-out data are weighted as if the model
+    had been trained on them.
 
     **Impurity** (weights :math:`w_i`, node weight :math:`W = \sum w_i`):
     gini :math:`1 - \sum_k p_k^2`; entropy and log_loss
@@ -181,7 +182,7 @@ def node_statistics(
     weights = check_sample_weight(sample_weight, n_samples)
     _check_replayable(forest, target)
     if forest.is_classifier and forest.kind != "boosting":
-        weights = weights * _class_weights(forest, target)
+        weights = weights * _class_weights(forest, target, weights)
     leaves = forest._apply(X)
     if forest.kind == "boosting":
         return _boosting_statistics(forest, leaves, target, weights)
@@ -216,15 +217,27 @@ def _check_replayable(forest: Forest, target: NDArray[Any]) -> None:
         )
 
 
-def _class_weights(forest: Forest, target: NDArray[np.intp]) -> NDArray[np.float64]:
+def _class_weights(
+    forest: Forest, target: NDArray[np.intp], sample_weight: NDArray[np.float64]
+) -> NDArray[np.float64]:
     class_weight = forest.class_weight
     if class_weight is None:
         return np.ones(target.shape[0])
     if isinstance(class_weight, str):
-        from sklearn.utils.class_weight import compute_sample_weight
-
-        # "balanced_subsample" equals "balanced" on the whole sample.
-        return compute_sample_weight("balanced", target)
+        # "balanced": total / (n_classes_present * class total).  scikit-learn's
+        # forests total the sample weights of each class; its single trees count
+        # rows.  "balanced_subsample" equals "balanced" on the whole sample.
+        totals = np.bincount(
+            target,
+            sample_weight if forest.kind == "forest" else None,
+            minlength=forest.n_classes,
+        ).astype(np.float64)
+        present = np.bincount(target, minlength=forest.n_classes) > 0
+        per_class = np.ones(forest.n_classes)
+        per_class[present] = totals[present].sum() / (
+            np.count_nonzero(present) * totals[present]
+        )
+        return per_class[target]
     assert forest.classes_ is not None
     per_class = np.array([class_weight.get(c, 1.0) for c in forest.classes_.tolist()])
     return per_class[target]

@@ -46,7 +46,9 @@ def _check_fitted(model: Any) -> None:
         ) from exc
 
 
-def _resolve_names(model: Any, feature_names: Sequence[str] | None) -> tuple[tuple[str, ...], bool]:
+def _resolve_names(
+    model: Any, feature_names: Sequence[str] | None
+) -> tuple[tuple[str, ...], bool]:
     n_features = int(model.n_features_in_)
     fitted = getattr(model, "feature_names_in_", None)
     if feature_names is not None:
@@ -150,7 +152,9 @@ def _gradient_boosting(model: Any, feature_names: Sequence[str] | None) -> Fores
             "initial score depends on each row; expected init=None or 'zero', got "
             f"{type(init).__name__}."
         )
-    init_raw = np.asarray(model._raw_predict_init(np.zeros((1, n_features), np.float32)))
+    init_raw = np.asarray(
+        model._raw_predict_init(np.zeros((1, n_features), np.float32))
+    )
     stages = model.estimators_
     n_stages, n_outputs = stages.shape
     is_classifier = hasattr(model, "classes_")

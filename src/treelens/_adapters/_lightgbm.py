@@ -1,0 +1,274 @@
+"""Adapter for LightGBM: ``lightgbm.Booster`` and its scikit-learn wrappers.
+
+The trees are read from ``Booster.dump_model()``, whose thresholds and leaf values
+are the doubles LightGBM predicts with.  Nodes are numbered depth first, left child
+first, the root being 0.
+
+Split rule.  LightGBM sends ``x <= threshold`` left comparing doubles, as the
+Forest does (``input_dtype`` float64).  Missing values depend on each node's
+``missing_type``: ``"NaN"`` sends NaN to the ``default_left`` side; ``"None"``
+(the feature had no missing values in training) first turns NaN into 0.0, so NaN
+goes left iff ``0.0 <= threshold``.  ``"Zero"`` (``zero_as_missing=True``) also
+routes values near zero by the default side, which one ``<=`` test cannot express;
+such models are refused.
+
+Scores.  The learning rate (``shrinkage``) and the initial score
+(``boost_from_average``) are already in the leaf values, so ``init_raw`` is 0 and
+``learning_rate`` 1.0; random-forest mode (``average_output``) averages the rounds,
+so its ``learning_rate`` is ``1 / n_rounds``.  Multiclass models grow one tree per
+class and round, class-minor.
+
+Rounds.  ``dump_model()`` keeps the best iteration when the model has one, and
+otherwise every round, as ``predict`` does by default; the Forest holds those.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .._exceptions import InputError, NotFittedError, UnsupportedModelError
+from .._forest import Forest, Tree
+from . import register_adapter
+from ._dump import SplitStatistics
+from ._names import resolve_feature_names
+
+__all__ = ["forest_from_lightgbm_dump", "lightgbm_split_statistics"]
+
+_REGRESSION = ("regression", "regression_l1", "huber", "fair", "quantile", "mape")
+_SUPPORTED = ("binary", "multiclass", *_REGRESSION)
+
+
+def _objective(dump: dict[str, Any]) -> tuple[str, str]:
+    text = str(dump.get("objective", "")).strip()
+    parts = text.split()
+    name = parts[0] if parts else "custom"
+    options = dict(p.split(":", 1) for p in parts[1:] if ":" in p)
+    flags = {p for p in parts[1:] if ":" not in p}
+    if name == "binary":
+        sigmoid = float(options.get("sigmoid", "1"))
+        if sigmoid == 1.0:
+            return "classification", "logistic"
+        if sigmoid == 2.0:
+            return "classification", "exponential"
+        raise UnsupportedModelError(
+            "LightGBM binary models with sigmoid other than 1 or 2 are not "
+            f"supported; got objective {text!r}."
+        )
+    if name == "multiclass":
+        return "classification", "softmax"
+    if name in _REGRESSION and "sqrt" not in flags:
+        return "regression", "identity"
+    raise UnsupportedModelError(
+        f"LightGBM objective {text or 'custom'!r} is not supported; expected one of "
+        f"{list(_SUPPORTED)} (regression without reg_sqrt)."
+    )
+
+
+def _flatten(
+    root: dict[str, Any], index: int, feature_names: Sequence[str]
+) -> tuple[Tree, SplitStatistics]:
+    """Arrays of one nested ``tree_structure``, nodes in depth-first order."""
+    left: list[int] = []
+    right: list[int] = []
+    feature: list[int] = []
+    threshold: list[float] = []
+    missing_left: list[bool] = []
+    value: list[float] = []
+    count: list[int] = []
+    cover: list[float] = []
+    gain: list[float] = []
+    stack: list[tuple[dict[str, Any], int]] = [(root, -1)]
+    while stack:
+        node, parent = stack.pop()
+        node_id = len(left)
+        if parent >= 0:
+            # Right children are pushed first, so a parent's left child is
+            # always numbered before its right child.
+            if left[parent] == -3:
+                left[parent] = node_id
+            else:
+                right[parent] = node_id
+        if "leaf_value" in node:
+            left.append(-1)
+            right.append(-1)
+            feature.append(-2)
+            threshold.append(-2.0)
+            missing_left.append(False)
+            value.append(float(node["leaf_value"]))
+            count.append(int(node.get("leaf_count", -1)))
+            cover.append(float(node.get("leaf_weight", np.nan)))
+            gain.append(0.0)
+            continue
+        split_feature = int(node["split_feature"])
+        decision = node.get("decision_type", "<=")
+        if decision != "<=":
+            raise UnsupportedModelError(
+                "LightGBM categorical splits are not supported; expected numerical "
+                f"splits ('<='), got {decision!r} on feature "
+                f"{feature_names[split_feature]!r} (tree {index})."
+            )
+        missing_type = node.get("missing_type", "None")
+        cut = float(node["threshold"])
+        if missing_type == "NaN":
+            goes_left = bool(node.get("default_left", True))
+        elif missing_type == "None":
+            goes_left = 0.0 <= cut
+        else:
+            raise UnsupportedModelError(
+                f"LightGBM splits with missing_type {missing_type!r} "
+                "(zero_as_missing=True) are not supported: they route values near "
+                "zero like missing ones, which one threshold cannot express; "
+                f"expected 'None' or 'NaN' (tree {index}, feature "
+                f"{feature_names[split_feature]!r})."
+            )
+        left.append(-3)  # filled in when the left child is numbered
+        right.append(-3)
+        feature.append(split_feature)
+        threshold.append(cut)
+        missing_left.append(goes_left)
+        value.append(float(node.get("internal_value", np.nan)))
+        count.append(int(node.get("internal_count", -1)))
+        cover.append(float(node.get("internal_weight", np.nan)))
+        gain.append(float(node.get("split_gain", 0.0)))
+        stack.append((node["right_child"], node_id))
+        stack.append((node["left_child"], node_id))
+    n_nodes = len(left)
+    feature_array = np.asarray(feature, dtype=np.intp)
+    cover_array = np.asarray(cover, dtype=np.float64)
+    tree = Tree(
+        children_left=np.asarray(left),
+        children_right=np.asarray(right),
+        feature=feature_array,
+        threshold=np.asarray(threshold),
+        missing_go_left=np.asarray(missing_left),
+        value=np.asarray(value).reshape(-1, 1),
+        impurity=np.full(n_nodes, np.nan),
+        n_node_samples=np.asarray(count),
+        weighted_n_node_samples=cover_array,
+    )
+    return tree, SplitStatistics(
+        feature=feature_array, gain=np.asarray(gain), cover=cover_array
+    )
+
+
+def _parse(
+    dump: dict[str, Any], feature_names: Sequence[str] | None
+) -> tuple[dict[str, Any], list[Tree], list[SplitStatistics]]:
+    if not isinstance(dump, dict) or "tree_info" not in dump:
+        raise InputError(
+            "Not a LightGBM model dump; expected the mapping `Booster.dump_model()` "
+            f"returns (with 'tree_info'), got {type(dump).__name__}."
+        )
+    task, link = _objective(dump)
+    n_features = int(dump["max_feature_idx"]) + 1
+    names, has_names = resolve_feature_names(
+        dump.get("feature_names"), n_features, feature_names, auto_pattern=r"Column_(\d+)"
+    )
+    infos = dump["tree_info"]
+    if any(info.get("is_linear") for info in infos):
+        raise UnsupportedModelError(
+            "LightGBM linear trees (linear_tree=True) are not supported; expected "
+            "constant leaves."
+        )
+    parsed = [_flatten(info["tree_structure"], i, names) for i, info in enumerate(infos)]
+    per_round = int(dump.get("num_tree_per_iteration", 1))
+    n_rounds = len(infos) // per_round
+    n_classes = int(dump.get("num_class", 1))
+    info = {
+        "task": task,
+        "link": link,
+        "names": names,
+        "has_names": has_names,
+        "n_features": n_features,
+        "n_classes": max(n_classes, 2) if task == "classification" else 0,
+        "n_outputs": per_round,
+        "learning_rate": 1.0 / n_rounds if dump.get("average_output") and n_rounds else 1.0,
+        "tree_output": np.tile(np.arange(per_round, dtype=np.intp), n_rounds),
+    }
+    return info, [p[0] for p in parsed], [p[1] for p in parsed]
+
+
+def forest_from_lightgbm_dump(
+    dump: dict[str, Any],
+    *,
+    feature_names: Sequence[str] | None = None,
+    classes: Any = None,
+    source: str = "lightgbm.Booster",
+) -> Forest:
+    """Build a Forest from a LightGBM model dump.
+
+    Parameters
+    ----------
+    dump : dict
+        The mapping ``Booster.dump_model()`` returns.
+    feature_names : sequence of str, optional
+        Must equal the names stored in the model, unless those are LightGBM's
+        invented ``Column_0, Column_1, ...``.
+    classes : array-like, optional
+        Class labels of a classifier; ``0 .. n_classes - 1`` by default.
+    source : str
+        Dotted class path recorded as ``Forest.source``.
+
+    Returns
+    -------
+    Forest
+    """
+    info, trees, _ = _parse(dump, feature_names)
+    is_classifier = info["task"] == "classification"
+    if is_classifier and classes is None:
+        classes = np.arange(info["n_classes"])
+    return Forest(
+        trees=tuple(trees),
+        kind="boosting",
+        task=info["task"],
+        n_features=info["n_features"],
+        feature_names=info["names"],
+        has_feature_names=info["has_names"],
+        classes_=np.asarray(classes) if is_classifier else None,
+        criterion="lightgbm_gain",
+        init_raw=np.zeros(info["n_outputs"]),
+        learning_rate=info["learning_rate"],
+        link=info["link"],
+        tree_output=info["tree_output"],
+        input_dtype=np.float64,
+        allow_missing=True,
+        source=source,
+    )
+
+
+def lightgbm_split_statistics(dump: dict[str, Any]) -> list[SplitStatistics]:
+    """Gain and cover at every node of every tree, aligned with the Forest's nodes."""
+    return _parse(dump, None)[2]
+
+
+def _class_path(model: Any) -> str:
+    return f"{type(model).__module__}.{type(model).__qualname__}"
+
+
+def booster_of(model: Any) -> Any:
+    """The fitted ``lightgbm.Booster`` of a Booster or scikit-learn wrapper."""
+    if hasattr(model, "dump_model"):
+        return model
+    try:
+        return model.booster_
+    except Exception as exc:  # LightGBM raises scikit-learn's NotFittedError
+        raise NotFittedError(
+            f"This {type(model).__name__} is not fitted yet; expected a fitted model. "
+            "Call `fit` first."
+        ) from exc
+
+
+@register_adapter(
+    "lightgbm.Booster", "lightgbm.LGBMClassifier", "lightgbm.LGBMRegressor"
+)
+def _lightgbm(model: Any, feature_names: Sequence[str] | None) -> Forest:
+    booster = booster_of(model)
+    return forest_from_lightgbm_dump(
+        booster.dump_model(),
+        feature_names=feature_names,
+        classes=getattr(model, "classes_", None) if booster is not model else None,
+        source=_class_path(model),
+    )

@@ -1,0 +1,103 @@
+"""Reading XGBoost and LightGBM models from their own model files."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from .._exceptions import InputError, UnsupportedModelError
+
+__all__ = ["load_native_model"]
+
+_EXPECTED = (
+    "an XGBoost model (.json or .ubj, from Booster.save_model), a LightGBM model "
+    "(text, from Booster.save_model) or a LightGBM dump (.json, from "
+    "Booster.dump_model)"
+)
+
+
+def _library(name: str, path: Path) -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise UnsupportedModelError(
+            f"Reading {str(path)!r} needs {name}, which is not installed; expected "
+            f"it installed (pip install 'treelens[{name}]')."
+        ) from exc
+
+
+def load_native_model(path: str | os.PathLike[str]) -> Any:
+    """Load a boosting model from its library's own model file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        One of:
+
+        - an XGBoost model saved with ``Booster.save_model`` / ``XGBModel.save_model``
+          as JSON (``.json``) or Universal Binary JSON (``.ubj``);
+        - a LightGBM model saved with ``Booster.save_model`` (text, usually
+          ``.txt``);
+        - a LightGBM dump, ``Booster.dump_model()`` written as JSON.
+
+        The format is recognized from the file's content, not its name.
+
+    Returns
+    -------
+    model : xgboost.Booster, lightgbm.Booster or Forest
+        A Booster of the library that wrote the file, or the
+        :class:`~treelens.Forest` built from the file where it is JSON and the
+        library is not needed: a LightGBM dump, or an XGBoost JSON model when
+        xgboost is not installed.  Either can be given to
+        :func:`treelens.to_forest`.
+
+    Raises
+    ------
+    InputError
+        If the file does not exist or is of none of these formats.
+    UnsupportedModelError
+        If the library needed to read the file (LightGBM text, XGBoost UBJ) is
+        not installed.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"Model file {str(path)!r} does not exist or is not a file.")
+    with open(path, "rb") as handle:
+        head = handle.read(64)
+    stripped = head.lstrip()
+    if stripped.startswith(b"tree"):
+        return _library("lightgbm", path).Booster(model_file=str(path))
+    if stripped.startswith(b"{"):
+        try:
+            content = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            content = None  # Universal Binary JSON also opens with "{"
+        if isinstance(content, dict) and "tree_info" in content:
+            from ._lightgbm import forest_from_lightgbm_dump
+
+            return forest_from_lightgbm_dump(content, source="lightgbm.Booster")
+        if isinstance(content, dict) and "learner" in content:
+            try:
+                import xgboost
+            except ImportError:  # the JSON model holds everything a Forest needs
+                from ._xgboost import forest_from_xgboost_json
+
+                return forest_from_xgboost_json(content, source="xgboost.Booster")
+            return xgboost.Booster(model_file=str(path))
+        if content is None:
+            xgboost = _library("xgboost", path)
+            try:
+                return xgboost.Booster(model_file=str(path))
+            except xgboost.core.XGBoostError as exc:
+                raise InputError(
+                    f"Model file {str(path)!r} is of an unknown format; expected "
+                    f"{_EXPECTED}."
+                ) from exc
+    raise InputError(
+        f"Model file {str(path)!r} is of an unknown format; expected {_EXPECTED}; "
+        f"got a file starting with {head[:16]!r}."
+    )

@@ -1,0 +1,324 @@
+"""Adapter for XGBoost: ``xgboost.Booster`` and its scikit-learn wrappers.
+
+The trees are read from the booster's own JSON model (``Booster.save_raw("json")``),
+which stores every threshold and leaf value as the float32 XGBoost predicts with.
+
+Split rule.  XGBoost sends ``x < t`` left, comparing float32 values (its matrices
+hold float32).  For float32 ``x`` and ``t``, ``x < t`` holds exactly when
+``x <= nextafter(t, -inf)``, so the Forest stores that float32 neighbour as its
+threshold and casts inputs to float32: one ``<=`` rule, exact.  NaN follows each
+node's ``default_left``.
+
+Scores.  ``raw = base_margin + sum of leaf values``; the learning rate is already
+folded into the leaf values (``learning_rate`` is 1.0 in the Forest) and DART's
+tree weights are folded in too.  ``base_score`` is read from the model (XGBoost >= 2
+estimates it from the data); for ``binary:logistic`` it is a probability and goes
+through the logit.  Multiclass models grow one tree per class and round
+(``tree_info`` gives each tree's class).
+
+Rounds.  A ``Booster`` is read whole, as ``Booster.predict`` uses it.  A
+scikit-learn wrapper fitted with early stopping predicts with its best iteration
+only, so its Forest keeps the rounds up to ``best_iteration`` (inclusive).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .._exceptions import InputError, NotFittedError, UnsupportedModelError
+from .._forest import Forest, Tree
+from . import register_adapter
+from ._dump import SplitStatistics, reachable_order, renumber
+from ._names import resolve_feature_names
+
+__all__ = ["forest_from_xgboost_json", "xgboost_split_statistics"]
+
+# objective -> (task, link)
+_OBJECTIVES = {
+    "binary:logistic": ("classification", "logistic"),
+    "multi:softprob": ("classification", "softmax"),
+    "multi:softmax": ("classification", "softmax"),
+    "reg:squarederror": ("regression", "identity"),
+    "reg:squaredlogerror": ("regression", "identity"),
+    "reg:pseudohubererror": ("regression", "identity"),
+    "reg:absoluteerror": ("regression", "identity"),
+    "reg:quantileerror": ("regression", "identity"),
+}
+
+
+def _learner(model_json: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return model_json["learner"]
+    except (KeyError, TypeError):
+        raise InputError(
+            "Not an XGBoost JSON model; expected a mapping with a 'learner' entry "
+            "(the output of `Booster.save_raw('json')`), got "
+            f"{type(model_json).__name__} with keys {list(model_json)[:5] if isinstance(model_json, dict) else '-'}."
+        ) from None
+
+
+def _objective(learner: dict[str, Any]) -> tuple[str, str, str]:
+    name = str(learner["objective"]["name"])
+    if name not in _OBJECTIVES:
+        raise UnsupportedModelError(
+            f"XGBoost objective {name!r} is not supported; expected one of "
+            f"{sorted(_OBJECTIVES)}."
+        )
+    task, link = _OBJECTIVES[name]
+    return name, task, link
+
+
+def _gbtree(learner: dict[str, Any]) -> tuple[dict[str, Any], list[float] | None]:
+    booster = learner["gradient_booster"]
+    name = booster.get("name", "gbtree")
+    if name == "gbtree":
+        return booster["model"], None
+    if name == "dart":
+        return booster["gbtree"]["model"], [float(w) for w in booster["weight_drop"]]
+    raise UnsupportedModelError(
+        f"XGBoost booster {name!r} is not supported; expected 'gbtree' or 'dart' "
+        "(tree models)."
+    )
+
+
+def _base_score(learner: dict[str, Any]) -> np.ndarray:
+    text = str(learner["learner_model_param"]["base_score"]).strip()
+    # XGBoost >= 3.1 writes a vector "[5E-1]"; older versions a scalar "5E-1".
+    values = [float(v) for v in text.strip("[]").split(",") if v.strip()]
+    return np.asarray(values, dtype=np.float64)
+
+
+def _round_bounds(model: dict[str, Any], n_outputs: int) -> np.ndarray:
+    indptr = model.get("iteration_indptr")
+    if indptr:
+        return np.asarray(indptr, dtype=np.intp)
+    n_trees = len(model["trees"])
+    per_round = int(model["gbtree_model_param"].get("num_parallel_tree", 1)) * n_outputs
+    return np.arange(0, n_trees + 1, max(per_round, 1), dtype=np.intp)
+
+
+def _parse_tree(
+    tree: dict[str, Any], index: int, weight: float, feature_names: Sequence[str]
+) -> tuple[Tree, SplitStatistics]:
+    size_leaf = int(tree.get("tree_param", {}).get("size_leaf_vector", "1") or 1)
+    if size_leaf > 1:
+        raise UnsupportedModelError(
+            "XGBoost multi-target trees (vector leaves) are not supported; expected "
+            f"one value per leaf, got {size_leaf} in tree {index}."
+        )
+    left = np.asarray(tree["left_children"], dtype=np.intp)
+    right = np.asarray(tree["right_children"], dtype=np.intp)
+    feature = np.asarray(tree["split_indices"], dtype=np.intp)
+    condition = np.asarray(tree["split_conditions"], dtype=np.float32)
+    default_left = np.asarray(tree["default_left"], dtype=bool)
+    base_weights = np.asarray(tree["base_weights"], dtype=np.float64)
+    cover = np.asarray(tree["sum_hessian"], dtype=np.float64)
+    gain = np.asarray(tree["loss_changes"], dtype=np.float64)
+    split_type = np.asarray(tree.get("split_type", np.zeros_like(left)), dtype=np.intp)
+    leaf = left == -1
+    categorical = ~leaf & (split_type != 0)
+    if categorical.any():
+        node = int(np.flatnonzero(categorical)[0])
+        raise UnsupportedModelError(
+            "XGBoost categorical splits are not supported; expected numerical "
+            f"splits only, got a categorical split on feature "
+            f"{feature_names[feature[node]]!r} (tree {index}, node {node})."
+        )
+    if int(tree.get("tree_param", {}).get("num_deleted", "0") or 0):
+        order = reachable_order(left, right)
+        left, right = renumber(order, left, right)
+        feature, condition, default_left = feature[order], condition[order], default_left[order]
+        base_weights, cover, gain = base_weights[order], cover[order], gain[order]
+        leaf = left == -1
+    # x < t  <=>  x <= nextafter(t, -inf)  for float32 x and t.
+    below = np.nextafter(condition, np.float32(-np.inf)).astype(np.float64)
+    value = np.where(leaf, condition.astype(np.float64), base_weights) * weight
+    feature = np.where(leaf, -2, feature)
+    n_nodes = left.shape[0]
+    return (
+        Tree(
+            children_left=left,
+            children_right=right,
+            feature=feature,
+            threshold=np.where(leaf, -2.0, below),
+            missing_go_left=default_left & ~leaf,
+            value=value.reshape(-1, 1),
+            impurity=np.full(n_nodes, np.nan),
+            n_node_samples=np.full(n_nodes, -1),
+            weighted_n_node_samples=cover,
+        ),
+        SplitStatistics(feature=feature, gain=np.where(leaf, 0.0, gain), cover=cover),
+    )
+
+
+def _parse(
+    model_json: dict[str, Any], n_rounds: int | None, feature_names: Sequence[str] | None
+) -> tuple[dict[str, Any], list[Tree], list[SplitStatistics]]:
+    learner = _learner(model_json)
+    objective, task, link = _objective(learner)
+    params = learner["learner_model_param"]
+    if int(params.get("num_target", "1") or 1) > 1:
+        raise UnsupportedModelError(
+            "XGBoost multi-output models are not supported; expected one target, "
+            f"got {params['num_target']}."
+        )
+    n_features = int(params["num_feature"])
+    names, has_names = resolve_feature_names(
+        learner.get("feature_names") or None, n_features, feature_names
+    )
+    n_classes = int(params.get("num_class", "0") or 0)
+    n_outputs = n_classes if objective.startswith("multi:") else 1
+    model, weights = _gbtree(learner)
+    bounds = _round_bounds(model, n_outputs)
+    n_total = len(bounds) - 1
+    stop = bounds[n_total if n_rounds is None else min(n_rounds, n_total)]
+    raw_trees = model["trees"][:stop]
+    parsed = [
+        _parse_tree(t, i, 1.0 if weights is None else weights[i], names)
+        for i, t in enumerate(raw_trees)
+    ]
+    base = _base_score(learner)
+    if link == "logistic":
+        base = np.log(base) - np.log1p(-base)
+    init_raw = np.broadcast_to(base, (n_outputs,)) if base.size == 1 else base
+    if init_raw.shape != (n_outputs,):
+        raise InputError(
+            f"XGBoost base_score has {base.size} values; expected 1 or {n_outputs}."
+        )
+    info = {
+        "objective": objective,
+        "task": task,
+        "link": link,
+        "names": names,
+        "has_names": has_names,
+        "n_features": n_features,
+        "n_classes": max(n_classes, 2) if task == "classification" else 0,
+        "init_raw": np.array(init_raw, dtype=np.float64),
+        "tree_output": np.asarray(model["tree_info"][:stop], dtype=np.intp),
+    }
+    return info, [p[0] for p in parsed], [p[1] for p in parsed]
+
+
+def forest_from_xgboost_json(
+    model_json: dict[str, Any] | str | bytes,
+    *,
+    feature_names: Sequence[str] | None = None,
+    n_rounds: int | None = None,
+    classes: Any = None,
+    source: str = "xgboost.Booster",
+) -> Forest:
+    """Build a Forest from an XGBoost JSON model.
+
+    Parameters
+    ----------
+    model_json : dict, str or bytes
+        The model as ``Booster.save_raw("json")`` writes it, parsed or not.
+    feature_names : sequence of str, optional
+        Must equal the names stored in the model, if it stores any.
+    n_rounds : int, optional
+        Use only the first ``n_rounds`` boosting rounds; all by default.
+    classes : array-like, optional
+        Class labels of a classifier; ``0 .. n_classes - 1`` by default.
+    source : str
+        Dotted class path recorded as ``Forest.source``.
+
+    Returns
+    -------
+    Forest
+    """
+    if isinstance(model_json, (str, bytes, bytearray)):
+        model_json = json.loads(model_json)
+    info, trees, _ = _parse(model_json, n_rounds, feature_names)
+    is_classifier = info["task"] == "classification"
+    if is_classifier and classes is None:
+        classes = np.arange(info["n_classes"])
+    return Forest(
+        trees=tuple(trees),
+        kind="boosting",
+        task=info["task"],
+        n_features=info["n_features"],
+        feature_names=info["names"],
+        has_feature_names=info["has_names"],
+        classes_=np.asarray(classes) if is_classifier else None,
+        criterion="xgboost_gain",
+        init_raw=info["init_raw"],
+        learning_rate=1.0,
+        link=info["link"],
+        tree_output=info["tree_output"],
+        input_dtype=np.float32,
+        allow_missing=True,
+        source=source,
+    )
+
+
+def xgboost_split_statistics(
+    model_json: dict[str, Any] | str | bytes, *, n_rounds: int | None = None
+) -> list[SplitStatistics]:
+    """Gain and cover at every node of every tree, aligned with the Forest's nodes."""
+    if isinstance(model_json, (str, bytes, bytearray)):
+        model_json = json.loads(model_json)
+    return _parse(model_json, n_rounds, None)[2]
+
+
+# ---------------------------------------------------------------- model objects
+def _class_path(model: Any) -> str:
+    return f"{type(model).__module__}.{type(model).__qualname__}"
+
+
+def _booster_json(booster: Any) -> dict[str, Any]:
+    return json.loads(bytes(booster.save_raw(raw_format="json")))
+
+
+def _wrapper_booster(model: Any) -> Any:
+    try:
+        return model.get_booster()
+    except Exception as exc:  # xgboost raises scikit-learn's NotFittedError
+        raise NotFittedError(
+            f"This {type(model).__name__} is not fitted yet; expected a fitted model. "
+            "Call `fit` first."
+        ) from exc
+
+
+def _wrapper_rounds(booster: Any) -> int | None:
+    best = booster.attr("best_iteration")
+    return None if best is None else int(best) + 1
+
+
+def wrapper_source(model: Any) -> tuple[dict[str, Any], int | None]:
+    """The JSON model and number of rounds a scikit-learn wrapper predicts with."""
+    missing = getattr(model, "missing", np.nan)
+    if missing is not None and not (isinstance(missing, float) and np.isnan(missing)):
+        raise UnsupportedModelError(
+            f"XGBoost models with `missing={missing!r}` are not supported; expected "
+            "missing=nan (NaN marks missing values)."
+        )
+    booster = _wrapper_booster(model)
+    return _booster_json(booster), _wrapper_rounds(booster)
+
+
+@register_adapter("xgboost.Booster")
+def _booster(model: Any, feature_names: Sequence[str] | None) -> Forest:
+    return forest_from_xgboost_json(
+        _booster_json(model), feature_names=feature_names, source=_class_path(model)
+    )
+
+
+@register_adapter(
+    "xgboost.XGBClassifier",
+    "xgboost.XGBRegressor",
+    "xgboost.XGBRFClassifier",
+    "xgboost.XGBRFRegressor",
+)
+def _wrapper(model: Any, feature_names: Sequence[str] | None) -> Forest:
+    model_json, n_rounds = wrapper_source(model)
+    return forest_from_xgboost_json(
+        model_json,
+        feature_names=feature_names,
+        n_rounds=n_rounds,
+        classes=getattr(model, "classes_", None),
+        source=_class_path(model),
+    )

@@ -1,0 +1,417 @@
+"""Geometry of the partitions trees cut in two chosen features.
+
+Pure functions on :class:`~treelens.Forest` arrays; nothing here draws or imports
+matplotlib.  A *slice* is the plane of two features ``(f0, f1)`` with every other
+feature held at a reference row: a node of a tree is *reachable* in the slice when
+the reference row takes its side at every ancestor splitting on another feature.
+The reachable leaves tile the plane, each over a rectangle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ._exceptions import InputError
+from ._forest import Forest, Tree
+from ._validation import feature_index
+
+__all__ = [
+    "Partition",
+    "SliceNodes",
+    "cell_points",
+    "ensemble_cells",
+    "partition_rectangles",
+    "plot_window",
+    "region_nodes",
+    "resolve_features",
+    "resolve_reference",
+    "resolve_tree_index",
+    "slice_nodes",
+    "step_function",
+]
+
+
+@dataclass(frozen=True, eq=False)
+class SliceNodes:
+    """Every node of one tree seen in the slice of two features.
+
+    Attributes
+    ----------
+    reachable : ndarray of shape (n_nodes,), dtype bool
+        Whether the reference row reaches the node through its splits on the
+        other features.
+    lower : ndarray of shape (n_nodes, 2)
+        Exclusive lower bounds of the node's box in ``f0`` and ``f1``.
+    upper : ndarray of shape (n_nodes, 2)
+        Inclusive upper bounds of the node's box in ``f0`` and ``f1``.
+    depth : ndarray of shape (n_nodes,)
+        Depth of every node.
+    """
+
+    reachable: NDArray[np.bool_]
+    lower: NDArray[np.float64]
+    upper: NDArray[np.float64]
+    depth: NDArray[np.intp]
+
+
+@dataclass(frozen=True, eq=False)
+class Partition:
+    """Rectangles of one tree's partition in a slice, clipped to a window.
+
+    Attributes
+    ----------
+    rectangles : ndarray of shape (n_regions, 4)
+        ``x_min, x_max, y_min, y_max`` of every region.
+    nodes : ndarray of shape (n_regions,)
+        Node id of the tree node each region belongs to (a leaf, or a node at the
+        depth cut).
+    values : ndarray of shape (n_regions, n_values)
+        The node's value (class fractions or mean / raw value).
+    """
+
+    rectangles: NDArray[np.float64]
+    nodes: NDArray[np.intp]
+    values: NDArray[np.float64]
+
+
+# ----------------------------------------------------------------- arguments
+def resolve_features(forest_or_names: Forest | tuple[str, ...], features: Any) -> tuple[int, int]:
+    """Indices of two distinct features given by name or position.
+
+    Raises
+    ------
+    InputError
+        If ``features`` is not a pair, names an unknown feature, repeats one, or
+        the model has a single feature.
+    """
+    names = (
+        forest_or_names.feature_names
+        if isinstance(forest_or_names, Forest)
+        else tuple(forest_or_names)
+    )
+    if len(names) < 2:
+        raise InputError(
+            "A picture in two features needs a model with at least two features; "
+            f"got a model with {len(names)} feature ({list(names)})."
+        )
+    if isinstance(features, (str, bytes)) or np.ndim(features) != 1 or len(features) != 2:
+        raise InputError(
+            f"`features` must be a pair of feature names or positions; got {features!r}."
+        )
+    index = tuple(_feature_position(names, f) for f in features)
+    if index[0] == index[1]:
+        raise InputError(
+            "`features` must name two different features; got "
+            f"{names[index[0]]!r} twice ({features!r})."
+        )
+    return int(index[0]), int(index[1])
+
+
+def _feature_position(names: tuple[str, ...], feature: Any) -> int:
+    stub = _NamesOnly(names)
+    return feature_index(stub, feature)  # type: ignore[arg-type]
+
+
+class _NamesOnly:
+    # feature_index reads only these two attributes.
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.feature_names = tuple(names)
+        self.n_features = len(names)
+
+
+def resolve_tree_index(forest: Forest, tree_index: int | None) -> int:
+    """The tree to draw: ``tree_index``, or 0 for a single tree.
+
+    Raises
+    ------
+    InputError
+        If ``tree_index`` is out of range or missing for an ensemble.
+    """
+    if tree_index is None:
+        if forest.n_trees != 1:
+            raise InputError(
+                f"This model has {forest.n_trees} trees; expected `tree_index` "
+                f"in [0, {forest.n_trees - 1}] saying which one to draw, got None."
+            )
+        return 0
+    if isinstance(tree_index, bool) or not isinstance(tree_index, (int, np.integer)):
+        raise InputError(f"`tree_index` must be an integer; got {tree_index!r}.")
+    if not 0 <= int(tree_index) < forest.n_trees:
+        raise InputError(
+            f"`tree_index` must be in [0, {forest.n_trees - 1}] for this model of "
+            f"{forest.n_trees} trees; got {tree_index}."
+        )
+    return int(tree_index)
+
+
+def resolve_reference(
+    X: NDArray[np.float64] | None, reference: Any, n_features: int
+) -> NDArray[np.float64]:
+    """The reference row: ``reference`` if given, else the median of ``X``.
+
+    Returns
+    -------
+    reference : ndarray of shape (n_features,), dtype float64
+    """
+    if reference is None:
+        if X is None or X.shape[0] == 0:
+            raise InputError(
+                "A reference row is needed to hold the other features; expected "
+                "`reference` or non-empty X, got neither."
+            )
+        return np.median(np.asarray(X, dtype=np.float64), axis=0)
+    ref = np.asarray(reference, dtype=np.float64).reshape(-1)
+    if ref.shape[0] != n_features or not np.isfinite(ref).all():
+        raise InputError(
+            f"`reference` must be one finite row of {n_features} features; got "
+            f"{ref.shape[0]} values{'' if np.isfinite(ref).all() else ' with NaN or inf'}."
+        )
+    return ref
+
+
+def plot_window(
+    X: NDArray[Any], features: tuple[int, ...], *, margin: float = 0.05
+) -> NDArray[np.float64]:
+    """Plotting window around the data in the chosen features.
+
+    Returns
+    -------
+    window : ndarray of shape (len(features), 2)
+        ``[min, max]`` per feature, widened by ``margin`` of the range (by 0.5 when
+        the feature is constant).
+    """
+    cols = np.asarray(X, dtype=np.float64)[:, list(features)]
+    low, high = cols.min(axis=0), cols.max(axis=0)
+    pad = np.where(high > low, (high - low) * margin, 0.5)
+    return np.column_stack([low - pad, high + pad])
+
+
+# ----------------------------------------------------------------- geometry
+def slice_nodes(tree: Tree, features: tuple[int, ...], reference: NDArray[Any], dtype: Any) -> SliceNodes:
+    """Reachability and boxes of every node of ``tree`` in the slice of ``features``.
+
+    Parameters
+    ----------
+    tree : Tree
+    features : tuple of int
+        One or two plotted features.
+    reference : ndarray of shape (n_features,)
+        Values of the other features; cast to ``dtype`` before comparing with
+        thresholds, as prediction does.
+    dtype : numpy dtype
+        The forest's ``input_dtype``.
+
+    Returns
+    -------
+    SliceNodes
+    """
+    n_nodes, k = tree.n_nodes, len(features)
+    ref = np.asarray(reference).astype(dtype)
+    reachable = np.zeros(n_nodes, dtype=bool)
+    lower = np.full((n_nodes, k), -np.inf)
+    upper = np.full((n_nodes, k), np.inf)
+    column = np.full(ref.shape[0], -1, dtype=np.intp)
+    column[list(features)] = np.arange(k)
+    reachable[0] = True
+    frontier = np.array([0], dtype=np.intp)
+    # One vectorized step per depth level over the reachable nodes only.
+    while frontier.size:
+        inner = frontier[~tree.is_leaf[frontier]]
+        if not inner.size:
+            break
+        left, right = tree.children_left[inner], tree.children_right[inner]
+        feat, thr = tree.feature[inner], tree.threshold[inner]
+        col = column[feat]
+        plotted = col >= 0
+        other_left = ref[np.where(plotted, 0, feat)] <= thr
+        lower[left], upper[left] = lower[inner], upper[inner]
+        lower[right], upper[right] = lower[inner], upper[inner]
+        p = np.flatnonzero(plotted)
+        upper[left[p], col[p]] = np.minimum(upper[left[p], col[p]], thr[p])
+        lower[right[p], col[p]] = np.maximum(lower[right[p], col[p]], thr[p])
+        reachable[left] = plotted | other_left
+        reachable[right] = plotted | ~other_left
+        children = np.concatenate([left, right])
+        frontier = children[reachable[children]]
+    return SliceNodes(reachable=reachable, lower=lower, upper=upper, depth=np.asarray(tree.node_depth))
+
+
+def region_nodes(tree: Tree, nodes: SliceNodes, max_depth: int | None) -> NDArray[np.intp]:
+    """Nodes drawn as regions: reachable leaves, or with ``max_depth`` the
+    reachable nodes at that depth and the reachable leaves above it."""
+    frontier = tree.is_leaf.copy()
+    if max_depth is not None:
+        frontier = (frontier & (nodes.depth <= max_depth)) | (nodes.depth == max_depth)
+    return np.flatnonzero(frontier & nodes.reachable)
+
+
+def partition_rectangles(
+    forest: Forest,
+    features: tuple[int, int],
+    reference: NDArray[Any],
+    window: NDArray[np.float64],
+    *,
+    tree_index: int = 0,
+    max_depth: int | None = None,
+) -> Partition:
+    """The exact rectangles one tree cuts in two features, clipped to a window.
+
+    Parameters
+    ----------
+    forest : Forest
+    features : (int, int)
+        Plotted features ``f0`` (x axis) and ``f1`` (y axis).
+    reference : ndarray of shape (n_features,)
+        Values of the other features.
+    window : ndarray of shape (2, 2)
+        ``[[x_min, x_max], [y_min, y_max]]``.
+    tree_index : int, default=0
+    max_depth : int, optional
+        Cut the tree at this depth: a node at that depth is one region.
+
+    Returns
+    -------
+    Partition
+        Regions in the order of their node ids; they tile the window without
+        overlap.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> from treelens import to_forest
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    >>> forest = to_forest(DecisionTreeClassifier().fit(X, [0, 1, 1, 1]))
+    >>> part = partition_rectangles(forest, (0, 1), X[0], np.array([[-1, 2], [-1, 2]]))
+    >>> part.rectangles.shape
+    (3, 4)
+    """
+    tree = forest.trees[tree_index]
+    nodes = slice_nodes(tree, features, reference, forest.input_dtype)
+    ids = region_nodes(tree, nodes, max_depth)
+    x0 = np.maximum(nodes.lower[ids, 0], window[0, 0])
+    x1 = np.minimum(nodes.upper[ids, 0], window[0, 1])
+    y0 = np.maximum(nodes.lower[ids, 1], window[1, 0])
+    y1 = np.minimum(nodes.upper[ids, 1], window[1, 1])
+    keep = (x0 < x1) & (y0 < y1)
+    rects = np.column_stack([x0, x1, y0, y1])[keep]
+    ids = ids[keep]
+    return Partition(rectangles=rects, nodes=ids, values=tree.value[ids])
+
+
+def split_thresholds(
+    forest: Forest,
+    features: tuple[int, ...],
+    reference: NDArray[Any],
+    window: NDArray[np.float64],
+    *,
+    trees: range | list[int] | None = None,
+) -> list[NDArray[np.float64]]:
+    """Sorted distinct thresholds of reachable splits on each plotted feature,
+    strictly inside the window, over the chosen trees (default all)."""
+    found: list[list[NDArray[np.float64]]] = [[] for _ in features]
+    for t in range(forest.n_trees) if trees is None else trees:
+        tree = forest.trees[t]
+        nodes = slice_nodes(tree, features, reference, forest.input_dtype)
+        split = nodes.reachable & ~tree.is_leaf
+        for k, f in enumerate(features):
+            thr = tree.threshold[split & (tree.feature == f)]
+            found[k].append(thr[(thr > window[k, 0]) & (thr < window[k, 1])])
+    return [np.unique(np.concatenate(parts)) if parts else np.empty(0) for parts in found]
+
+
+def cell_points(edges: NDArray[np.float64], dtype: Any) -> NDArray[np.float64]:
+    """One point strictly inside every cell ``(edges[i], edges[i + 1]]`` that
+    stays inside once cast to ``dtype``, so routing it is routing the whole cell.
+
+    Returns
+    -------
+    points : ndarray of shape (len(edges) - 1,), dtype float64
+    """
+    lo, hi = edges[:-1], edges[1:]
+    mid = ((lo + hi) / 2).astype(dtype)
+    # A midpoint may round outside a cell narrower than the dtype's spacing; then
+    # take the largest value of the dtype not above the upper edge.
+    bad = ~((mid > lo) & (mid <= hi))
+    if bad.any():
+        top = hi[bad].astype(dtype)
+        top = np.where(top > hi[bad], np.nextafter(top, np.array(-np.inf, dtype)), top)
+        mid[bad] = top
+    return mid.astype(np.float64)
+
+
+@dataclass(frozen=True, eq=False)
+class EnsembleCells:
+    """The cells of the overlay of every tree's split lines in a slice.
+
+    Attributes
+    ----------
+    x_edges : ndarray of shape (n_x + 1,)
+    y_edges : ndarray of shape (n_y + 1,)
+    points : ndarray of shape (n_y * n_x, n_features)
+        One row inside every cell (row-major over y then x), the other features
+        at the reference.
+    """
+
+    x_edges: NDArray[np.float64]
+    y_edges: NDArray[np.float64]
+    points: NDArray[np.float64]
+
+
+def ensemble_cells(
+    forest: Forest,
+    features: tuple[int, int],
+    reference: NDArray[Any],
+    window: NDArray[np.float64],
+) -> EnsembleCells:
+    """Cells on which every tree of the ensemble, hence the ensemble, is constant.
+
+    Within a cell of the grid of all reachable thresholds in ``f0`` and ``f1``, no
+    tree's split separates two points, so predicting once per cell gives the
+    ensemble's exact regions.
+    """
+    tx, ty = split_thresholds(forest, features, reference, window)
+    x_edges = np.concatenate([[window[0, 0]], tx, [window[0, 1]]])
+    y_edges = np.concatenate([[window[1, 0]], ty, [window[1, 1]]])
+    px = cell_points(x_edges, forest.input_dtype)
+    py = cell_points(y_edges, forest.input_dtype)
+    grid_x, grid_y = np.meshgrid(px, py)
+    points = np.tile(np.asarray(reference, dtype=np.float64), (grid_x.size, 1))
+    points[:, features[0]] = grid_x.ravel()
+    points[:, features[1]] = grid_y.ravel()
+    return EnsembleCells(x_edges=x_edges, y_edges=y_edges, points=points)
+
+
+def step_function(
+    forest: Forest,
+    feature: int,
+    reference: NDArray[Any],
+    window: NDArray[np.float64],
+    *,
+    tree_index: int = 0,
+    max_depth: int | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The step function one tree draws along one feature, cut at a depth.
+
+    Returns
+    -------
+    edges : ndarray of shape (n_steps + 1,)
+        Increasing step boundaries, from ``window[0]`` to ``window[1]``.
+    values : ndarray of shape (n_steps,)
+        The value of the node (first column of ``Tree.value``) on each step: a
+        node at ``max_depth`` predicts its mean.
+    """
+    tree = forest.trees[tree_index]
+    nodes = slice_nodes(tree, (feature,), reference, forest.input_dtype)
+    ids = region_nodes(tree, nodes, max_depth)
+    lo = np.maximum(nodes.lower[ids, 0], window[0])
+    hi = np.minimum(nodes.upper[ids, 0], window[1])
+    keep = lo < hi
+    ids, lo, hi = ids[keep], lo[keep], hi[keep]
+    order = np.argsort(lo)
+    edges = np.concatenate([lo[order], hi[order][-1:]])
+    return edges, tree.value[ids[order], 0]

@@ -1,0 +1,31 @@
+import os
+import sys
+
+import pytest
+
+# Pictures render off screen in tests.
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Close every matplotlib figure a test opened."""
+    yield
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is not None:
+        pyplot.close("all")
+
+
+@pytest.fixture
+def unwritable_dir(tmp_path):
+    """A directory this process cannot create files in (root ignores chmod)."""
+    from pathlib import Path
+
+    if os.geteuid() == 0:
+        yield Path("/sys")
+        return
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    yield locked
+    locked.chmod(0o755)

@@ -1,0 +1,31 @@
+import treelens
+
+PUBLIC = [
+    "Forest",
+    "ImportanceResult",
+    "InputError",
+    "LeafBoxes",
+    "MDIImportance",
+    "NodeStatistics",
+    "NotFittedError",
+    "Tree",
+    "TreelensError",
+    "UnsupportedModelError",
+    "leaf_boxes",
+    "mdi_importance",
+    "node_statistics",
+    "permutation_importance",
+    "register_adapter",
+    "supported_models",
+    "to_forest",
+]
+
+
+def test_all_is_sorted_and_is_the_public_set():
+    assert treelens.__all__ == sorted(treelens.__all__)
+    assert treelens.__all__ == PUBLIC
+
+
+def test_every_public_name_exists():
+    for name in treelens.__all__:
+        assert hasattr(treelens, name), name
