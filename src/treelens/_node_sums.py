@@ -267,18 +267,33 @@ def check_mergeable(forest: Forest) -> None:
         )
 
 
-def class_factors(forest: Forest, class_rows: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Class weight of each class given the rows per class of the whole data."""
+def class_factors(
+    forest: Forest, class_weights: NDArray[np.float64], class_rows: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Class weight of each class from the class totals of the whole data.
+
+    Parameters
+    ----------
+    forest : Forest
+    class_weights : ndarray of shape (n_classes,)
+        Sum of ``sample_weight`` over the rows of each class.
+    class_rows : ndarray of shape (n_classes,)
+        Rows of each class.
+    """
     n_classes = forest.n_classes
     class_weight = forest.class_weight
     if class_weight is None:
         return np.ones(n_classes)
     if isinstance(class_weight, str):
-        # "balanced" (and "balanced_subsample" on the whole sample), as
-        # sklearn.utils.class_weight.compute_sample_weight over the classes in y.
+        # "balanced": total / (n_classes_present * class total), as
+        # treelens.node_statistics: scikit-learn's forests total the sample
+        # weights of each class, its single trees count rows.
+        totals = class_weights if forest.kind == "forest" else class_rows
         present = class_rows > 0
         factors = np.ones(n_classes)
-        factors[present] = class_rows.sum() / (present.sum() * class_rows[present])
+        factors[present] = totals[present].sum() / (
+            np.count_nonzero(present) * totals[present]
+        )
         return factors
     assert forest.classes_ is not None
     return np.array([float(class_weight.get(c, 1.0)) for c in forest.classes_.tolist()])
@@ -302,10 +317,8 @@ def statistics_from_sums(
     S = sums.sums
     if _classifies(forest):
         n_classes = forest.n_classes
-        root_rows = np.zeros(n_classes)
-        if forest.n_trees:
-            root_rows = S[0, 2 * n_classes :]
-        factors = class_factors(forest, root_rows)
+        root = S[0] if forest.n_trees else np.zeros(3 * n_classes)
+        factors = class_factors(forest, root[:n_classes], root[2 * n_classes :])
         weighted = S[:, :n_classes] * factors[np.newaxis, :]
         counts = np.rint(S[:, n_classes : 2 * n_classes] @ (factors > 0).astype(float))
         total = weighted.sum(axis=1)
