@@ -110,7 +110,7 @@ def dask_speedup(rows: int, n_trees: int, max_depth: int) -> dict[str, float]:
     for workers in (1, 2):
         with LocalCluster(
             n_workers=workers, threads_per_worker=1, processes=True,
-            dashboard_address=None,
+            dashboard_address=":0",
         ) as cluster, Client(cluster):
             # Warm the workers (imports) so only the work is timed.
             tdask.feature_tweak(model, frame.partitions[0].head(10, compute=False),

@@ -104,7 +104,7 @@ def test_chunked_node_statistics_and_mdi_equal_the_single_pass(data):
 
 
 def test_streams_of_dataframes_with_separate_y_and_weights(data):
-    Xc, yc, _, _, w = data
+    w = data[4]
     model, X, y = _models(data)[0]
     frame = pd.DataFrame(X, columns=[f"x{i}" for i in range(5)])
     X_chunks = [frame.iloc[i : i + 100] for i in range(0, N, 100)]

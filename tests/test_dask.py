@@ -54,13 +54,9 @@ def test_without_a_client_the_model_is_one_shared_graph_key(data):
 
 
 @pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    )
-    with distributed.Client(cluster) as c:
+def client(dask_cluster):
+    with distributed.Client(dask_cluster) as c:
         yield c
-    cluster.close()
 
 
 def test_model_is_scattered_once_to_every_worker(client, data):
@@ -98,7 +94,7 @@ def test_node_statistics_and_mdi_over_the_cluster_equal_one_machine(client, data
 
 
 def test_feature_tweak_over_the_cluster_equals_one_machine_row_for_row(client, data):
-    X, y, _, forest, _, frame = data
+    X, _, _, forest, _, frame = data
     kwargs = {"target": 2, "cost": "l1", "reference": X}
     expected = treelens.feature_tweak(forest, X, **kwargs)
     got = tdask.feature_tweak(forest, frame[list(reversed(FEATURES))], **kwargs)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import time
 
 import numpy as np
 import pandas as pd
@@ -126,3 +128,107 @@ def test_bad_datasets_are_refused(case, tmp_path):
         tweak_dataset(model, bad, tmp_path / "out", target=1)
     with pytest.raises(InputError, match="no column 'nope'"):
         importance_dataset(model, directory, tmp_path / "sums", target="nope")
+
+
+# ------------------------------------------------------------- command line
+@pytest.fixture(scope="module")
+def model_file(case, tmp_path_factory):
+    import skops.io
+
+    path = tmp_path_factory.mktemp("model") / "forest.skops"
+    skops.io.dump(case[0], path)
+    return path
+
+
+def _cli(*args):
+    from typer.testing import CliRunner
+
+    from treelens._cli import app
+
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def test_cli_tweak_writes_parts_on_a_cluster_and_resumes(
+    case, model_file, tmp_path, dask_cluster
+):
+    model, _, data, directory = case
+    out = tmp_path / "cf"
+    result = _cli(
+        "tweak", model_file, directory, "--target-class", "1", "--cost", "l1",
+        "--out-dir", out, "--scheduler", dask_cluster.scheduler_address, "--json",
+    )
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)["parts"]
+    assert [r["state"] for r in summary] == ["computed"] * PARTS
+    got = pd.concat([_read(out / f"part-{i}.parquet") for i in range(PARTS)])
+    expected = treelens.feature_tweak(model, data[FEATURES], target=1, cost="l1")
+    np.testing.assert_array_equal(got["found"], expected.found_)
+    np.testing.assert_array_equal(got[[f"cf_{f}" for f in FEATURES]], expected.X_cf_)
+    (out / "part-2.parquet").unlink()
+    again = _cli(
+        "tweak", model_file, directory, "--target-class", "1", "--cost", "l1",
+        "--out-dir", out, "--resume", "--json",
+    )
+    assert again.exit_code == 0, again.output
+    states = [r["state"] for r in json.loads(again.stdout)["parts"]]
+    assert states == ["kept", "kept", "computed"]
+
+
+def test_cli_importance_over_a_dataset(case, model_file, tmp_path):
+    model, _, data, directory = case
+    result = _cli(
+        "importance", model_file, "--data", directory, "--target", "label",
+        "--out-dir", tmp_path / "sums", "--json",
+    )
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["importance"]
+    expected = treelens.mdi_importance(model, data[FEATURES], data["label"]).importances_
+    got = {r["feature"]: r["held_out_mdi"] for r in rows}
+    for name in FEATURES:
+        assert got[name] == pytest.approx(expected[name], abs=1e-12)
+
+
+def test_cli_unreachable_scheduler_is_a_clear_error_not_a_hang(case, model_file, tmp_path):
+    directory = case[3]
+    start = time.monotonic()
+    result = _cli(
+        "tweak", model_file, directory, "--target-class", "1", "--out-dir",
+        tmp_path / "cf", "--scheduler", "tcp://127.0.0.1:9", "--timeout", "1",
+    )
+    assert result.exit_code == 2
+    assert "Could not reach a Dask scheduler at 'tcp://127.0.0.1:9'" in result.stderr
+    assert time.monotonic() - start < 15
+
+
+def test_cli_dataset_options_need_an_output_directory(case, model_file):
+    directory = case[3]
+    result = _cli("tweak", model_file, directory, "--target-class", "1")
+    assert result.exit_code == 2 and "needs --out-dir" in result.stderr
+    result = _cli(
+        "tweak", model_file, directory / "part-0.parquet", "--target-class", "1",
+        "--resume",
+    )
+    assert result.exit_code == 2 and "--resume apply to Parquet dataset mode" in result.stderr
+
+
+def test_cli_workers_starts_and_stops_a_local_cluster(case, model_file, tmp_path, monkeypatch):
+    import treelens.dask as tdask
+
+    started = []
+    real = tdask.local_cluster
+
+    def threaded(n_workers, *, processes=True):
+        # Worker processes are covered by the tests on the shared cluster; threads
+        # keep this one fast.
+        client = real(n_workers, processes=False)
+        started.append(client)
+        return client
+
+    monkeypatch.setattr(tdask, "local_cluster", threaded)
+    result = _cli(
+        "importance", model_file, "--data", case[3], "--target", "label",
+        "--out-dir", tmp_path / "sums", "--workers", "2", "--json",
+    )
+    assert result.exit_code == 0, result.output
+    assert len(started) == 1 and len(started[0].cluster.workers) == 0
+    assert started[0].status == "closed"

@@ -16,7 +16,7 @@ how to combine its results, so each public function needs only a short hook.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import numpy as np
 
@@ -314,7 +314,7 @@ class ProgressBar:
         self._progress: Any = None
         self._task: Any = None
 
-    def __enter__(self) -> ProgressBar:
+    def __enter__(self) -> Self:
         if self.enabled:
             from rich.console import Console
             from rich.progress import (
@@ -345,7 +345,7 @@ class ProgressBar:
         if self._progress is not None:
             self._progress.advance(self._task, rows)
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._progress is not None:
             self._progress.__exit__(*exc)
             self._progress = None

@@ -237,8 +237,9 @@ def _tweak_part(
 ) -> int:
     import pyarrow as pa
 
-    from . import _adapters
     import treelens
+
+    from . import _adapters
 
     forest = _adapters.to_forest(model)
     function = getattr(treelens, function_name)
@@ -474,8 +475,8 @@ def importance_dataset(
     import pyarrow.parquet as pq
 
     from ._adapters import to_forest
-    from ._streaming import importance_from_sums
     from ._node_sums import NodeSums, check_mergeable, sum_node_sums
+    from ._streaming import importance_from_sums
 
     forest = to_forest(model)
     inputs, outputs, jobs, kept = _plan(data, out, resume)

@@ -11,10 +11,10 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ._adapters import to_forest
+from ._batch import DEFAULT_MEMORY_BUDGET
 from ._exceptions import InputError, UnsupportedModelError
 from ._forest import Forest
 from ._importance_result import ImportanceResult
-from ._batch import DEFAULT_MEMORY_BUDGET
 from ._node_statistics import node_statistics
 from ._streaming import stream_mdi_importance, wants_node_streaming
 

@@ -10,10 +10,10 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ._adapters import to_forest
+from ._batch import DEFAULT_MEMORY_BUDGET
 from ._exceptions import InputError, UnsupportedModelError
 from ._forest import Forest, Tree
 from ._losses import BOOSTING_LOSSES, negative_gradient
-from ._batch import DEFAULT_MEMORY_BUDGET
 from ._streaming import stream_node_statistics, wants_node_streaming
 from ._validation import check_sample_weight, check_X, check_y
 

@@ -108,7 +108,7 @@ def local_cluster(n_workers: int, *, processes: bool = True) -> Any:
         n_workers=int(n_workers),
         threads_per_worker=1,
         processes=processes,
-        dashboard_address=None,
+        dashboard_address=":0",
     )
     client = Client(cluster)
     client._treelens_owns_cluster = cluster  # closed with the client
