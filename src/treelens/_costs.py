@@ -88,6 +88,15 @@ class Cost:
             return self.weights * (delta != 0)
         return self.weights * np.abs(delta)
 
+    def terms_of(self, feature: NDArray[np.intp], delta: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Separable terms of scattered changes: feature ``feature[i]`` moved by ``delta[i]``."""
+        weights = self.weights[feature]
+        if self.norm == "l2":
+            return (weights * delta) ** 2
+        if self.norm == "l0":
+            return weights * (delta != 0)
+        return weights * np.abs(delta)
+
     def combine(self, terms: NDArray[np.float64]) -> NDArray[np.float64]:
         """Fold per-feature terms (last axis) into the cost."""
         if self.norm == "l2":

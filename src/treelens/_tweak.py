@@ -31,10 +31,11 @@ from ._counterfactual import (
     finish,
     prepare_problem,
 )
-from ._epsilon import land_inside
 from ._exceptions import InputError
+from ._incremental import IncrementalPredictor
 from ._streaming import check_candidate_budget, stream_counterfactuals, wants_streaming
 from ._targets import target_leaf_mask, voting_trees
+from ._tweak_candidates import Changes, candidate_changes, change_costs
 
 __all__ = ["feature_tweak"]
 
@@ -167,26 +168,19 @@ def feature_tweak(
         reference=reference,
     )
     n, n_features = problem.X.shape
-    X_cf = np.full((n, n_features), np.nan)
-    best_cost = np.full(n, np.inf)
-    found = np.zeros(n, dtype=bool)
-    reason = np.full(n, None, dtype=object)
-    tree = np.full(n, -1, dtype=np.intp)
-    leaf = np.full(n, -1, dtype=np.intp)
+    out = {
+        "X_cf": np.full((n, n_features), np.nan),
+        "cost": np.full(n, np.inf),
+        "found": np.zeros(n, dtype=bool),
+        "reason": np.full(n, None, dtype=object),
+        "tree": np.full(n, -1, dtype=np.intp),
+        "leaf": np.full(n, -1, dtype=np.intp),
+    }
     todo = np.flatnonzero(~problem.at_target)
     search = _Search(problem, mode, int(memory_budget))
     for rows in search.row_blocks(todo):
-        search.run(rows, X_cf, best_cost, found, reason, tree, leaf)
-    return finish(
-        problem,
-        X_cf=X_cf,
-        found=found,
-        cost=best_cost,
-        reason=reason,
-        tree=tree,
-        leaf=leaf,
-        method="feature_tweak",
-    )
+        search.run(rows, out)
+    return finish(problem, **out, method="feature_tweak")
 
 
 class _Search:
@@ -198,30 +192,22 @@ class _Search:
         self.boxes: LeafBoxes = leaf_boxes(problem.forest)
         self.mode = mode
         self.budget = budget
-        n_features = problem.X.shape[1]
+        n_features, n_trees = problem.X.shape[1], self.forest.n_trees
         # About twenty (pair, feature) float64 temporaries while building candidates.
         self.bytes_per_pair = 160 * n_features + 64
         # Per (row, leaf) cell of the masks: booleans plus float deltas for boosting.
         self.bytes_per_cell = 32 if self.forest.kind == "boosting" else 4
-        # Per candidate checked: its row, its leaves in every tree, predictions.
-        self.bytes_per_check = 8 * (n_features + 3 * self.forest.n_trees) + 64
+        # Per candidate checked: its whole row, the (candidate, tree) marks, and
+        # the routing of the pairs that may change leaf.
+        self.bytes_per_check = 16 * n_features + 48 * n_trees + 64
 
     def row_blocks(self, rows: NDArray[np.intp]) -> list[NDArray[np.intp]]:
         per_row = max(1, self.boxes.n_leaves * self.bytes_per_cell)
         size = max(1, self.budget // (4 * per_row))
         return [rows[i : i + size] for i in range(0, rows.size, size)]
 
-    def run(
-        self,
-        rows: NDArray[np.intp],
-        X_cf: NDArray[np.float64],
-        best_cost: NDArray[np.float64],
-        found: NDArray[np.bool_],
-        reason: NDArray[np.object_],
-        tree: NDArray[np.intp],
-        leaf: NDArray[np.intp],
-    ) -> None:
-        """Search rows ``rows`` (global indices), writing into the output arrays."""
+    def run(self, rows: NDArray[np.intp], out: dict[str, NDArray[Any]]) -> None:
+        """Search rows ``rows`` (global indices), writing into the ``out`` arrays."""
         problem, boxes = self.problem, self.boxes
         leaves, current = problem.leaves[rows], problem.current[rows]
         votes = voting_trees(self.forest, problem.target, leaves, current)
@@ -234,97 +220,57 @@ class _Search:
         while start < rows.size:
             total = np.cumsum(counts[start:])
             stop = start + max(1, int(np.searchsorted(total, limit, side="right")))
-            self._run_pairs(rows[start:stop], mask[start:stop], X_cf, best_cost, found, reason, tree, leaf)
+            self._run_pairs(rows[start:stop], mask[start:stop], out)
             start = stop
 
     def _run_pairs(
-        self,
-        rows: NDArray[np.intp],
-        mask: NDArray[np.bool_],
-        X_cf: NDArray[np.float64],
-        best_cost: NDArray[np.float64],
-        found: NDArray[np.bool_],
-        reason: NDArray[np.object_],
-        tree: NDArray[np.intp],
-        leaf: NDArray[np.intp],
+        self, rows: NDArray[np.intp], mask: NDArray[np.bool_], out: dict[str, NDArray[Any]]
     ) -> None:
         problem, boxes = self.problem, self.boxes
         pair_row, pair_leaf = np.nonzero(mask)
         X = problem.X[rows]
-        lo, hi = problem.constraints.feasible_intervals(X)
-        values, feasible = build_candidates(
-            problem,
-            X[pair_row],
-            lo[pair_row],
-            hi[pair_row],
-            boxes.lower[pair_leaf],
-            boxes.upper[pair_leaf],
-            self.mode,
-        )
-        pair_row, pair_leaf, values = pair_row[feasible], pair_leaf[feasible], values[feasible]
-        n_rows = rows.size
-        has_candidate = np.bincount(pair_row, minlength=n_rows) > 0
-        reason[rows[~has_candidate]] = REASON_NOT_REACHABLE
-        reason[rows[has_candidate]] = REASON_NO_FLIP
-        if not pair_row.size:
+        changes, reachable = candidate_changes(problem, boxes, X, pair_row, pair_leaf, self.mode)
+        out["reason"][rows[~reachable]] = REASON_NOT_REACHABLE
+        out["reason"][rows[reachable]] = REASON_NO_FLIP
+        if not changes.n_candidates:
             return
-        costs = self._costs(X, pair_row, values)
+        costs = change_costs(problem, X, changes)
         # Rows, then cost, then leaf order (tree index, then node id): the
         # deterministic tie-break.
-        order = np.lexsort((pair_leaf, costs, pair_row))
-        pair_row, pair_leaf, values, costs = (
-            pair_row[order],
-            pair_leaf[order],
-            values[order],
-            costs[order],
+        order = np.lexsort((changes.leaf, costs, changes.row))
+        changes, costs = changes.take(order), costs[order]
+        predictor = IncrementalPredictor(
+            self.forest, problem.target, X, problem.leaves[rows], problem.current[rows]
         )
-        winner = self._first_valid(pair_row, values, problem.current[rows], n_rows)
-        hit = winner >= 0
-        local = np.flatnonzero(hit)
-        chosen = winner[hit]
+        winner = self._first_valid(changes, predictor, rows.size)
+        local = np.flatnonzero(winner >= 0)
+        chosen = winner[local]
         target_rows = rows[local]
-        X_cf[target_rows] = values[chosen]
-        best_cost[target_rows] = costs[chosen]
-        found[target_rows] = True
-        reason[target_rows] = None
-        tree[target_rows] = boxes.tree[pair_leaf[chosen]]
-        leaf[target_rows] = boxes.node[pair_leaf[chosen]]
-
-    def _costs(
-        self, X: NDArray[np.float64], pair_row: NDArray[np.intp], values: NDArray[np.float64]
-    ) -> NDArray[np.float64]:
-        cost = self.problem.cost
-        if cost.function is None:
-            return cost.many(X[pair_row], values)
-        out = np.empty(pair_row.size)
-        bounds = np.searchsorted(pair_row, np.arange(X.shape[0] + 1))
-        # A user callable takes one row at a time by its contract.
-        for r in np.flatnonzero(np.diff(bounds)):
-            part = slice(bounds[r], bounds[r + 1])
-            out[part] = cost(X[r], values[part])
-        return out
+        out["X_cf"][target_rows] = changes.take(chosen).dense(X)
+        out["cost"][target_rows] = costs[chosen]
+        out["found"][target_rows] = True
+        out["reason"][target_rows] = None
+        out["tree"][target_rows] = boxes.tree[changes.leaf[chosen]]
+        out["leaf"][target_rows] = boxes.node[changes.leaf[chosen]]
 
     def _first_valid(
         self,
-        pair_row: NDArray[np.intp],
-        values: NDArray[np.float64],
-        current: NDArray[Any],
+        changes: Changes,
+        predictor: IncrementalPredictor,
         n_rows: int,
     ) -> NDArray[np.intp]:
         """Index of each row's first valid candidate in sorted order (-1 if none).
 
         Candidates are sorted by row, then cost.  Each round checks the next few
-        candidates of every unresolved row in one pass of the ensemble; the chunk
-        per row doubles each round.
+        candidates of every unresolved row in one pass; the chunk per row doubles
+        each round.
         """
-        forest, target = self.forest, self.problem.target
-        starts = np.searchsorted(pair_row, np.arange(n_rows + 1))
+        starts = np.searchsorted(changes.row, np.arange(n_rows + 1))
         count = np.diff(starts)
         pos = np.zeros(n_rows, dtype=np.intp)
         winner = np.full(n_rows, -1, dtype=np.intp)
         per_round = max(1, self.budget // self.bytes_per_check)
         chunk = _FIRST_CHECK
-        dtype = forest.input_dtype
         while True:
             active = np.flatnonzero((winner < 0) & (pos < count))
             if not active.size:
@@ -335,107 +281,12 @@ class _Search:
             active, take = active[fits], take[fits]
             total = int(take.sum())
             offsets = np.cumsum(take) - take
-            within = np.arange(total) - np.repeat(offsets, take)
-            idx = np.repeat(starts[active] + pos[active], take) + within
+            idx = np.repeat(starts[active] + pos[active] - offsets, take) + np.arange(total)
             owner = np.repeat(active, take)
-            leaves = forest._apply(values[idx].astype(dtype))
-            ok = target.meets(forest._predict_from_leaves(leaves), current[owner])
+            ok = predictor.valid(changes.take(idx))
             if ok.any():
                 # idx grows within each row, so the first hit per row is its least.
                 hit_rows, first = np.unique(owner[ok], return_index=True)
                 winner[hit_rows] = idx[ok][first]
             pos[active] += take
             chunk = min(2 * chunk, _MAX_CHECK)
-
-
-def build_candidates(
-    problem: Problem,
-    x: NDArray[np.float64],
-    feasible_lo: NDArray[np.float64],
-    feasible_hi: NDArray[np.float64],
-    lower: NDArray[np.float64],
-    upper: NDArray[np.float64],
-    mode: Mode,
-) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
-    """The epsilon-satisfactory point of many (row, leaf box) pairs at once.
-
-    Parameters
-    ----------
-    problem : Problem
-        For epsilon, constraints and the input dtype.
-    x : ndarray of shape (k, n_features)
-        The row of each pair.
-    feasible_lo, feasible_hi : ndarray of shape (k, n_features)
-        Closed feasible interval of each feature under the constraints.
-    lower, upper : ndarray of shape (k, n_features)
-        The leaf's box (lower exclusive, upper inclusive).
-    mode : {"minimal", "paper"}
-
-    Returns
-    -------
-    values : ndarray of shape (k, n_features)
-    feasible : ndarray of shape (k,), bool
-        False where the box cannot be reached under the constraints.
-    """
-    eps = problem.epsilon
-    constraints = problem.constraints
-    dtype = problem.forest.input_dtype
-    x_cast = x.astype(dtype).astype(np.float64)
-    # The box shrunk by epsilon; a box narrower than 2 epsilon gives its midpoint.
-    shrunk_lo, shrunk_hi = lower + eps, upper - eps
-    narrow = shrunk_lo > shrunk_hi
-    if narrow.any():
-        with np.errstate(invalid="ignore"):
-            mid = 0.5 * (lower + upper)
-        shrunk_lo = np.where(narrow, mid, shrunk_lo)
-        shrunk_hi = np.where(narrow, mid, shrunk_hi)
-    if mode == "paper":
-        has_lo, has_hi = np.isfinite(lower), np.isfinite(upper)
-        to_lo = np.abs(x - shrunk_lo) <= np.abs(x - shrunk_hi)
-        point = np.where(
-            has_lo & has_hi,
-            np.where(to_lo, shrunk_lo, shrunk_hi),
-            np.where(has_lo, shrunk_lo, np.where(has_hi, shrunk_hi, x)),
-        )
-    else:
-        point = x
-    # Preferred: the shrunk box within the feasible interval; else any point of the
-    # box itself within it (the shrinking is a margin, not a constraint).
-    want_lo = np.maximum(shrunk_lo, feasible_lo)
-    want_hi = np.minimum(shrunk_hi, feasible_hi)
-    preferred = want_lo <= want_hi
-    any_lo = np.maximum(lower, feasible_lo)
-    any_hi = np.minimum(upper, feasible_hi)
-    possible = (any_lo < any_hi) | ((any_lo == any_hi) & (any_lo > lower))
-    values = np.where(
-        preferred,
-        np.clip(point, want_lo, np.maximum(want_lo, want_hi)),
-        np.clip(point, any_lo, np.maximum(any_lo, any_hi)),
-    )
-    ok = preferred | possible
-    if mode == "minimal":
-        inside = (x_cast > lower) & (x_cast <= upper) & (x >= feasible_lo) & (x <= feasible_hi)
-        values = np.where(inside, x, values)
-        ok |= inside
-    # Land on the intended side after the cast, without leaving the feasible range.
-    values = land_inside(values, lower, upper, dtype, feasible_lo, feasible_hi)
-    integer = constraints.integer & ~constraints.in_one_hot
-    if integer.any():
-        lo_int = np.maximum(np.floor(lower[:, integer]) + 1, feasible_lo[:, integer])
-        hi_int = np.minimum(np.floor(upper[:, integer]), feasible_hi[:, integer])
-        values[:, integer] = np.clip(
-            np.rint(point[:, integer]), lo_int, np.maximum(lo_int, hi_int)
-        )
-        ok[:, integer] = lo_int <= hi_int
-    ok[:, constraints.in_one_hot] = True
-    feasible = ok.all(axis=1)
-    for group in constraints.one_hot:
-        lo_g, hi_g = lower[:, group], upper[:, group]
-        flo_g, fhi_g = feasible_lo[:, group], feasible_hi[:, group]
-        allow0 = (lo_g < 0) & (hi_g >= 0) & (flo_g <= 0) & (fhi_g >= 0)
-        allow1 = (lo_g < 1) & (hi_g >= 1) & (flo_g <= 1) & (fhi_g >= 1)
-        weights = problem.cost.weights if problem.cost.separable else None
-        group_values, group_ok = constraints.choose_one_hot(x, allow0, allow1, group, weights)
-        values[:, group] = group_values
-        feasible &= group_ok
-    return values, feasible
