@@ -44,9 +44,11 @@ def check_result(model, result):
     if any(relevant):
         mean = result.per_tree_.loc[relevant].mean().to_numpy()
         np.testing.assert_allclose(mean, importances, rtol=0, atol=TOL)
-        np.testing.assert_allclose(
-            result.std_.to_numpy(), result.per_tree_.loc[relevant].std(ddof=0), atol=TOL
-        )
+        if forest.kind == "tree":
+            assert result.std_ is None
+        else:
+            spread = result.per_tree_.loc[relevant].std(ddof=0)
+            np.testing.assert_allclose(result.std_.to_numpy(), spread, atol=TOL)
     assert np.all(importances >= -TOL)
     if importances.any():
         assert abs(importances.sum() - 1.0) < TOL
@@ -288,7 +290,11 @@ def test_to_frame_and_repr():
     model, _X, _y = toy_regressor()
     result = treelens.mdi_importance(model)
     frame = result.to_frame()
-    assert list(frame.columns) == ["importance", "std"]
+    assert list(frame.columns) == ["importance"]
+    forest_frame = treelens.mdi_importance(
+        MODEL_FACTORIES["sklearn.RandomForestRegressor"]().model
+    ).to_frame()
+    assert list(forest_frame.columns) == ["importance", "std"]
     assert frame.index.name == "feature"
     assert "MDIImportance" in repr(result) and "a=0.8" in repr(result)
 

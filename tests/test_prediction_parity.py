@@ -175,3 +175,26 @@ def test_string_labels_and_dataframes():
     assert_same_predictions(model, frame)
     shuffled = frame[["d", "c", "b", "a"]]
     np.testing.assert_array_equal(forest.predict(shuffled), model.predict(frame))
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "sklearn.RandomForestClassifier",
+        "sklearn.DecisionTreeRegressor",
+        "sklearn.GradientBoostingClassifier",
+    ],
+)
+def test_large_inputs_route_one_tree_at_a_time_alike(name):
+    # Large inputs take the per-tree routing path of Forest.apply.
+    from treelens._forest import _PER_TREE_MIN_ROWS
+
+    case = MODEL_FACTORIES[name]()
+    forest = treelens.to_forest(case.model)
+    probe = probe_inputs(forest, case.X, missing=case.missing)
+    repeats = -(-_PER_TREE_MIN_ROWS // probe.shape[0]) + 1
+    X = np.tile(probe, (repeats, 1))
+    assert X.shape[0] >= _PER_TREE_MIN_ROWS
+    assert_same_predictions(case.model, X)
+    small = np.vstack([forest.apply(X[i : i + 1000]) for i in range(0, len(X), 1000)])
+    np.testing.assert_array_equal(forest.apply(X), small)

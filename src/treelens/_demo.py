@@ -24,7 +24,10 @@ def _console(console: Any) -> Any:
         return console
     from rich.console import Console
 
-    return Console()
+    console = Console()
+    if not console.is_terminal:  # piped or captured: wide enough for the tables
+        console = Console(width=120)
+    return console
 
 
 def _show(console: Any, name: str, title: str, frame: pd.DataFrame) -> None:
@@ -69,7 +72,7 @@ def run_demo(
        forest declines (predicted malignant, class 0) towards benign (class 1),
        and for iris rows towards class 2.
     4. The partition, decision-region, forest-grid and regression-step pictures,
-       and an HTML report on the forest.
+       the importance tables as CSV, and an HTML report on the forest.
 
     Parameters
     ----------
@@ -114,6 +117,8 @@ def run_demo(
         f"{tree.score(X_train, y_train):.3f}, test accuracy {tree.score(X_test, y_test):.3f}"
     )
     mdi = treelens.mdi_importance(tree)
+    gap = np.max(np.abs(mdi.importances_.to_numpy() - tree.feature_importances_))
+    console.print(f"MDI vs scikit-learn's feature_importances_: max difference {gap:.1e}")
     held = treelens.mdi_importance(tree, X=X_test, y=y_test)
     perm = treelens.permutation_importance(tree, X_test, y_test, n_repeats=10, random_state=0)
     frame = importance_frame(mdi, held_out=held, permutation=perm)
@@ -138,13 +143,21 @@ def run_demo(
         f"{boosting.score(X_test, y_test):.3f}"
     )
     forest_mdi = treelens.mdi_importance(forest)
+    boosting_mdi = treelens.mdi_importance(boosting)
+    gap = max(
+        np.max(np.abs(forest_mdi.importances_.to_numpy() - forest.feature_importances_)),
+        np.max(np.abs(boosting_mdi.importances_.to_numpy() - boosting.feature_importances_)),
+    )
+    console.print(
+        f"MDI vs feature_importances_ of both ensembles: max difference {gap:.1e}"
+    )
     table = pd.DataFrame(
         {
             "tree mdi": mdi.importances_,
             "forest mdi": forest_mdi.importances_,
             "forest std": forest_mdi.std_,
             "forest held-out": treelens.mdi_importance(forest, X=X_test, y=y_test).importances_,
-            "boosting mdi": treelens.mdi_importance(boosting).importances_,
+            "boosting mdi": boosting_mdi.importances_,
         }
     )
     table.index.name = "feature"
@@ -224,6 +237,19 @@ def run_demo(
     written["regression_steps"] = _save(figure, out / "regression_steps.png")
     for name, path in written.items():
         console.print(f"  {name.replace('_', ' ')}: {path}")
+    console.print("  tables as CSV: tree_importances.csv, tree_nodes.csv, forest_importances.csv")
+
+    # The tables, for machines.
+    from ._io import atomic_write
+
+    for name, frame in (
+        ("tree_importances.csv", importance_frame(mdi, held_out=held, permutation=perm)),
+        ("tree_nodes.csv", mdi.nodes_),
+        ("forest_importances.csv", forest_mdi.to_frame().reset_index()),
+    ):
+        written[name.removesuffix(".csv")] = atomic_write(
+            out / name, frame.to_csv(index=False)
+        )
 
     # 5. The report.
     html = render_report(
@@ -235,8 +261,6 @@ def run_demo(
         reference=X_train,
         title="treelens demo: random forest on breast cancer (test set)",
     )
-    from ._io import atomic_write
-
     written["report"] = atomic_write(out / "report.html", html)
     elapsed = time.perf_counter() - start
     console.print()

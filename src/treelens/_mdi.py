@@ -30,9 +30,9 @@ class MDIImportance(ImportanceResult):
     importances_ : pandas.Series of shape (n_features,)
         MDI of each feature; equals scikit-learn's ``feature_importances_``
         for importances computed from the model's own statistics.
-    std_ : pandas.Series of shape (n_features,)
+    std_ : pandas.Series of shape (n_features,) or None
         Standard deviation (``ddof=0``) of the rows of ``per_tree_`` over the
-        trees with more than one node; zeros for a single tree.
+        trees with more than one node; None for a single tree.
     per_tree_ : pandas.DataFrame of shape (n_trees, n_features)
         Each tree's importances, scaled so that ``importances_`` is the mean of
         the rows of the trees with more than one node (a single tree's row is
@@ -211,9 +211,10 @@ def mdi_from_statistics(
         importances = mean / total if total > 0.0 else mean
         ensemble = 1.0 / (relevant.sum() * (total if total > 0.0 else 1.0))
     names = list(forest.feature_names)
+    std: NDArray[np.float64] | None
     if forest.kind == "tree":
         per_tree_scaled = per_tree
-        std = np.zeros(n_features)
+        std = None
     else:
         per_tree_scaled = per_tree * (ensemble * relevant.sum())
         std = (
@@ -226,7 +227,7 @@ def mdi_from_statistics(
     )
     return MDIImportance(
         importances_=pd.Series(importances, index=names, name="importance"),
-        std_=pd.Series(std, index=names, name="std"),
+        std_=None if std is None else pd.Series(std, index=names, name="std"),
         per_tree_=pd.DataFrame(
             per_tree_scaled, columns=names, index=pd.RangeIndex(n_trees, name="tree")
         ),

@@ -247,7 +247,7 @@ def _importance_section(model: Any, X: Any, y: Any) -> dict[str, Any]:
 
     def chart() -> Any:
         n = min(len(frame), 15)
-        figure, ax = new_figure(7, max(2.5, 0.32 * n + 1.2))
+        figure, ax = new_figure(4.5, max(2.5, 0.28 * n + 1.2))
         results = [r for r in (mdi, held, perm) if r is not None]
         treelens.ImportanceDisplay.from_result(results, ax=ax, top_k=15)
         return figure
@@ -255,7 +255,7 @@ def _importance_section(model: Any, X: Any, y: Any) -> dict[str, Any]:
     caption = "Bars sorted by importance; error bars show the spread across trees or repeats."
     return {
         "mdi": mdi,
-        "table": table_context(frame, max_rows=30),
+        "table": table_context(frame, max_rows=15),
         "has_held_out": held is not None,
         "pictures": [_picture("Importance", caption, chart)],
     }
