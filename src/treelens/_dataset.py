@@ -301,6 +301,11 @@ def _sums_part(
 
 
 # ----------------------------------------------------------------- runner
+def _run_part(task: Callable[..., int], shared: Any, part: Path, out: Path) -> int:
+    model, args = shared
+    return task(model, part, out, *args)
+
+
 def _run_parts(
     task: Callable[..., int],
     model: Any,
@@ -338,9 +343,14 @@ def _run_parts(
     try:
         from distributed import as_completed
 
-        shared = client.scatter(model, broadcast=True, hash=False)
+        # The model and the arguments (reference data can be large) travel once
+        # to every worker, not once per part.
+        shared = client.scatter([(model, args)], broadcast=True, hash=False)[0]
         futures = [
-            client.submit(task, shared, part, out, *args, pure=False, key=f"treelens-{out.name}-{uuid.uuid4().hex}")
+            client.submit(
+                _run_part, task, shared, part, out, pure=False,
+                key=f"treelens-{out.stem}-{uuid.uuid4().hex}",
+            )
             for part, out in jobs
         ]
         done = 0

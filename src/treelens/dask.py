@@ -135,10 +135,11 @@ def ship(obj: Any) -> Any:
     """
     client = _active_client()
     if client is not None:
-        return client.scatter(obj, broadcast=True, hash=False)
+        # A list of one, so that a tuple travels as one object.
+        return client.scatter([obj], broadcast=True, hash=False)[0]
     import dask
 
-    return dask.delayed(obj, pure=True)
+    return dask.delayed(obj, traverse=False)
 
 
 # -------------------------------------------------------------- partitions
@@ -264,12 +265,17 @@ def _compute(tasks: list[Any], scheduler: Any, progress: bool) -> list[Any]:
 
 
 # ------------------------------------------------------------ counterfactuals
-def _counterfactual_part(function: Callable[..., Any], model: Any, part: Any, kwargs: dict[str, Any]) -> Any:
+def _counterfactual_part(function: Callable[..., Any], shared: Any, part: Any) -> Any:
+    model, kwargs = shared
     return function(model, part, **kwargs)
 
 
 def _map_counterfactuals(
-    function: Callable[..., Any], model: Any, X: Any, scheduler: Any, progress: bool,
+    function: Callable[..., Any],
+    model: Any,
+    X: Any,
+    scheduler: Any,
+    progress: bool,
     kwargs: dict[str, Any],
 ) -> Any:
     import dask
@@ -278,9 +284,10 @@ def _map_counterfactuals(
 
     forest = to_forest(model)
     parts = _feature_partitions(forest, X)
-    shared = ship(model)
+    # The model and the arguments (reference data can be large) travel once.
+    shared = ship((model, kwargs))
     task = dask.delayed(_counterfactual_part, pure=True)
-    tasks = [task(function, shared, part, kwargs) for part in parts]
+    tasks = [task(function, shared, part) for part in parts]
     return concat_counterfactuals(_compute(tasks, scheduler, progress))
 
 
