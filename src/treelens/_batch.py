@@ -103,8 +103,6 @@ def take_rows(X: Any, start: int, stop: int) -> Any:
         return None
     if hasattr(X, "iloc"):
         return X.iloc[start:stop]
-    if hasattr(X, "shape") and len(X.shape) == 1 and start == 0:
-        return X
     return X[start:stop]
 
 

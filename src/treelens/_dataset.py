@@ -287,13 +287,17 @@ def _sums_part(
         X = frame[columns]
         if not forest.has_feature_names:
             X = X.to_numpy()
-        sums = chunk_node_sums(model, X, frame[target], None if weight is None else frame[weight])
+        sums = chunk_node_sums(
+            forest, X, frame[target], None if weight is None else frame[weight]
+        )
         total = sums if total is None else total + sums
         rows += len(frame)
     if total is None:
         from ._node_sums import node_sums
 
-        total = node_sums(forest, np.empty((0, forest.n_features), forest.input_dtype), np.empty(0))
+        total = node_sums(
+            forest, np.empty((0, forest.n_trees), np.intp), np.empty(0), np.empty(0)
+        )
     table = pa.Table.from_pandas(total.to_frame(), preserve_index=False)
     with atomic_parquet_writer(out, table.schema) as writer:
         writer.write_table(table)
@@ -494,7 +498,7 @@ def importance_dataset(
         raise InputError(f"`target` must name a column; got {target!r}.")
     check_mergeable(forest)
     rows = _run_parts(
-        _sums_part, model, jobs, (target, sample_weight, int(batch_rows)),
+        _sums_part, forest, jobs, (target, sample_weight, int(batch_rows)),
         scheduler=scheduler, workers=workers, progress=progress, timeout=timeout,
         description="node statistics",
     )

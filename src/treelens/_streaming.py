@@ -303,7 +303,7 @@ def stream_node_sums(
             yield from chunks
 
     return run_in_chunks(
-        lambda c: chunk_node_sums(model, *c),
+        lambda c: chunk_node_sums(forest, *c),
         replay(),
         combine=sum_node_sums,
         progress=progress,

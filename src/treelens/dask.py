@@ -372,7 +372,7 @@ def node_sums(
     y_parts = _label_partitions(X, y, len(parts), "y")
     w_parts = _label_partitions(X, sample_weight, len(parts), "sample_weight")
     check_mergeable(forest)
-    shared = ship(model)
+    shared = ship(forest)
     task = dask.delayed(_sums_part, pure=True)
     level = [
         task(shared, part, y_parts[i], None if w_parts is None else w_parts[i])
