@@ -80,13 +80,13 @@ def test_node_statistics_and_mdi_over_the_cluster_equal_one_machine(client, data
             model, frame[FEATURES], frame["label"], frame["w"]
         )
         _assert_same_statistics(treelens.node_statistics(model, X, y, weights), got)
-        mdi = tdask.mdi_importance(model, frame.drop(columns=["w"]), "label")
-        expected = treelens.mdi_importance(model, X, y)
+        mdi = tdask.mdi_importance(model, frame, "label", "w")
+        expected = treelens.mdi_importance(model, X, y, sample_weight=weights)
         np.testing.assert_allclose(mdi.importances_, expected.importances_, atol=1e-12)
         np.testing.assert_allclose(mdi.nodes_["share"], expected.nodes_["share"], atol=1e-12)
     # A dask array with a dask array of labels.
     Xa = da.from_array(X.to_numpy(), chunks=(70, 5))
-    ya = da.from_array(y.to_numpy(), chunks=70)
+    ya = da.from_array(y.to_numpy(), chunks=50)  # other row blocks than X
     got = tdask.mdi_importance(forest, Xa, ya)
     np.testing.assert_allclose(
         got.importances_, treelens.mdi_importance(forest, X, y).importances_, atol=1e-12

@@ -144,21 +144,27 @@ def ship(obj: Any) -> Any:
 
 # -------------------------------------------------------------- partitions
 def _is_dask_dataframe(X: Any) -> bool:
-    return type(X).__module__.startswith("dask") and hasattr(X, "npartitions") and hasattr(
-        X, "columns"
-    )
+    if not type(X).__module__.startswith("dask"):
+        return False
+    import dask.dataframe as dd
+
+    return isinstance(X, dd.DataFrame)
 
 
 def _is_dask_series(X: Any) -> bool:
-    return type(X).__module__.startswith("dask") and hasattr(X, "npartitions") and not hasattr(
-        X, "columns"
-    )
+    if not type(X).__module__.startswith("dask"):
+        return False
+    import dask.dataframe as dd
+
+    return isinstance(X, dd.Series)
 
 
 def _is_dask_array(X: Any) -> bool:
-    return type(X).__module__.startswith("dask") and hasattr(X, "chunks") and hasattr(
-        X, "to_delayed"
-    )
+    if not type(X).__module__.startswith("dask"):
+        return False
+    import dask.array as da
+
+    return isinstance(X, da.Array)
 
 
 def check_columns(forest: Forest, columns: Sequence[Any]) -> None:
@@ -209,11 +215,11 @@ def _feature_partitions(forest: Forest, X: Any) -> list[Any]:
 def _label_partitions(X: Any, y: Any, n_parts: int, name: str) -> list[Any] | None:
     if y is None:
         return None
-    if isinstance(y, str) and _is_dask_dataframe(X):
-        return list(X[y].to_delayed())
     if _is_dask_series(y) or _is_dask_dataframe(y):
         parts = list(y.to_delayed())
     elif _is_dask_array(y):
+        if _is_dask_array(X):
+            y = y.rechunk((X.chunks[0],))  # the row blocks of X
         parts = list(y.to_delayed().ravel())
     else:
         raise InputError(
@@ -228,15 +234,20 @@ def _label_partitions(X: Any, y: Any, n_parts: int, name: str) -> list[Any] | No
     return parts
 
 
-def _split_target_column(forest: Forest, X: Any, y: Any) -> tuple[Any, Any]:
-    if isinstance(y, str):
-        if not _is_dask_dataframe(X) or y not in X.columns:
+def _split_columns(X: Any, y: Any, sample_weight: Any) -> tuple[Any, Any, Any]:
+    """Take ``y`` and ``sample_weight`` given as column names out of ``X``."""
+    named = {k: v for k, v in (("y", y), ("sample_weight", sample_weight)) if isinstance(v, str)}
+    for name, column in named.items():
+        if not _is_dask_dataframe(X) or column not in X.columns:
             raise InputError(
-                f"`y` names the column {y!r}, but X has no such column; expected one "
-                f"of {list(getattr(X, 'columns', []))}."
+                f"`{name}` names the column {column!r}, but X has no such column; "
+                f"expected one of {list(getattr(X, 'columns', []))}."
             )
-        return X.drop(columns=[y]), X[y]
-    return X, y
+    if not named:
+        return X, y, sample_weight
+    y = X[y] if isinstance(y, str) else y
+    sample_weight = X[sample_weight] if isinstance(sample_weight, str) else sample_weight
+    return X.drop(columns=list(named.values())), y, sample_weight
 
 
 def _compute(tasks: list[Any], scheduler: Any, progress: bool) -> list[Any]:
@@ -365,10 +376,10 @@ def node_sums(
     from ._node_sums import check_mergeable
 
     forest = to_forest(model)
-    X, y = _split_target_column(forest, X, y)
-    parts = _feature_partitions(forest, X)
     if y is None:
         raise InputError("`y` is required for node statistics; got None.")
+    X, y, sample_weight = _split_columns(X, y, sample_weight)
+    parts = _feature_partitions(forest, X)
     y_parts = _label_partitions(X, y, len(parts), "y")
     w_parts = _label_partitions(X, sample_weight, len(parts), "sample_weight")
     check_mergeable(forest)
@@ -396,7 +407,7 @@ def node_statistics(
     X : dask.dataframe.DataFrame or dask.array of shape (n_samples, n_features)
     y : dask Series, dask array, or the name of a column of X
         Partitioned like X.
-    sample_weight : dask Series or dask array, optional
+    sample_weight : dask Series, dask array or column name of X, optional
     scheduler, progress
         As :func:`feature_tweak` of this module.
 
