@@ -103,30 +103,49 @@ def dask_speedup(rows: int, n_trees: int, max_depth: int) -> dict[str, float]:
         return pd.DataFrame(_chunk(i, n), columns=columns)
 
     frame = dd.from_map(
-        make, list(enumerate(sizes)),
+        make,
+        list(enumerate(sizes)),
         meta=pd.DataFrame(np.empty((0, N_FEATURES)), columns=columns),
     )
     times = {}
     for workers in (1, 2):
-        with LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True,
-            dashboard_address=":0",
-        ) as cluster, Client(cluster):
+        with (
+            LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=":0",
+            ) as cluster,
+            Client(cluster),
+        ):
             # Warm the workers (imports) so only the work is timed.
-            tdask.feature_tweak(model, frame.partitions[0].head(10, compute=False),
-                                target=TARGET, reference=X_train)
+            tdask.feature_tweak(
+                model,
+                frame.partitions[0].head(10, compute=False),
+                target=TARGET,
+                reference=X_train,
+            )
             start = time.perf_counter()
             result = tdask.feature_tweak(model, frame, target=TARGET, reference=X_train)
             times[workers] = time.perf_counter() - start
             assert len(result) == rows
-    return {"rows": rows, "one": times[1], "two": times[2], "speedup": times[1] / times[2]}
+    return {
+        "rows": rows,
+        "one": times[1],
+        "two": times[2],
+        "speedup": times[1] / times[2],
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--dask-rows", type=int, default=None,
-                        help="rows of the Dask comparison (default: --rows)")
+    parser.add_argument(
+        "--dask-rows",
+        type=int,
+        default=None,
+        help="rows of the Dask comparison (default: --rows)",
+    )
     parser.add_argument("--trees", type=int, default=100)
     parser.add_argument("--max-depth", type=int, default=8)
     parser.add_argument("--child", choices=["single"], help=argparse.SUPPRESS)
@@ -139,9 +158,21 @@ def main() -> None:
         f"{N_FEATURES} features, target class {TARGET}"
     )
     child = subprocess.run(
-        [sys.executable, __file__, "--child", "single", "--rows", str(args.rows),
-         "--trees", str(args.trees), "--max-depth", str(args.max_depth)],
-        check=True, capture_output=True, text=True,
+        [
+            sys.executable,
+            __file__,
+            "--child",
+            "single",
+            "--rows",
+            str(args.rows),
+            "--trees",
+            str(args.trees),
+            "--max-depth",
+            str(args.max_depth),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
     )
     single = json.loads(child.stdout.strip().splitlines()[-1])
     print(

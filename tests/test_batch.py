@@ -43,28 +43,34 @@ def _models(data):
     half = N // 2
     return [
         (
-            RandomForestClassifier(4, max_depth=5, class_weight="balanced", random_state=0)
-            .fit(Xc[:half], yc[:half]),
+            RandomForestClassifier(
+                4, max_depth=5, class_weight="balanced", random_state=0
+            ).fit(Xc[:half], yc[:half]),
             Xc,
             yc,
         ),
         (
             RandomForestClassifier(
-                3, max_depth=4, criterion="entropy", class_weight={0: 0.0, 2: 3.0},
+                3,
+                max_depth=4,
+                criterion="entropy",
+                class_weight={0: 0.0, 2: 3.0},
                 random_state=0,
             ).fit(Xc[:half], yc[:half]),
             Xc,
             yc,
         ),
         (
-            RandomForestRegressor(3, max_depth=5, criterion="poisson", random_state=0)
-            .fit(Xr[:half], np.abs(yr[:half])),
+            RandomForestRegressor(
+                3, max_depth=5, criterion="poisson", random_state=0
+            ).fit(Xr[:half], np.abs(yr[:half])),
             Xr,
             np.abs(yr),
         ),
         (
-            GradientBoostingClassifier(n_estimators=4, max_depth=3, random_state=0)
-            .fit(Xc[:half], yc[:half]),
+            GradientBoostingClassifier(n_estimators=4, max_depth=3, random_state=0).fit(
+                Xc[:half], yc[:half]
+            ),
             Xc,
             yc,
         ),
@@ -91,8 +97,12 @@ def test_chunked_node_statistics_and_mdi_equal_the_single_pass(data):
     w = data[4]
     for model, X, y in _models(data):
         whole = treelens.node_statistics(model, X, y, w)
-        chunks = [(X[i : i + 70], y[i : i + 70], w[i : i + 70]) for i in range(0, N, 70)]
-        _assert_same_statistics(whole, treelens.node_statistics(model, iter(chunks), None))
+        chunks = [
+            (X[i : i + 70], y[i : i + 70], w[i : i + 70]) for i in range(0, N, 70)
+        ]
+        _assert_same_statistics(
+            whole, treelens.node_statistics(model, iter(chunks), None)
+        )
         # A plain array over the budget is split into chunks too.
         small = treelens.node_statistics(model, X, y, w, memory_budget=40_000)
         _assert_same_statistics(whole, small)
@@ -125,12 +135,16 @@ def test_node_sums_round_trip_through_a_frame(data):
 
 def test_absolute_error_is_exact_in_one_chunk_and_refused_across_chunks(data):
     _, _, Xr, yr, _ = data
-    model = DecisionTreeRegressor(criterion="absolute_error", max_depth=3, random_state=0)
+    model = DecisionTreeRegressor(
+        criterion="absolute_error", max_depth=3, random_state=0
+    )
     model.fit(Xr, yr)
     single = treelens.node_statistics(model, Xr, yr, progress=False)
     np.testing.assert_allclose(single.impurity_[0], model.tree_.impurity, atol=1e-12)
     # A progress bar over one array still goes the exact single-pass way.
-    _assert_same_statistics(single, treelens.node_statistics(model, Xr, yr, progress=True))
+    _assert_same_statistics(
+        single, treelens.node_statistics(model, Xr, yr, progress=True)
+    )
     chunks = [(Xr[:100], yr[:100]), (Xr[100:], yr[100:])]
     with pytest.raises(UnsupportedModelError, match="absolute_error"):
         treelens.node_statistics(model, chunks, None)
@@ -157,7 +171,10 @@ def test_chunking_helpers():
     assert is_chunk_stream([X, X]) and is_chunk_stream(iter([X]))
     triples = list(iter_labelled_chunks(iter([X, X]), np.arange(20), None, 6))
     assert [t[1].tolist() for t in triples] == [
-        [0, 1, 2, 3, 4, 5], [6, 7, 8, 9], [10, 11, 12, 13, 14, 15], [16, 17, 18, 19]
+        [0, 1, 2, 3, 4, 5],
+        [6, 7, 8, 9],
+        [10, 11, 12, 13, 14, 15],
+        [16, 17, 18, 19],
     ]
 
 

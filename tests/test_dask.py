@@ -48,7 +48,9 @@ def test_without_a_client_the_model_is_one_shared_graph_key(data):
     graph = dict(dask.delayed(list)(tasks).__dask_graph__())
     holding_model = [k for k, v in graph.items() if getattr(v, "value", v) is forest]
     assert len(holding_model) == 1
-    got = tdask.mdi_importance(forest, frame.drop(columns=["w"]), "label", scheduler="sync")
+    got = tdask.mdi_importance(
+        forest, frame.drop(columns=["w"]), "label", scheduler="sync"
+    )
     expected = treelens.mdi_importance(forest, X, y)
     np.testing.assert_allclose(got.importances_, expected.importances_, atol=1e-12)
 
@@ -76,14 +78,14 @@ def _assert_same_statistics(a, b):
 def test_node_statistics_and_mdi_over_the_cluster_equal_one_machine(client, data):
     X, y, weights, forest, boosting, frame = data
     for model in (forest, boosting):
-        got = tdask.node_statistics(
-            model, frame[FEATURES], frame["label"], frame["w"]
-        )
+        got = tdask.node_statistics(model, frame[FEATURES], frame["label"], frame["w"])
         _assert_same_statistics(treelens.node_statistics(model, X, y, weights), got)
         mdi = tdask.mdi_importance(model, frame, "label", "w")
         expected = treelens.mdi_importance(model, X, y, sample_weight=weights)
         np.testing.assert_allclose(mdi.importances_, expected.importances_, atol=1e-12)
-        np.testing.assert_allclose(mdi.nodes_["share"], expected.nodes_["share"], atol=1e-12)
+        np.testing.assert_allclose(
+            mdi.nodes_["share"], expected.nodes_["share"], atol=1e-12
+        )
     # A dask array with a dask array of labels.
     Xa = da.from_array(X.to_numpy(), chunks=(70, 5))
     ya = da.from_array(y.to_numpy(), chunks=50)  # other row blocks than X

@@ -29,7 +29,11 @@ def case(tmp_path_factory):
     X = pd.DataFrame(X, columns=FEATURES)
     model = RandomForestClassifier(n_estimators=5, max_depth=4, random_state=0)
     model.fit(X.iloc[:100], y[:100])
-    data = X.iloc[100:].reset_index(drop=True).assign(label=y[100:], id=np.arange(PARTS * ROWS))
+    data = (
+        X.iloc[100:]
+        .reset_index(drop=True)
+        .assign(label=y[100:], id=np.arange(PARTS * ROWS))
+    )
     root = tmp_path_factory.mktemp("dataset")
     directory = root / "in"
     directory.mkdir()
@@ -46,7 +50,12 @@ def _read(path):
 def test_tweak_dataset_writes_one_part_per_input_part_equal_to_one_call(case, tmp_path):
     model, reference, data, directory = case
     run = tweak_dataset(
-        model, directory, tmp_path / "out", target=1, cost="l1", reference=reference,
+        model,
+        directory,
+        tmp_path / "out",
+        target=1,
+        cost="l1",
+        reference=reference,
         batch_rows=15,
     )
     assert [p.name for p in run.outputs] == [f"part-{i}.parquet" for i in range(PARTS)]
@@ -67,10 +76,15 @@ def test_resume_redoes_only_the_missing_part(case, tmp_path):
     model, reference, _, directory = case
     out = tmp_path / "out"
     first = tweak_dataset(model, directory, out, target=1, reference=reference)
-    before = {p.name: (p.stat().st_mtime_ns, p.stat().st_ino, p.read_bytes()) for p in first.outputs}
+    before = {
+        p.name: (p.stat().st_mtime_ns, p.stat().st_ino, p.read_bytes())
+        for p in first.outputs
+    }
     missing = first.outputs[1]
     missing.unlink()
-    second = tweak_dataset(model, directory, out, target=1, reference=reference, resume=True)
+    second = tweak_dataset(
+        model, directory, out, target=1, reference=reference, resume=True
+    )
     assert second.computed == [missing]
     assert second.kept == [first.outputs[0], first.outputs[2]]
     assert second.rows == ROWS
@@ -98,20 +112,28 @@ def test_an_interrupted_part_is_never_half_written(case, tmp_path, monkeypatch):
 
     monkeypatch.setattr(treelens, "feature_tweak", failing)
     with pytest.raises(KeyboardInterrupt):
-        tweak_dataset(model, directory, out, target=1, reference=reference, batch_rows=15)
+        tweak_dataset(
+            model, directory, out, target=1, reference=reference, batch_rows=15
+        )
     # Part 0 is complete and readable; part 1 does not exist; no temporary is left.
     assert sorted(os.listdir(out)) == ["part-0.parquet"]
     assert len(_read(out / "part-0.parquet")) == ROWS
     monkeypatch.setattr(treelens, "feature_tweak", real)
-    run = tweak_dataset(model, directory, out, target=1, reference=reference, resume=True)
+    run = tweak_dataset(
+        model, directory, out, target=1, reference=reference, resume=True
+    )
     assert [p.name for p in run.computed] == ["part-1.parquet", "part-2.parquet"]
 
 
 def test_importance_dataset_equals_held_out_mdi_of_all_rows(case, tmp_path):
     model, _, data, directory = case
-    run = importance_dataset(model, directory, tmp_path / "sums", target="label", batch_rows=25)
+    run = importance_dataset(
+        model, directory, tmp_path / "sums", target="label", batch_rows=25
+    )
     expected = treelens.mdi_importance(model, data[FEATURES], data["label"])
-    np.testing.assert_allclose(run.result.importances_, expected.importances_, atol=1e-12)
+    np.testing.assert_allclose(
+        run.result.importances_, expected.importances_, atol=1e-12
+    )
     assert len(run.outputs) == PARTS and all(p.exists() for p in run.outputs)
 
 
@@ -154,8 +176,18 @@ def test_cli_tweak_writes_parts_on_a_cluster_and_resumes(
     model, _, data, directory = case
     out = tmp_path / "cf"
     result = _cli(
-        "tweak", model_file, directory, "--target-class", "1", "--cost", "l1",
-        "--out-dir", out, "--scheduler", dask_cluster.scheduler_address, "--json",
+        "tweak",
+        model_file,
+        directory,
+        "--target-class",
+        "1",
+        "--cost",
+        "l1",
+        "--out-dir",
+        out,
+        "--scheduler",
+        dask_cluster.scheduler_address,
+        "--json",
     )
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)["parts"]
@@ -166,8 +198,17 @@ def test_cli_tweak_writes_parts_on_a_cluster_and_resumes(
     np.testing.assert_array_equal(got[[f"cf_{f}" for f in FEATURES]], expected.X_cf_)
     (out / "part-2.parquet").unlink()
     again = _cli(
-        "tweak", model_file, directory, "--target-class", "1", "--cost", "l1",
-        "--out-dir", out, "--resume", "--json",
+        "tweak",
+        model_file,
+        directory,
+        "--target-class",
+        "1",
+        "--cost",
+        "l1",
+        "--out-dir",
+        out,
+        "--resume",
+        "--json",
     )
     assert again.exit_code == 0, again.output
     states = [r["state"] for r in json.loads(again.stdout)["parts"]]
@@ -177,23 +218,43 @@ def test_cli_tweak_writes_parts_on_a_cluster_and_resumes(
 def test_cli_importance_over_a_dataset(case, model_file, tmp_path):
     model, _, data, directory = case
     result = _cli(
-        "importance", model_file, "--data", directory, "--target", "label",
-        "--out-dir", tmp_path / "sums", "--json",
+        "importance",
+        model_file,
+        "--data",
+        directory,
+        "--target",
+        "label",
+        "--out-dir",
+        tmp_path / "sums",
+        "--json",
     )
     assert result.exit_code == 0, result.output
     rows = json.loads(result.stdout)["importance"]
-    expected = treelens.mdi_importance(model, data[FEATURES], data["label"]).importances_
+    expected = treelens.mdi_importance(
+        model, data[FEATURES], data["label"]
+    ).importances_
     got = {r["feature"]: r["held_out_mdi"] for r in rows}
     for name in FEATURES:
         assert got[name] == pytest.approx(expected[name], abs=1e-12)
 
 
-def test_cli_unreachable_scheduler_is_a_clear_error_not_a_hang(case, model_file, tmp_path):
+def test_cli_unreachable_scheduler_is_a_clear_error_not_a_hang(
+    case, model_file, tmp_path
+):
     directory = case[3]
     start = time.monotonic()
     result = _cli(
-        "tweak", model_file, directory, "--target-class", "1", "--out-dir",
-        tmp_path / "cf", "--scheduler", "tcp://127.0.0.1:9", "--timeout", "1",
+        "tweak",
+        model_file,
+        directory,
+        "--target-class",
+        "1",
+        "--out-dir",
+        tmp_path / "cf",
+        "--scheduler",
+        "tcp://127.0.0.1:9",
+        "--timeout",
+        "1",
     )
     assert result.exit_code == 2
     assert "Could not reach a Dask scheduler at 'tcp://127.0.0.1:9'" in result.stderr
@@ -205,13 +266,22 @@ def test_cli_dataset_options_need_an_output_directory(case, model_file):
     result = _cli("tweak", model_file, directory, "--target-class", "1")
     assert result.exit_code == 2 and "needs --out-dir" in result.stderr
     result = _cli(
-        "tweak", model_file, directory / "part-0.parquet", "--target-class", "1",
+        "tweak",
+        model_file,
+        directory / "part-0.parquet",
+        "--target-class",
+        "1",
         "--resume",
     )
-    assert result.exit_code == 2 and "--resume apply to Parquet dataset mode" in result.stderr
+    assert (
+        result.exit_code == 2
+        and "--resume apply to Parquet dataset mode" in result.stderr
+    )
 
 
-def test_cli_workers_starts_and_stops_a_local_cluster(case, model_file, tmp_path, monkeypatch):
+def test_cli_workers_starts_and_stops_a_local_cluster(
+    case, model_file, tmp_path, monkeypatch
+):
     import treelens.dask as tdask
 
     started = []
@@ -226,8 +296,17 @@ def test_cli_workers_starts_and_stops_a_local_cluster(case, model_file, tmp_path
 
     monkeypatch.setattr(tdask, "local_cluster", threaded)
     result = _cli(
-        "importance", model_file, "--data", case[3], "--target", "label",
-        "--out-dir", tmp_path / "sums", "--workers", "2", "--json",
+        "importance",
+        model_file,
+        "--data",
+        case[3],
+        "--target",
+        "label",
+        "--out-dir",
+        tmp_path / "sums",
+        "--workers",
+        "2",
+        "--json",
     )
     assert result.exit_code == 0, result.output
     assert len(started) == 1 and len(started[0].cluster.workers) == 0

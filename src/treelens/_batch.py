@@ -141,7 +141,10 @@ def rows_per_chunk(
     cap = max_rows if max_rows is not None else 2**62
     if memory_budget is None:
         return max(1, int(cap))
-    if not (isinstance(memory_budget, (int, float, np.integer, np.floating)) and memory_budget > 0):
+    if not (
+        isinstance(memory_budget, (int, float, np.integer, np.floating))
+        and memory_budget > 0
+    ):
         raise MemoryBudgetError(
             f"`memory_budget` must be a positive number of bytes; got {memory_budget!r}."
         )
@@ -225,7 +228,11 @@ def iter_labelled_chunks(
                 )
         for start in range(0, total, rows):
             stop = start + rows
-            yield take_rows(Xc, start, stop), _slice(yc, start, stop), _slice(wc, start, stop)
+            yield (
+                take_rows(Xc, start, stop),
+                _slice(yc, start, stop),
+                _slice(wc, start, stop),
+            )
 
 
 def _slice(v: Any, start: int, stop: int) -> Any:
@@ -274,7 +281,8 @@ def _align_stream(X: Any, y: Any, w: Any) -> Iterator[tuple[Any, Any, Any]]:
         yield Xc, yc, wc
     for name, it, v in (("y", y_iter, y), ("sample_weight", w_iter, w)):
         leftover = (
-            next(it, None) is not None if it is not None
+            next(it, None) is not None
+            if it is not None
             else (v is not None and n_rows(v) not in (None, offset))
         )
         if leftover:
@@ -389,4 +397,3 @@ def run_in_chunks(
             results.append(function(chunk))
             bar.advance(rows_of(chunk) or 0)
     return combine(results)
-

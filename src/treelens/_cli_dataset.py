@@ -90,7 +90,11 @@ def dataset_mode(
         )
     given = [
         name
-        for name, value in (("--scheduler", scheduler), ("--workers", workers), ("--resume", resume))
+        for name, value in (
+            ("--scheduler", scheduler),
+            ("--workers", workers),
+            ("--resume", resume),
+        )
         if value
     ]
     if given:
@@ -114,8 +118,10 @@ def _summary(run: Any, columns: Sequence[str]) -> pd.DataFrame:
             "state": "computed" if out in computed else "kept",
         }
         if "found" in columns:
-            found = pq.read_table(str(out), columns=["found"]).column("found").to_numpy(
-                zero_copy_only=False
+            found = (
+                pq.read_table(str(out), columns=["found"])
+                .column("found")
+                .to_numpy(zero_copy_only=False)
             )
             record["rows"] = int(found.size)
             record["found"] = int(found.sum())
@@ -188,7 +194,9 @@ def importance_dataset_tables(
     from ._tables import importance_frame
 
     if target is None:
-        raise InputError("Held-out importance of a dataset needs --target COL; got none.")
+        raise InputError(
+            "Held-out importance of a dataset needs --target COL; got none."
+        )
     if permutation:
         raise InputError(
             "--permutation is not available in Parquet dataset mode (--out-dir); "
@@ -219,4 +227,6 @@ def _kept_rows(run: Any) -> int:
     from ._dataset import _part_rows
 
     kept = {o for o in run.kept}
-    return sum(_part_rows(i) for i, o in zip(run.inputs, run.outputs, strict=True) if o in kept)
+    return sum(
+        _part_rows(i) for i, o in zip(run.inputs, run.outputs, strict=True) if o in kept
+    )

@@ -98,7 +98,9 @@ def dataset_parts(path: str | os.PathLike[str]) -> list[Path]:
     parts = sorted(
         p
         for p in path.iterdir()
-        if p.is_file() and not p.name.startswith((".", "_")) and p.suffix in (".parquet", ".pq")
+        if p.is_file()
+        and not p.name.startswith((".", "_"))
+        and p.suffix in (".parquet", ".pq")
     )
     if not parts:
         raise InputError(
@@ -155,9 +157,13 @@ def atomic_parquet_writer(path: Path, schema: Any) -> Iterator[Any]:
         raise
 
 
-def _check_part_columns(forest: Any, columns: Sequence[str], part: Path, exclude: Sequence[str]) -> list[str]:
+def _check_part_columns(
+    forest: Any, columns: Sequence[str], part: Path, exclude: Sequence[str]
+) -> list[str]:
     """Feature columns of a part, in the model's order; raise if any is missing."""
-    available = [c for c in columns if c not in exclude and not c.startswith("__index_level")]
+    available = [
+        c for c in columns if c not in exclude and not c.startswith("__index_level")
+    ]
     if forest.has_feature_names:
         expected = list(forest.feature_names)
         missing = [n for n in expected if n not in available]
@@ -211,7 +217,9 @@ def _counterfactual_schema(forest: Any, optimal: bool) -> Any:
     return pa.schema(fields)
 
 
-def counterfactual_frame(result: Any, forest: Any, first_row: int, optimal: bool) -> Any:
+def counterfactual_frame(
+    result: Any, forest: Any, first_row: int, optimal: bool
+) -> Any:
     """One row per instance of a counterfactual result, for a Parquet part."""
     import pandas as pd
 
@@ -232,7 +240,11 @@ def counterfactual_frame(result: Any, forest: Any, first_row: int, optimal: bool
 
 
 def _tweak_part(
-    model: Any, part: Path, out: Path, function_name: str, kwargs: dict[str, Any],
+    model: Any,
+    part: Path,
+    out: Path,
+    function_name: str,
+    kwargs: dict[str, Any],
     batch_rows: int,
 ) -> int:
     import pyarrow as pa
@@ -343,7 +355,11 @@ def _run_parts(
             "Give either a scheduler address or a number of local workers; got both "
             f"({scheduler!r} and {workers})."
         )
-    client = connect(scheduler, timeout=timeout) if scheduler is not None else local_cluster(workers)
+    client = (
+        connect(scheduler, timeout=timeout)
+        if scheduler is not None
+        else local_cluster(workers)
+    )
     try:
         from distributed import as_completed
 
@@ -352,13 +368,20 @@ def _run_parts(
         shared = client.scatter([(model, args)], broadcast=True, hash=False)[0]
         futures = [
             client.submit(
-                _run_part, task, shared, part, out, pure=False,
+                _run_part,
+                task,
+                shared,
+                part,
+                out,
+                pure=False,
                 key=f"treelens-{out.stem}-{uuid.uuid4().hex}",
             )
             for part, out in jobs
         ]
         done = 0
-        with ProgressBar(enabled=progress, total=len(futures), description=f"{description} (parts)") as bar:
+        with ProgressBar(
+            enabled=progress, total=len(futures), description=f"{description} (parts)"
+        ) as bar:
             for future in as_completed(futures):
                 done += future.result()
                 bar.advance(1)
@@ -442,8 +465,14 @@ def tweak_dataset(
         _check_part_columns(forest, _part_columns(part), part, ())
     name = "optimal_counterfactual" if optimal else "feature_tweak"
     rows = _run_parts(
-        _tweak_part, model, jobs, (name, {"target": target, **kwargs}, int(batch_rows)),
-        scheduler=scheduler, workers=workers, progress=progress, timeout=timeout,
+        _tweak_part,
+        model,
+        jobs,
+        (name, {"target": target, **kwargs}, int(batch_rows)),
+        scheduler=scheduler,
+        workers=workers,
+        progress=progress,
+        timeout=timeout,
         description="counterfactuals",
     )
     return DatasetRun(inputs, outputs, [o for _, o in jobs], kept, rows)
@@ -498,10 +527,18 @@ def importance_dataset(
         raise InputError(f"`target` must name a column; got {target!r}.")
     check_mergeable(forest)
     rows = _run_parts(
-        _sums_part, forest, jobs, (target, sample_weight, int(batch_rows)),
-        scheduler=scheduler, workers=workers, progress=progress, timeout=timeout,
+        _sums_part,
+        forest,
+        jobs,
+        (target, sample_weight, int(batch_rows)),
+        scheduler=scheduler,
+        workers=workers,
+        progress=progress,
+        timeout=timeout,
         description="node statistics",
     )
-    total = sum_node_sums(NodeSums.from_frame(pq.read_table(str(o)).to_pandas()) for o in outputs)
+    total = sum_node_sums(
+        NodeSums.from_frame(pq.read_table(str(o)).to_pandas()) for o in outputs
+    )
     result = importance_from_sums(model, total)
     return DatasetRun(inputs, outputs, [o for _, o in jobs], kept, rows, result)

@@ -99,7 +99,9 @@ class NodeSums:
         ..., for storing partial results (e.g. as Parquet)."""
         import pandas as pd
 
-        return pd.DataFrame({f"s{k}": self.sums[:, k] for k in range(self.sums.shape[1])})
+        return pd.DataFrame(
+            {f"s{k}": self.sums[:, k] for k in range(self.sums.shape[1])}
+        )
 
     @classmethod
     def from_frame(cls, frame: Any) -> NodeSums:
@@ -205,9 +207,13 @@ def node_sums(
     if _classifies(forest):
         n_classes = forest.n_classes
         codes = np.asarray(targets, dtype=np.intp)
-        cells = (ids.reshape(n_samples, n_trees) * n_classes + codes[:, np.newaxis]).reshape(-1)
+        cells = (
+            ids.reshape(n_samples, n_trees) * n_classes + codes[:, np.newaxis]
+        ).reshape(-1)
         size = n_total * n_classes
-        sums[:, :n_classes] = np.bincount(cells, w_cells, size).reshape(n_total, n_classes)
+        sums[:, :n_classes] = np.bincount(cells, w_cells, size).reshape(
+            n_total, n_classes
+        )
         sums[:, n_classes : 2 * n_classes] = np.bincount(cells, positive, size).reshape(
             n_total, n_classes
         )
@@ -223,7 +229,9 @@ def node_sums(
         sums[:, 2] = np.bincount(ids, wy, n_total)
         if forest.criterion == "poisson" and forest.kind != "boosting":
             safe = np.where(y > 0, y, 1.0)
-            sums[:, 3] = np.bincount(ids, np.where(y > 0, wy * np.log(safe), 0.0), n_total)
+            sums[:, 3] = np.bincount(
+                ids, np.where(y > 0, wy * np.log(safe), 0.0), n_total
+            )
         else:
             sums[:, 3] = np.bincount(ids, wy * y, n_total)
     # Inner nodes: the sum of their two children, deepest level first.
@@ -301,7 +309,12 @@ def class_factors(
 
 def statistics_from_sums(
     forest: Forest, sums: NodeSums
-) -> tuple[list[NDArray[np.intp]], list[NDArray[np.float64]], list[NDArray[np.float64]], list[NDArray[np.float64]]]:
+) -> tuple[
+    list[NDArray[np.intp]],
+    list[NDArray[np.float64]],
+    list[NDArray[np.float64]],
+    list[NDArray[np.float64]],
+]:
     """Per-tree node statistics from summed partial sums.
 
     Conventions are those of :func:`treelens.node_statistics`: counts are rows of
@@ -328,7 +341,9 @@ def statistics_from_sums(
     safe_total = np.where(filled, total, 1.0)
     impurity = np.zeros(total.shape[0])
     if _classifies(forest):
-        value = np.where(filled[:, np.newaxis], weighted / safe_total[:, np.newaxis], np.nan)
+        value = np.where(
+            filled[:, np.newaxis], weighted / safe_total[:, np.newaxis], np.nan
+        )
         if forest.criterion == "gini":
             squares = np.sum(weighted**2, axis=1)
             impurity[filled] = 1.0 - squares[filled] / (total[filled] * total[filled])

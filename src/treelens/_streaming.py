@@ -55,7 +55,9 @@ def wants_streaming(X: Any, progress: bool) -> bool:
     return bool(progress) or is_chunk_stream(X)
 
 
-def wants_node_streaming(model: Any, X: Any, progress: bool, memory_budget: Any) -> bool:
+def wants_node_streaming(
+    model: Any, X: Any, progress: bool, memory_budget: Any
+) -> bool:
     """Whether node statistics should run chunk by chunk through here: for an
     iterable of chunks, a progress bar, or more rows than the budget holds."""
     if progress or is_chunk_stream(X):
@@ -64,10 +66,14 @@ def wants_node_streaming(model: Any, X: Any, progress: bool, memory_budget: Any)
     from ._node_sums import is_mergeable, node_sums_bytes_per_row
 
     rows = n_rows(X)
-    if rows is None or not isinstance(memory_budget, (int, float, np.integer, np.floating)):
+    if rows is None or not isinstance(
+        memory_budget, (int, float, np.integer, np.floating)
+    ):
         return False
     forest = to_forest(model)
-    return is_mergeable(forest) and rows * node_sums_bytes_per_row(forest) > memory_budget
+    return (
+        is_mergeable(forest) and rows * node_sums_bytes_per_row(forest) > memory_budget
+    )
 
 
 # ---------------------------------------------------------- counterfactuals
@@ -122,7 +128,9 @@ def stream_counterfactuals(
     name = getattr(function, "__name__", "counterfactuals")
     # Exact solves take about a second per row: small chunks keep the progress
     # bar moving; the vectorized search wants large ones.
-    rows = _OPTIMAL_CHUNK_ROWS if name == "optimal_counterfactual" else DEFAULT_CHUNK_ROWS
+    rows = (
+        _OPTIMAL_CHUNK_ROWS if name == "optimal_counterfactual" else DEFAULT_CHUNK_ROWS
+    )
     if name == "feature_tweak":
         check_candidate_budget(model, kwargs.get("target"), kwargs.get("memory_budget"))
     return run_in_chunks(
@@ -217,9 +225,7 @@ def chunk_node_sums(model: Any, X: Any, y: Any, sample_weight: Any = None) -> An
     return node_sums(forest, leaves, target, weights)
 
 
-def _boosting_targets(
-    forest: Any, leaves: Any, target: Any, weights: Any
-) -> Any:
+def _boosting_targets(forest: Any, leaves: Any, target: Any, weights: Any) -> Any:
     """The pseudo-residual each stage tree was fitted on, per row and tree.
 
     The stages are replayed as :func:`treelens.node_statistics` does; every
@@ -234,7 +240,9 @@ def _boosting_targets(
     out = np.empty(leaves.shape)
     for start in range(0, forest.n_trees, n_outputs):
         stage = range(start, min(start + n_outputs, forest.n_trees))
-        residual = negative_gradient(forest.loss, y, raw, weights, alpha=forest.loss_alpha)
+        residual = negative_gradient(
+            forest.loss, y, raw, weights, alpha=forest.loss_alpha
+        )
         for j in stage:
             out[:, j] = residual[:, int(forest.tree_output[j])]
         for j in stage:
@@ -282,7 +290,9 @@ def stream_node_sums(
     forest = to_forest(model)
     budget = DEFAULT_MEMORY_BUDGET if memory_budget is None else memory_budget
     rows = rows_per_chunk(
-        budget, node_sums_bytes_per_row(forest), what="routing one row through every tree"
+        budget,
+        node_sums_bytes_per_row(forest),
+        what="routing one row through every tree",
     )
     if not is_chunk_stream(X) and not is_mergeable(forest):
         return (X, y, sample_weight)
@@ -320,7 +330,9 @@ def statistics_result(model: Any, sums: Any) -> Any:
     from ._node_sums import statistics_from_sums
 
     forest = to_forest(model)
-    return NodeStatistics(forest, *(tuple(a) for a in statistics_from_sums(forest, sums)))
+    return NodeStatistics(
+        forest, *(tuple(a) for a in statistics_from_sums(forest, sums))
+    )
 
 
 def importance_from_sums(model: Any, sums: Any) -> Any:
@@ -331,11 +343,18 @@ def importance_from_sums(model: Any, sums: Any) -> Any:
 
     forest = to_forest(model)
     counts, weighted, _, impurity = statistics_from_sums(forest, sums)
-    return mdi_from_statistics(forest, weighted, impurity, counts, method="MDI (held-out)")
+    return mdi_from_statistics(
+        forest, weighted, impurity, counts, method="MDI (held-out)"
+    )
 
 
 def stream_node_statistics(
-    model: Any, X: Any, y: Any, sample_weight: Any = None, *, progress: bool = False,
+    model: Any,
+    X: Any,
+    y: Any,
+    sample_weight: Any = None,
+    *,
+    progress: bool = False,
     memory_budget: float | None = None,
 ) -> Any:
     """:func:`treelens.node_statistics` over chunks; see :func:`stream_node_sums`."""
@@ -352,7 +371,12 @@ def stream_node_statistics(
 
 
 def stream_mdi_importance(
-    model: Any, X: Any, y: Any, sample_weight: Any = None, *, progress: bool = False,
+    model: Any,
+    X: Any,
+    y: Any,
+    sample_weight: Any = None,
+    *,
+    progress: bool = False,
     memory_budget: float | None = None,
 ) -> Any:
     """Held-out :func:`treelens.mdi_importance` over chunks."""

@@ -80,7 +80,9 @@ def connect(address: str, *, timeout: float = 10.0) -> Any:
     from distributed import Client
 
     if not isinstance(timeout, (int, float)) or timeout <= 0:
-        raise InputError(f"`timeout` must be a positive number of seconds; got {timeout!r}.")
+        raise InputError(
+            f"`timeout` must be a positive number of seconds; got {timeout!r}."
+        )
     try:
         return Client(address, timeout=f"{float(timeout)}s")
     except (OSError, TimeoutError, ValueError, TypeError) as exc:
@@ -236,7 +238,11 @@ def _label_partitions(X: Any, y: Any, n_parts: int, name: str) -> list[Any] | No
 
 def _split_columns(X: Any, y: Any, sample_weight: Any) -> tuple[Any, Any, Any]:
     """Take ``y`` and ``sample_weight`` given as column names out of ``X``."""
-    named = {k: v for k, v in (("y", y), ("sample_weight", sample_weight)) if isinstance(v, str)}
+    named = {
+        k: v
+        for k, v in (("y", y), ("sample_weight", sample_weight))
+        if isinstance(v, str)
+    }
     for name, column in named.items():
         if not _is_dask_dataframe(X) or column not in X.columns:
             raise InputError(
@@ -246,7 +252,9 @@ def _split_columns(X: Any, y: Any, sample_weight: Any) -> tuple[Any, Any, Any]:
     if not named:
         return X, y, sample_weight
     y = X[y] if isinstance(y, str) else y
-    sample_weight = X[sample_weight] if isinstance(sample_weight, str) else sample_weight
+    sample_weight = (
+        X[sample_weight] if isinstance(sample_weight, str) else sample_weight
+    )
     return X.drop(columns=list(named.values())), y, sample_weight
 
 
@@ -303,7 +311,12 @@ def _map_counterfactuals(
 
 
 def feature_tweak(
-    model: Any, X: Any, *, target: Any, scheduler: Any = None, progress: bool = False,
+    model: Any,
+    X: Any,
+    *,
+    target: Any,
+    scheduler: Any = None,
+    progress: bool = False,
     **kwargs: Any,
 ) -> Any:
     """:func:`treelens.feature_tweak` over a Dask collection, partition by partition.
@@ -334,7 +347,12 @@ def feature_tweak(
 
 
 def optimal_counterfactual(
-    model: Any, X: Any, *, target: Any, scheduler: Any = None, progress: bool = False,
+    model: Any,
+    X: Any,
+    *,
+    target: Any,
+    scheduler: Any = None,
+    progress: bool = False,
     **kwargs: Any,
 ) -> Any:
     """:func:`treelens.optimal_counterfactual` over a Dask collection.
@@ -362,8 +380,14 @@ def _add(*parts: Any) -> Any:
 
 
 def node_sums(
-    model: Any, X: Any, y: Any, sample_weight: Any = None, *, scheduler: Any = None,
-    progress: bool = False, split_every: int = 8,
+    model: Any,
+    X: Any,
+    y: Any,
+    sample_weight: Any = None,
+    *,
+    scheduler: Any = None,
+    progress: bool = False,
+    split_every: int = 8,
 ) -> Any:
     """Per-node partial sums over a Dask collection, summed in a tree reduction.
 
@@ -391,12 +415,19 @@ def node_sums(
     ]
     add = dask.delayed(_add, pure=True)
     while len(level) > 1:
-        level = [add(*level[i : i + split_every]) for i in range(0, len(level), split_every)]
+        level = [
+            add(*level[i : i + split_every]) for i in range(0, len(level), split_every)
+        ]
     return _compute(level, scheduler, progress)[0]
 
 
 def node_statistics(
-    model: Any, X: Any, y: Any, sample_weight: Any = None, *, scheduler: Any = None,
+    model: Any,
+    X: Any,
+    y: Any,
+    sample_weight: Any = None,
+    *,
+    scheduler: Any = None,
     progress: bool = False,
 ) -> Any:
     """:func:`treelens.node_statistics` over a Dask collection.
@@ -422,8 +453,14 @@ def node_statistics(
 
 
 def mdi_importance(
-    model: Any, X: Any, y: Any, sample_weight: Any = None, *, scheduler: Any = None,
-    progress: bool = False, **kwargs: Any,
+    model: Any,
+    X: Any,
+    y: Any,
+    sample_weight: Any = None,
+    *,
+    scheduler: Any = None,
+    progress: bool = False,
+    **kwargs: Any,
 ) -> Any:
     """Held-out MDI (:func:`treelens.mdi_importance` with ``X`` and ``y``) over a
     Dask collection; equal to the single-machine result.
