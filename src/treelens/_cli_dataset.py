@@ -10,6 +10,7 @@ that the command module only passes them on.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -163,7 +164,7 @@ def tweak_dataset_tables(
         resume=resume,
         scheduler=scheduler,
         workers=workers,
-        progress=True,
+        progress=sys.stderr.isatty(),
         timeout=timeout,
         **kwargs,
     )
@@ -210,7 +211,7 @@ def importance_dataset_tables(
         resume=resume,
         scheduler=scheduler,
         workers=workers,
-        progress=True,
+        progress=sys.stderr.isatty(),
         timeout=timeout,
     )
     frame = importance_frame(treelens.mdi_importance(model), held_out=run.result)
