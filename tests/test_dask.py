@@ -93,6 +93,9 @@ def test_node_statistics_and_mdi_over_the_cluster_equal_one_machine(client, data
     np.testing.assert_allclose(
         got.importances_, treelens.mdi_importance(forest, X, y).importances_, atol=1e-12
     )
+    # Another scheduler asked for while a client is active.
+    threaded = tdask.mdi_importance(forest, Xa, ya, scheduler="threads")
+    np.testing.assert_allclose(threaded.importances_, got.importances_, atol=1e-12)
 
 
 def test_feature_tweak_over_the_cluster_equals_one_machine_row_for_row(client, data):

@@ -128,14 +128,14 @@ def _active_client() -> Any:
         return None
 
 
-def ship(obj: Any) -> Any:
+def ship(obj: Any, scheduler: Any = None) -> Any:
     """A reference to ``obj`` that tasks share, so it travels once per worker.
 
-    Under a distributed client the object is scattered to every worker
-    (``broadcast=True``) and a future is returned; otherwise it becomes one
-    ``dask.delayed`` key that every task of the graph depends on.
+    Under a distributed client (and no other ``scheduler`` asked for) the object
+    is scattered to every worker (``broadcast=True``) and a future is returned;
+    otherwise it becomes one ``dask.delayed`` key that every task depends on.
     """
-    client = _active_client()
+    client = _active_client() if scheduler is None else None
     if client is not None:
         # A list of one, so that a tuple travels as one object.
         return client.scatter([obj], broadcast=True, hash=False)[0]
@@ -304,7 +304,7 @@ def _map_counterfactuals(
     forest = to_forest(model)
     parts = _feature_partitions(forest, X)
     # The model and the arguments (reference data can be large) travel once.
-    shared = ship((model, kwargs))
+    shared = ship((model, kwargs), scheduler)
     task = dask.delayed(_counterfactual_part, pure=True)
     tasks = [task(function, shared, part) for part in parts]
     return concat_counterfactuals(_compute(tasks, scheduler, progress))
@@ -407,7 +407,7 @@ def node_sums(
     y_parts = _label_partitions(X, y, len(parts), "y")
     w_parts = _label_partitions(X, sample_weight, len(parts), "sample_weight")
     check_mergeable(forest)
-    shared = ship(forest)
+    shared = ship(forest, scheduler)
     task = dask.delayed(_sums_part, pure=True)
     level = [
         task(shared, part, y_parts[i], None if w_parts is None else w_parts[i])
