@@ -241,3 +241,18 @@ def test_feature_tweak_refuses_a_budget_too_small_for_one_row_of_candidates():
     # A budget that holds them works.
     result = treelens.feature_tweak(model, X[:5], target=1, memory_budget=2**26)
     assert len(result) == 5
+
+
+def test_dask_is_imported_only_when_used():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    src = str(Path(treelens.__file__).resolve().parent.parent)
+    code = (
+        "import sys, treelens, treelens._cli, treelens.dask; "
+        "assert 'dask' not in sys.modules and 'distributed' not in sys.modules"
+    )
+    subprocess.run(
+        [sys.executable, "-c", code], check=True, env={"PYTHONPATH": src}, timeout=60
+    )
