@@ -22,9 +22,11 @@ from treelens import Constraints, InputError, feature_tweak, to_forest
 from treelens._counterfactual import (
     REASON_NO_FLIP,
     REASON_NOT_REACHABLE,
+    CounterfactualCheckWarning,
     prepare_problem,
 )
 
+from .models import MODEL_FACTORIES
 from .tweak_reference import reference_tweak
 
 N_FEATURES = 4
@@ -36,7 +38,9 @@ def _data(seed: int, n: int = 80) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     X[:, 2] = rng.integers(0, 5, n)  # an integer feature
     hot = rng.integers(0, 2, n)  # a one-hot pair in columns 3 and (virtual) 4
     X[:, 3] = hot
-    signal = X[:, 0] + 0.6 * X[:, 1] - 0.3 * X[:, 2] + 0.8 * hot + 0.3 * rng.normal(size=n)
+    signal = (
+        X[:, 0] + 0.6 * X[:, 1] - 0.3 * X[:, 2] + 0.8 * hot + 0.3 * rng.normal(size=n)
+    )
     return X, signal, rng.random(n)
 
 
@@ -62,7 +66,9 @@ def _model(kind: str, seed: int, one_hot: bool = False):
     if kind == "gb_binary":
         return GradientBoostingClassifier(**small).fit(X, binary), X
     if kind == "gb_multi":
-        return GradientBoostingClassifier(n_estimators=3, max_depth=2, random_state=seed).fit(X, three), X
+        return GradientBoostingClassifier(
+            n_estimators=3, max_depth=2, random_state=seed
+        ).fit(X, three), X
     if kind == "rf_reg":
         return RandomForestRegressor(**small).fit(X, signal), X
     if kind == "gb_reg":
@@ -88,10 +94,20 @@ CONSTRAINTS = {
     "one_hot": lambda names: Constraints(one_hot=[[3, 4]], integer=[2]),
     "one_hot_fixed": lambda names: Constraints(one_hot=[[3, 4]], immutable=[3, 4, 0]),
 }
-COSTS = ["l2", "l1", "l0", "linf", "cosine", "mad", {"norm": "l2", "weights": [1, 2, 0.5, 1, 1]}]
+COSTS = [
+    "l2",
+    "l1",
+    "l0",
+    "linf",
+    "cosine",
+    "mad",
+    {"norm": "l2", "weights": [1, 2, 0.5, 1, 1]},
+]
 
 
-def _check_against_reference(model, X_rows, target, cost, mode, constraints, reference, epsilon="auto"):
+def _check_against_reference(
+    model, X_rows, target, cost, mode, constraints, reference, epsilon="auto"
+):
     result = feature_tweak(
         model,
         X_rows,
@@ -114,7 +130,14 @@ def _check_against_reference(model, X_rows, target, cost, mode, constraints, ref
     forest = problem.forest
     for i, x in enumerate(problem.X):
         found, x_cf, c, t, leaf = reference_tweak(
-            model, forest, x, problem.target, problem.epsilon, problem.constraints, problem.cost, mode
+            model,
+            forest,
+            x,
+            problem.target,
+            problem.epsilon,
+            problem.constraints,
+            problem.cost,
+            mode,
         )
         assert result.found_[i] == found, (i, result.reason_[i])
         if not found:
@@ -133,22 +156,27 @@ def _check_against_reference(model, X_rows, target, cost, mode, constraints, ref
     if rows.size:
         predicted = model.predict(result.X_cf_[rows])
         assert problem.target.meets(predicted, problem.current[rows]).all() or (
-            problem.target.kind == "other" and (predicted != problem.current[rows]).all()
+            problem.target.kind == "other"
+            and (predicted != problem.current[rows]).all()
         )
         assert problem.constraints.satisfied(problem.X[rows], result.X_cf_[rows]).all()
     return result
 
 
-@settings(max_examples=45, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    kind=st.sampled_from(["rf_binary", "rf_multi", "gb_binary", "gb_multi", "rf_reg", "gb_reg"]),
+    kind=st.sampled_from(
+        ["rf_binary", "rf_multi", "gb_binary", "gb_multi", "rf_reg", "gb_reg"]
+    ),
     seed=st.integers(0, 10_000),
     mode=st.sampled_from(["minimal", "paper"]),
     cost_index=st.integers(0, len(COSTS) - 1),
     constraint=st.sampled_from(sorted(CONSTRAINTS)),
     target_index=st.integers(0, 3),
 )
-def test_equals_exhaustive_search(kind, seed, mode, cost_index, constraint, target_index):
+def test_equals_exhaustive_search(
+    kind, seed, mode, cost_index, constraint, target_index
+):
     one_hot = constraint.startswith("one_hot")
     model, X = _model(kind, seed, one_hot=one_hot)
     names = to_forest(model).feature_names
@@ -185,8 +213,16 @@ def test_stump_by_hand():
     assert result.tree_.tolist() == [0, -1] and result.leaf_.tolist() == [2, -1]
     frame = result.to_frame()
     assert frame.to_dict("records") == [
-        {"row": 0, "feature": "x0", "before": 0.0, "after": 1.75, "delta": 1.75,
-         "cost": 1.75, "tree": 0, "leaf": 2}
+        {
+            "row": 0,
+            "feature": "x0",
+            "before": 0.0,
+            "after": 1.75,
+            "delta": 1.75,
+            "cost": 1.75,
+            "tree": 0,
+            "leaf": 2,
+        }
     ]
     assert result.changes(0) == [("x0", 0.0, 1.75)]
     assert result.reason_.tolist() == [None, None]
@@ -207,8 +243,12 @@ def test_repeated_conditions_intersect_and_modes_differ():
         weighted_n_node_samples=[4.0, 3.0, 1.0, 2.0, 1.0],
     )
     forest = treelens.Forest(
-        trees=(tree,), kind="tree", task="classification", n_features=2,
-        feature_names=("a", "b"), classes_=np.array([0, 1]),
+        trees=(tree,),
+        kind="tree",
+        task="classification",
+        n_features=2,
+        feature_names=("a", "b"),
+        classes_=np.array([0, 1]),
     )
     x = [[5.0, 7.0], [0.0, 7.0]]
     minimal = feature_tweak(forest, x, target=1, epsilon=0.125, cost="l1")
@@ -238,8 +278,12 @@ def test_paper_mode_moves_every_path_feature():
         weighted_n_node_samples=[4.0, 3.0, 1.0, 2.0, 1.0],
     )
     forest = treelens.Forest(
-        trees=(tree,), kind="tree", task="classification", n_features=2,
-        feature_names=("a", "b"), classes_=np.array([0, 1]),
+        trees=(tree,),
+        kind="tree",
+        task="classification",
+        n_features=2,
+        feature_names=("a", "b"),
+        classes_=np.array([0, 1]),
     )
     x = [[0.0, 1.5]]
     # Minimal: leaf 3 costs 0.625 (x1 to 0.875), leaf 2 costs 1.125 (x0 to 1.125).
@@ -254,7 +298,9 @@ def test_paper_mode_moves_every_path_feature():
 
 def test_regression_interval_and_other_and_already_at_target():
     X, signal, _ = _data(1)
-    reg = RandomForestRegressor(n_estimators=5, max_depth=3, random_state=0).fit(X, signal)
+    reg = RandomForestRegressor(n_estimators=5, max_depth=3, random_state=0).fit(
+        X, signal
+    )
     pred = reg.predict(X[:5])
     result = feature_tweak(reg, X[:5], target=(pred.max() + 0.01, None), reference=X)
     ok = result.found_
@@ -275,10 +321,14 @@ def test_regression_interval_and_other_and_already_at_target():
 
 def test_batches_and_memory_budget_do_not_change_answers():
     X, signal, _ = _data(5, n=200)
-    clf = RandomForestClassifier(n_estimators=8, max_depth=4, random_state=0).fit(X, signal > 0)
+    clf = RandomForestClassifier(n_estimators=8, max_depth=4, random_state=0).fit(
+        X, signal > 0
+    )
     big = feature_tweak(clf, X, target=True, reference=X)
     small = feature_tweak(clf, X, target=True, reference=X, memory_budget=2**20)
-    one = [feature_tweak(clf, X[i], target=True, reference=X) for i in range(0, 200, 37)]
+    one = [
+        feature_tweak(clf, X[i], target=True, reference=X) for i in range(0, 200, 37)
+    ]
     np.testing.assert_array_equal(big.X_cf_, small.X_cf_)
     np.testing.assert_array_equal(big.cost_, small.cost_)
     for k, i in enumerate(range(0, 200, 37)):
@@ -287,7 +337,9 @@ def test_batches_and_memory_budget_do_not_change_answers():
 
 def test_callable_cost_equals_builtin():
     X, signal, _ = _data(2)
-    clf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, signal > 0)
+    clf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(
+        X, signal > 0
+    )
     builtin = feature_tweak(clf, X[:10], target=True, cost="l1")
     calls = []
 
@@ -316,9 +368,13 @@ def test_float32_cast_with_large_values():
 def test_dataframe_input_and_names():
     X, signal, _ = _data(4)
     frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
-    clf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(frame, signal > 0)
+    clf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(
+        frame, signal > 0
+    )
     result = feature_tweak(
-        clf, frame.iloc[:5][["d", "c", "b", "a"]], target=True,
+        clf,
+        frame.iloc[:5][["d", "c", "b", "a"]],
+        target=True,
         constraints=Constraints(immutable=["a"]),
     )
     assert result.feature_names_ == ("a", "b", "c", "d")
@@ -328,15 +384,23 @@ def test_dataframe_input_and_names():
 
 def test_reasons():
     X, signal, _ = _data(6)
-    clf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, signal > 0)
+    clf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(
+        X, signal > 0
+    )
     rows = X[clf.predict(X) == 0][:5]
-    frozen = feature_tweak(clf, rows, target=True, constraints=Constraints(immutable=[0, 1, 2, 3]))
+    frozen = feature_tweak(
+        clf, rows, target=True, constraints=Constraints(immutable=[0, 1, 2, 3])
+    )
     assert not frozen.found_.any()
     assert set(frozen.reason_) == {REASON_NOT_REACHABLE}
     # A single tree of a forest rarely flips it alone; find a row with candidates
     # but no flip.
-    forest = RandomForestClassifier(n_estimators=40, max_depth=2, random_state=0).fit(X, signal > 0)
-    result = feature_tweak(forest, X, target=True, constraints=Constraints(immutable=[0]))
+    forest = RandomForestClassifier(n_estimators=40, max_depth=2, random_state=0).fit(
+        X, signal > 0
+    )
+    result = feature_tweak(
+        forest, X, target=True, constraints=Constraints(immutable=[0])
+    )
     assert set(result.reason_[~result.found_]) <= {REASON_NO_FLIP, REASON_NOT_REACHABLE}
     assert "feature_tweak" in repr(result)
 
@@ -345,15 +409,21 @@ def test_reasons():
 @pytest.fixture(scope="module")
 def fitted():
     X, signal, _ = _data(0)
-    clf = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, signal > 0)
-    reg = RandomForestRegressor(n_estimators=3, max_depth=3, random_state=0).fit(X, signal)
+    clf = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(
+        X, signal > 0
+    )
+    reg = RandomForestRegressor(n_estimators=3, max_depth=3, random_state=0).fit(
+        X, signal
+    )
     gb = GradientBoostingClassifier(n_estimators=3, random_state=0).fit(X, signal > 0)
     return X, clf, reg, gb
 
 
 def test_target_not_a_class(fitted):
     X, clf, _, _ = fitted
-    with pytest.raises(InputError, match=r"must be one of the model's classes \[False, True\]"):
+    with pytest.raises(
+        InputError, match=r"must be one of the model's classes \[False, True\]"
+    ):
         feature_tweak(clf, X[:2], target=5)
 
 
@@ -372,22 +442,34 @@ def test_interval_on_classifier_and_label_on_regressor(fitted):
 def test_unknown_feature_in_constraints(fitted):
     X, clf, _, _ = fitted
     with pytest.raises(InputError, match="Unknown feature 'nope'"):
-        feature_tweak(clf, X[:2], target=True, constraints=Constraints(immutable=["nope"]))
+        feature_tweak(
+            clf, X[:2], target=True, constraints=Constraints(immutable=["nope"])
+        )
     with pytest.raises(InputError, match="Feature index must be in"):
-        feature_tweak(clf, X[:2], target=True, constraints=Constraints(bounds={9: (0, 1)}))
+        feature_tweak(
+            clf, X[:2], target=True, constraints=Constraints(bounds={9: (0, 1)})
+        )
 
 
 def test_contradictory_constraints(fitted):
     X, clf, _, _ = fitted
     with pytest.raises(InputError, match="Contradictory bounds for feature 'x0'"):
-        feature_tweak(clf, X[:2], target=True, constraints=Constraints(bounds={0: (2, 1)}))
+        feature_tweak(
+            clf, X[:2], target=True, constraints=Constraints(bounds={0: (2, 1)})
+        )
     with pytest.raises(InputError, match="both increase-only and decrease-only"):
         feature_tweak(
-            clf, X[:2], target=True, constraints=Constraints(increase_only=[1], decrease_only=[1])
+            clf,
+            X[:2],
+            target=True,
+            constraints=Constraints(increase_only=[1], decrease_only=[1]),
         )
     with pytest.raises(InputError, match="whole number"):
         feature_tweak(
-            clf, X[:2], target=True, constraints=Constraints(integer=[0], bounds={0: (0.2, 0.8)})
+            clf,
+            X[:2],
+            target=True,
+            constraints=Constraints(integer=[0], bounds={0: (0.2, 0.8)}),
         )
 
 
@@ -395,7 +477,9 @@ def test_immutable_feature_in_changing_one_hot_group(fitted):
     X, clf, _, _ = fitted
     with pytest.raises(InputError, match="immutable but belongs to the one-hot group"):
         feature_tweak(
-            clf, X[:2], target=True,
+            clf,
+            X[:2],
+            target=True,
             constraints=Constraints(immutable=["x3"], one_hot=[["x3", "x2"]]),
         )
 
@@ -403,7 +487,9 @@ def test_immutable_feature_in_changing_one_hot_group(fitted):
 def test_rows_breaking_declared_constraints(fitted):
     X, clf, _, _ = fitted
     with pytest.raises(InputError, match="not one-hot in the group"):
-        feature_tweak(clf, X[:2], target=True, constraints=Constraints(one_hot=[[2, 3]]))
+        feature_tweak(
+            clf, X[:2], target=True, constraints=Constraints(one_hot=[[2, 3]])
+        )
     with pytest.raises(InputError, match="declared integer"):
         feature_tweak(clf, X[:2], target=True, constraints=Constraints(integer=[0]))
 
@@ -442,3 +528,24 @@ def test_other_bad_options(fitted):
         feature_tweak(clf, X[:2], target=True, memory_budget=10)
     with pytest.raises(InputError, match="treelens.Constraints"):
         feature_tweak(clf, X[:2], target=True, constraints={"immutable": [0]})
+
+
+# ------------------------------------------------ contract over every model
+@pytest.mark.parametrize("name", sorted(MODEL_FACTORIES))
+def test_every_supported_model_equals_exhaustive_search(name):
+    case = MODEL_FACTORIES[name]()
+    model = case.model
+    complete = case.X[~np.isnan(case.X).any(axis=1)]
+    rows = complete[:4]
+    if hasattr(model, "classes_"):
+        targets = ["other", model.classes_[-1]]
+    else:
+        pred = model.predict(complete)
+        targets = [(float(np.quantile(pred, 0.75)), None)]
+    for target in targets:
+        for mode in ("minimal", "paper"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", CounterfactualCheckWarning)
+                _check_against_reference(
+                    model, rows, target, "l1", mode, None, complete
+                )

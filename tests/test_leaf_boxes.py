@@ -59,6 +59,38 @@ def test_random_trees_tile_space(seed, depth, forest):
     )
 
 
+def grid_points(tree, n_features):
+    """One point in every cell of the grid that the tree's thresholds draw.
+
+    Per feature with sorted thresholds t1 < ... < tk, the cells are (-inf, t1],
+    (t1, t2], ..., (tk, inf); t1, ..., tk and tk + 1 represent them.
+    """
+    axes = []
+    for j in range(n_features):
+        cuts = np.unique(tree.threshold[~tree.is_leaf & (tree.feature == j)])
+        axes.append(np.append(cuts, cuts[-1] + 1.0) if cuts.size else np.zeros(1))
+    mesh = np.meshgrid(*axes, indexing="ij")
+    return np.column_stack([m.ravel() for m in mesh])
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 10_000), depth=st.integers(1, 4))
+def test_boxes_tile_space_exactly(seed, depth):
+    # Box bounds are thresholds, so each grid cell lies wholly inside or outside
+    # every box: one point per cell in exactly one box proves the tiling.
+    X, y = make_data(seed, task="regression")
+    model = RandomForestRegressor(n_estimators=2, max_depth=depth, random_state=seed)
+    forest = treelens.to_forest(model.fit(X, y))
+    boxes = treelens.leaf_boxes(forest)
+    for t, tree in enumerate(forest.trees):
+        points = grid_points(tree, forest.n_features)
+        rows = np.arange(boxes.n_leaves)[boxes.of_tree(t)]
+        lower = boxes.lower[rows][:, np.newaxis, :]
+        upper = boxes.upper[rows][:, np.newaxis, :]
+        member = np.all((lower < points) & (points <= upper), axis=2)
+        np.testing.assert_array_equal(member.sum(axis=0), 1)
+
+
 def test_boxes_are_cached_and_read_only():
     model = DecisionTreeRegressor(max_depth=3, random_state=0).fit(
         *make_data(0, task="regression")

@@ -1,6 +1,8 @@
 import treelens
 
 PUBLIC = [
+    "Constraints",
+    "CounterfactualResult",
     "Forest",
     "ImportanceResult",
     "InputError",
@@ -11,6 +13,7 @@ PUBLIC = [
     "Tree",
     "TreelensError",
     "UnsupportedModelError",
+    "feature_tweak",
     "leaf_boxes",
     "mdi_importance",
     "node_statistics",

@@ -23,7 +23,11 @@ def _walk(tree: Any, x: np.ndarray) -> int:
     node = 0
     while tree.children_left[node] != -1:
         f, thr = tree.feature[node], tree.threshold[node]
-        node = tree.children_left[node] if _cast(x[f]) <= thr else tree.children_right[node]
+        node = (
+            tree.children_left[node]
+            if _cast(x[f]) <= thr
+            else tree.children_right[node]
+        )
     return int(node)
 
 
@@ -114,7 +118,10 @@ def _candidate(x, lower, upper, eps, rc, mode, cost_weights):
         g = [int(j) for j in g]
         ok0 = [lower[j] < 0 <= upper[j] and out_f(rc, x, j, 0) for j in g]
         ok1 = [lower[j] < 1 <= upper[j] and out_f(rc, x, j, 1) for j in g]
-        can = [ok1[i] and all(ok0[m] for m in range(len(g)) if m != i) for i in range(len(g))]
+        can = [
+            ok1[i] and all(ok0[m] for m in range(len(g)) if m != i)
+            for i in range(len(g))
+        ]
         if not any(can):
             return None
         cur = int(np.argmax([x[j] for j in g]))
@@ -125,6 +132,8 @@ def _candidate(x, lower, upper, eps, rc, mode, cost_weights):
             hot = min((w[i], i) for i in range(len(g)) if can[i])[1]
         for i, j in enumerate(g):
             out[j] = 1.0 if i == hot else 0.0
+    if not np.isfinite(out).all():  # an empty box such as (inf, inf]
+        return None
     return np.array(out)
 
 
@@ -188,7 +197,11 @@ def reference_tweak(model, forest, x, problem_target, eps, rc, cost, mode):
             if forest.kind != "boosting":
                 if classes is not None:
                     cls = int(np.argmax(tree.value[leaf]))
-                    wanted = cls == tgt.index if tgt.kind == "class" else cls != classes.index(pred)
+                    wanted = (
+                        cls == tgt.index
+                        if tgt.kind == "class"
+                        else cls != classes.index(pred)
+                    )
                 else:
                     wanted = tgt.low <= tree.value[leaf, 0] <= tgt.high
             else:
@@ -198,11 +211,15 @@ def reference_tweak(model, forest, x, problem_target, eps, rc, cost, mode):
             if not wanted:
                 continue
             lower, upper = _path_box(tree, leaf, len(x))
-            cand = _candidate(x, lower, upper, eps, rc, mode, cost.weights if cost.separable else None)
+            cand = _candidate(
+                x, lower, upper, eps, rc, mode, cost.weights if cost.separable else None
+            )
             if cand is None:
                 continue
-            c = cost(x, cand[None, :])[0] if cost.function is not None else scalar_cost(
-                cost.name, cost.weights, x, cand
+            c = (
+                cost(x, cand[None, :])[0]
+                if cost.function is not None
+                else scalar_cost(cost.name, cost.weights, x, cand)
             )
             if not meets(model.predict(cand[None, :])[0]):
                 continue

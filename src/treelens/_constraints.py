@@ -84,7 +84,14 @@ class Constraints:
     def __repr__(self) -> str:
         parts = [
             f"{name}={getattr(self, name)!r}"
-            for name in ("immutable", "increase_only", "decrease_only", "bounds", "integer", "one_hot")
+            for name in (
+                "immutable",
+                "increase_only",
+                "decrease_only",
+                "bounds",
+                "integer",
+                "one_hot",
+            )
             if getattr(self, name)
         ]
         return f"Constraints({', '.join(parts)})"
@@ -144,7 +151,9 @@ class Constraints:
         groups: list[NDArray[np.intp]] = []
         seen = np.zeros(n, dtype=bool)
         for raw_group in self.one_hot:
-            group = np.array([feature_index(forest, key) for key in raw_group], dtype=np.intp)
+            group = np.array(
+                [feature_index(forest, key) for key in raw_group], dtype=np.intp
+            )
             if np.unique(group).size != group.size or group.size < 2:
                 raise InputError(
                     "A one-hot group must name at least two distinct features; got "
@@ -324,7 +333,11 @@ class ResolvedConstraints:
         can_be_hot = allow1 & (blocked0 - (~allow0) == 0)
         current = np.argmax(x_rows[:, group], axis=1)
         keep = can_be_hot[np.arange(k), current]
-        w = np.ones(m) if weights is None else np.asarray(weights, dtype=np.float64)[group]
+        w = (
+            np.ones(m)
+            if weights is None
+            else np.asarray(weights, dtype=np.float64)[group]
+        )
         penalty = np.where(can_be_hot, w[None, :], np.inf)
         best = np.argmin(penalty, axis=1)  # first of the least weight on ties
         hot = np.where(keep, current, best)
@@ -349,8 +362,12 @@ class ResolvedConstraints:
         """
         ok = np.ones(X.shape[0], dtype=bool)
         ok &= (X_cf[:, self.immutable] == X[:, self.immutable]).all(axis=1)
-        ok &= (X_cf[:, self.increase_only] >= X[:, self.increase_only] - atol).all(axis=1)
-        ok &= (X_cf[:, self.decrease_only] <= X[:, self.decrease_only] + atol).all(axis=1)
+        ok &= (X_cf[:, self.increase_only] >= X[:, self.increase_only] - atol).all(
+            axis=1
+        )
+        ok &= (X_cf[:, self.decrease_only] <= X[:, self.decrease_only] + atol).all(
+            axis=1
+        )
         ok &= ((X_cf >= self.lower - atol) & (X_cf <= self.upper + atol)).all(axis=1)
         ints = X_cf[:, self.integer]
         ok &= (ints == np.round(ints)).all(axis=1)

@@ -88,7 +88,9 @@ class Cost:
             return self.weights * (delta != 0)
         return self.weights * np.abs(delta)
 
-    def terms_of(self, feature: NDArray[np.intp], delta: NDArray[np.float64]) -> NDArray[np.float64]:
+    def terms_of(
+        self, feature: NDArray[np.intp], delta: NDArray[np.float64]
+    ) -> NDArray[np.float64]:
         """Separable terms of scattered changes: feature ``feature[i]`` moved by ``delta[i]``."""
         weights = self.weights[feature]
         if self.norm == "l2":
@@ -105,7 +107,9 @@ class Cost:
             return terms.max(axis=-1, initial=0.0)
         return terms.sum(axis=-1)
 
-    def many(self, X: NDArray[np.float64], candidates: NDArray[np.float64]) -> NDArray[np.float64]:
+    def many(
+        self, X: NDArray[np.float64], candidates: NDArray[np.float64]
+    ) -> NDArray[np.float64]:
         """Cost of each candidate from its own row, vectorized over both.
 
         Parameters
@@ -129,7 +133,9 @@ class Cost:
         out = np.maximum(out, 0.0)
         return np.where((candidates == X).all(axis=1), 0.0, out)
 
-    def __call__(self, x: NDArray[np.float64], candidates: NDArray[np.float64]) -> NDArray[np.float64]:
+    def __call__(
+        self, x: NDArray[np.float64], candidates: NDArray[np.float64]
+    ) -> NDArray[np.float64]:
         """Cost of moving one row ``x`` (n_features,) to each of ``candidates``.
 
         Returns

@@ -15,6 +15,7 @@ Used by :func:`~treelens.feature_tweak` and :func:`~treelens.optimal_counterfact
 from __future__ import annotations
 
 import warnings
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +40,7 @@ __all__ = [
     "Problem",
     "as_float64",
     "finish",
+    "forest_of",
     "prepare_problem",
     "source_predict",
 ]
@@ -52,7 +54,9 @@ REASON_INFEASIBLE = "infeasible: no change reaches the target under the constrai
 #: The exact search stopped at its time limit before finding any counterfactual.
 REASON_TIME_LIMIT = "time limit reached before any counterfactual was found"
 #: The source model's own predict (or a constraint) rejected the answer: a bug.
-REASON_CHECK_FAILED = "rejected by the source model's predict or the constraints (a bug)"
+REASON_CHECK_FAILED = (
+    "rejected by the source model's predict or the constraints (a bug)"
+)
 
 
 class CounterfactualCheckWarning(TreelensError, RuntimeWarning):
@@ -219,6 +223,56 @@ def as_float64(forest: Forest, X: Any) -> NDArray[np.float64]:
     return np.atleast_2d(np.asarray(X, dtype=np.float64))
 
 
+# Forests of the models seen recently, so that repeated calls on one model do not
+# rebuild the Forest and its cached boxes and routing tables.  An entry is reused
+# only while every fitted attribute (name ending in "_") is the same object with
+# the same length; refitting rebinds them (warm starts change their length).
+_FORESTS: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], Forest]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _fitted_signature(model: Any) -> tuple[Any, ...] | None:
+    try:
+        attributes = vars(model)
+    except TypeError:
+        return None
+    return tuple(
+        (name, value, len(value) if hasattr(value, "__len__") else None)
+        for name, value in sorted(attributes.items())
+        if name.endswith("_") and not name.startswith("_")
+    )
+
+
+def forest_of(model: Any) -> Forest:
+    """``to_forest(model)``, reusing the Forest built last time for an unchanged model."""
+    from ._adapters import to_forest
+
+    if isinstance(model, Forest):
+        return model
+    signature = _fitted_signature(model)
+    if signature:
+        try:
+            cached = _FORESTS.get(model)
+        except TypeError:  # unhashable or not weakly referable
+            return to_forest(model)
+        if cached is not None and _same(cached[0], signature):
+            return cached[1]
+    forest = to_forest(model)
+    if signature:
+        try:
+            _FORESTS[model] = (signature, forest)
+        except TypeError:
+            pass
+    return forest
+
+
+def _same(old: tuple[Any, ...], new: tuple[Any, ...]) -> bool:
+    return len(old) == len(new) and all(
+        a[0] == b[0] and a[1] is b[1] and a[2] == b[2] for a, b in zip(old, new)
+    )
+
+
 def prepare_problem(
     model: Any,
     X: Any,
@@ -237,9 +291,7 @@ def prepare_problem(
         On any bad argument (see :func:`~treelens.feature_tweak`), including NaN
         in ``X``: counterfactuals are defined for complete rows only.
     """
-    from ._adapters import to_forest
-
-    forest = to_forest(model)
+    forest = forest_of(model)
     source = None if isinstance(model, Forest) else model
     rows = as_float64(forest, X)
     if np.isnan(rows).any():
@@ -266,7 +318,8 @@ def prepare_problem(
         X=rows,
         leaves=leaves,
         current=current,
-        at_target=resolved_target.meets(current, current) & (resolved_target.kind != "other"),
+        at_target=resolved_target.meets(current, current)
+        & (resolved_target.kind != "other"),
         target=resolved_target,
         cost=resolve_cost(forest, cost, ref),
         epsilon=resolve_epsilon(forest, epsilon, ref),
@@ -328,8 +381,12 @@ def finish(
     found = np.array(found, dtype=bool)
     cost = np.array(cost, dtype=np.float64)
     reason = np.array(reason, dtype=object)
-    tree = np.full(n, -1, dtype=np.intp) if tree is None else np.array(tree, dtype=np.intp)
-    leaf = np.full(n, -1, dtype=np.intp) if leaf is None else np.array(leaf, dtype=np.intp)
+    tree = (
+        np.full(n, -1, dtype=np.intp) if tree is None else np.array(tree, dtype=np.intp)
+    )
+    leaf = (
+        np.full(n, -1, dtype=np.intp) if leaf is None else np.array(leaf, dtype=np.intp)
+    )
     at = problem.at_target
     X_cf[at], found[at], cost[at], tree[at], leaf[at] = problem.X[at], True, 0.0, -1, -1
     reason[at] = None
@@ -351,7 +408,11 @@ def finish(
                 CounterfactualCheckWarning,
                 stacklevel=3,
             )
-            found[bad], reason[bad], cf_prediction[bad] = False, REASON_CHECK_FAILED, None
+            found[bad], reason[bad], cf_prediction[bad] = (
+                False,
+                REASON_CHECK_FAILED,
+                None,
+            )
     if at.any():
         cf_prediction[at] = problem.current[at]
     X_cf[~found] = np.nan

@@ -40,7 +40,9 @@ def split_thresholds(forest: Forest) -> list[NDArray[np.float64]]:
     return [np.unique(threshold[feature == j]) for j in range(forest.n_features)]
 
 
-def _floor(forest: Forest, thresholds: list[NDArray[np.float64]]) -> NDArray[np.float64]:
+def _floor(
+    forest: Forest, thresholds: list[NDArray[np.float64]]
+) -> NDArray[np.float64]:
     dtype = forest.input_dtype
     largest = np.array([np.abs(t).max() if t.size else 0.0 for t in thresholds])
     spacing = np.spacing(largest.astype(dtype)).astype(np.float64)
@@ -163,16 +165,22 @@ def land_inside(
     return out
 
 
-def _above(bound: NDArray[np.float64], dtype: np.dtype, *, strict: bool) -> NDArray[np.float64]:
+def _above(
+    bound: NDArray[np.float64], dtype: np.dtype, *, strict: bool
+) -> NDArray[np.float64]:
     """Least value of ``dtype`` above ``bound`` (``>`` if strict, else ``>=``), as float64."""
     near = bound.astype(dtype)
     back = near.astype(np.float64)
     step = (back <= bound) if strict else (back < bound)
-    return np.where(step, np.nextafter(near, dtype.type(np.inf)), near).astype(np.float64)
+    return np.where(step, np.nextafter(near, dtype.type(np.inf)), near).astype(
+        np.float64
+    )
 
 
 def _below(bound: NDArray[np.float64], dtype: np.dtype) -> NDArray[np.float64]:
     """Greatest value of ``dtype`` at most ``bound``, as float64."""
     near = bound.astype(dtype)
     step = near.astype(np.float64) > bound
-    return np.where(step, np.nextafter(near, dtype.type(-np.inf)), near).astype(np.float64)
+    return np.where(step, np.nextafter(near, dtype.type(-np.inf)), near).astype(
+        np.float64
+    )

@@ -393,19 +393,27 @@ class Forest:
 
     @cached_property
     def _routing(self) -> list[tuple[NDArray[Any], ...]]:
-        """Per tree: children (``2 * node + go_right``, leaves point to
-        themselves), feature (0 at leaves), threshold, missing_go_left, is_leaf."""
+        """Per tree, tables indexed by ``2 * node`` (the routing state): children
+        at ``2 * node + go_right`` (as ``2 * child``; leaves point to
+        themselves), and at ``2 * node``: feature (0 at leaves), threshold,
+        missing_go_left, is_leaf."""
         tables = []
         for tree in self.trees:
             leaf = tree.is_leaf
             ids = np.arange(tree.n_nodes, dtype=np.intp)
             children = np.empty(2 * tree.n_nodes, dtype=np.intp)
-            children[0::2] = np.where(leaf, ids, tree.children_left)
-            children[1::2] = np.where(leaf, ids, tree.children_right)
-            feature = np.where(leaf, 0, tree.feature)
-            tables.append(
-                (children, feature, tree.threshold, tree.missing_go_left, leaf)
-            )
+            children[0::2] = 2 * np.where(leaf, ids, tree.children_left)
+            children[1::2] = 2 * np.where(leaf, ids, tree.children_right)
+            doubled = [
+                np.repeat(a, 2)
+                for a in (
+                    np.where(leaf, 0, tree.feature),
+                    tree.threshold,
+                    tree.missing_go_left,
+                    leaf,
+                )
+            ]
+            tables.append((children, *doubled))
         return tables
 
     def _apply_per_tree(
@@ -543,31 +551,31 @@ def _route_block(
 ) -> NDArray[np.intp]:
     """Leaf reached in one tree by the ``m`` rows of a feature-major block."""
     children, feature, threshold, missing_go_left, is_leaf = table
-    offset = feature * m  # x[row, feature[node]] is columns[offset[node] + row]
+    offset = feature * m  # x[row, feature[node]] is columns[offset[2 * node] + row]
     leaves = np.zeros(m, dtype=np.intp)
-    node = leaves.copy()
+    state = leaves.copy()  # 2 * node: saves a multiplication per level
     rows = np.arange(m, dtype=np.intp)
     for level in range(1, depth + 1):
-        x = columns.take(offset.take(node) + rows)
-        go_right = x > threshold.take(node)
+        x = columns.take(offset.take(state) + rows)
+        go_right = x > threshold.take(state)
         if has_missing:
             missing = np.isnan(x)
             if missing.any():
-                go_right[missing] = ~missing_go_left.take(node[missing])
-        node = children.take(2 * node + go_right)
+                go_right[missing] = ~missing_go_left.take(state[missing])
+        state = children.take(state + go_right)
         # Leaves point to themselves, so finished rows may stay; every few levels
         # drop them once they are many, and stop when all are done.
         if level % 4 == 0 and level < depth:
-            done = is_leaf.take(node)
+            done = is_leaf.take(state)
             n_done = np.count_nonzero(done)
-            if n_done == node.size:
+            if n_done == state.size:
                 break
-            if 4 * n_done >= node.size:
-                leaves[rows[done]] = node[done]
+            if 4 * n_done >= state.size:
+                leaves[rows[done]] = state[done]
                 keep = ~done
-                rows, node = rows[keep], node[keep]
-    leaves[rows] = node
-    return leaves
+                rows, state = rows[keep], state[keep]
+    leaves[rows] = state
+    return leaves // 2
 
 
 def _apply_link(raw: NDArray[np.float64], link: str) -> NDArray[np.float64]:

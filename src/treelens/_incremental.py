@@ -90,7 +90,9 @@ class Router:
             node = self.child.take(2 * node + (value > self.threshold.take(node)))
         return node
 
-    def paths(self, X: NDArray[np.float64]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    def paths(
+        self, X: NDArray[np.float64]
+    ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
         """Split nodes on the path of every row in every tree: ``(row, node)``."""
         n, n_trees = X.shape[0], self.offsets.size
         flat_x = X.ravel()
@@ -160,11 +162,17 @@ class IncrementalPredictor:
             r = np.arange(n_rows)[:, None]
             self.first, self.second = first, second
             self.margin0 = base[r, first] - base[r, second]
-            old_diff = old[r[:, :, None], np.arange(n_trees)[None, None, :], first[:, :, None]] - old[
-                r[:, :, None], np.arange(n_trees)[None, None, :], second[:, :, None]
-            ]  # (n_rows, Q, n_trees)
-            best = pair_max[np.arange(n_trees)[None, None, :], first[:, :, None], second[:, :, None]]
-            self.gain = np.moveaxis(best - old_diff, 1, 2)  # (n_rows, n_trees, Q)
+            shape = (n_rows, n_trees, first.shape[1])
+            a = np.broadcast_to(first[:, None, :], shape)
+            b = np.broadcast_to(second[:, None, :], shape)
+            old_diff = np.take_along_axis(old, a, axis=2) - np.take_along_axis(
+                old, b, axis=2
+            )
+            best = pair_max[np.arange(n_trees)[None, :, None], a, b]
+            self.gain = best - old_diff  # (n_rows, n_trees, Q)
+            # Each node's margins, per kind of row (rows share their pairs of
+            # classes when the target is a class; "other" depends on the row's class).
+            self.node_margin, self.row_kind = self._node_margins(first, second)
             scale = np.abs(base).max(axis=1)
         else:
             coef, self.margin0 = self._scalar_margins(leaves, old[:, :, 0], n_rows)
@@ -172,13 +180,41 @@ class IncrementalPredictor:
             rise = coef * (leaf_max[None, :, :1] - old[:, :, :1])
             fall = coef * (leaf_min[None, :, :1] - old[:, :, :1])
             self.gain = np.maximum(rise, fall)
-            scale = np.abs(self.margin0).max(axis=1, initial=0.0, where=np.isfinite(self.margin0))
+            scale = np.abs(self.margin0).max(
+                axis=1, initial=0.0, where=np.isfinite(self.margin0)
+            )
         self.tolerance = _TIE_TOLERANCE * (1.0 + n_trees + scale)
         rows, nodes = router.paths(self.X_cast)
         keys = rows * router.n_codes + router.code[nodes]
         order = np.argsort(keys, kind="stable")
         self.path_keys = keys[order]
         self.path_tree = router.node_tree[nodes[order]]
+        # Running sums of the gains of path nodes: a change's flipped nodes are a
+        # contiguous run, so their total gain is a difference of two entries.
+        path_gain = self.gain[rows[order], self.path_tree]
+        self.gain_prefix = np.vstack(
+            [np.zeros((1, path_gain.shape[1])), np.cumsum(path_gain, axis=0)]
+        )
+
+    def _node_margins(
+        self, first: NDArray[np.intp], second: NDArray[np.intp]
+    ) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
+        """Margins ``value[a] - value[b]`` of every node, per kind of row.
+
+        Returns
+        -------
+        node_margin : ndarray of shape (n_kinds, n_nodes_total, Q)
+        row_kind : ndarray of shape (n_rows,)
+        """
+        q = first.shape[1]
+        kinds, row_kind = np.unique(
+            np.hstack([first, second]), axis=0, return_inverse=True
+        )
+        value = self.node_value
+        margin = (
+            value[:, kinds[:, :q]] - value[:, kinds[:, q:]]
+        )  # (n_nodes, n_kinds, Q)
+        return np.ascontiguousarray(np.moveaxis(margin, 1, 0)), row_kind.ravel()
 
     def _class_pairs(self, n_rows: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
         """Class indices (a, b) of each margin ``S_a - S_b``, shape (n_rows, Q)."""
@@ -188,7 +224,9 @@ class IncrementalPredictor:
         if self.target.kind == "class":
             c = self.target.index
             others = np.array([k for k in range(n_classes) if k != c], dtype=np.intp)
-            return np.full((n_rows, others.size), c, dtype=np.intp), np.tile(others, (n_rows, 1))
+            return np.full((n_rows, others.size), c, dtype=np.intp), np.tile(
+                others, (n_rows, 1)
+            )
         c0 = encode_classes(self.forest, self.current)
         everyone = np.arange(n_classes)
         others = np.array([everyone[everyone != c] for c in range(n_classes)])[c0]
@@ -202,7 +240,10 @@ class IncrementalPredictor:
         n_trees = forest.n_trees
         if not forest.is_classifier:
             if forest.kind == "boosting":
-                value, step = forest._raw_from_leaves(leaves)[:, 0], forest.learning_rate
+                value, step = (
+                    forest._raw_from_leaves(leaves)[:, 0],
+                    forest.learning_rate,
+                )
             else:
                 value, step = old.sum(axis=1) / n_trees, 1.0 / n_trees
             coef = np.empty((n_rows, n_trees, 2))
@@ -221,27 +262,37 @@ class IncrementalPredictor:
                 else 1 - encode_classes(forest, self.current)
             )
             sign = np.where(want == 1, 1.0, -1.0)
-            coef = np.broadcast_to((step * sign)[:, None, None], (n_rows, n_trees, 1)).copy()
+            coef = np.broadcast_to(
+                (step * sign)[:, None, None], (n_rows, n_trees, 1)
+            ).copy()
             return coef, (sign * raw[:, 0])[:, None]
         first, second = self._class_pairs(n_rows)
         out = forest.tree_output[None, :, None]
-        coef = step * ((out == first[:, None, :]).astype(float) - (out == second[:, None, :]))
+        coef = step * (
+            (out == first[:, None, :]).astype(float) - (out == second[:, None, :])
+        )
         r = np.arange(n_rows)[:, None]
         return coef, raw[r, first] - raw[r, second]
 
-    def _affected(self, changes: Changes) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-        """(candidate, tree) pairs whose leaf may differ from the row's: sorted, unique."""
+    def flips(self, changes: Changes) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+        """For every change, the run ``[start, stop)`` of path nodes it flips.
+
+        The nodes are those of the change's row's paths, sorted by feature and
+        threshold; the run holds the nodes testing the changed feature with a
+        threshold between the old and the new value (after the cast).
+        """
         router = self.router
-        owner = changes.owner
         feature = changes.feature
-        row = changes.row[owner]
+        row = changes.row[changes.owner]
         old = self.X_cast[row, feature]
         new = changes.value.astype(self.dtype).astype(np.float64)
         low, high = np.minimum(old, new), np.maximum(old, new)
-        code_lo = np.empty(owner.size, dtype=np.intp)
-        code_hi = np.empty(owner.size, dtype=np.intp)
+        code_lo = np.empty(feature.size, dtype=np.intp)
+        code_hi = np.empty(feature.size, dtype=np.intp)
         by_feature = np.argsort(feature, kind="stable")
-        bounds = np.searchsorted(feature[by_feature], np.arange(self.X_cast.shape[1] + 1))
+        bounds = np.searchsorted(
+            feature[by_feature], np.arange(self.X_cast.shape[1] + 1)
+        )
         for j in np.flatnonzero(np.diff(bounds)):
             at = by_feature[bounds[j] : bounds[j + 1]]
             thresholds, offset = router.thresholds[j], router.code_offset[j]
@@ -249,18 +300,39 @@ class IncrementalPredictor:
             code_lo[at] = offset + np.searchsorted(thresholds, low[at], side="left")
             code_hi[at] = offset + np.searchsorted(thresholds, high[at], side="left")
         key = row * router.n_codes
-        start = np.searchsorted(self.path_keys, key + code_lo)
-        stop = np.searchsorted(self.path_keys, key + code_hi)
+        return (
+            np.searchsorted(self.path_keys, key + code_lo),
+            np.searchsorted(self.path_keys, key + code_hi),
+        )
+
+    def _affected(
+        self,
+        k: int,
+        owner: NDArray[np.intp],
+        start: NDArray[np.intp],
+        stop: NDArray[np.intp],
+    ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+        """(candidate, tree) pairs whose leaf may differ from the row's: sorted, unique."""
         counts = stop - start
         total = int(counts.sum())
         offsets = np.cumsum(counts) - counts
         index = np.repeat(start - offsets, counts) + np.arange(total)
-        mark = np.zeros((changes.n_candidates, self.forest.n_trees), dtype=bool)
+        mark = np.zeros((k, self.forest.n_trees), dtype=bool)
         mark[np.repeat(owner, counts), self.path_tree[index]] = True
         return np.nonzero(mark)
 
+    def _hopeless(
+        self, bound: NDArray[np.float64], tolerance: NDArray[np.float64]
+    ) -> NDArray[np.bool_]:
+        below = bound < -tolerance[:, None]
+        return below.all(axis=1) if self.any_mode else below.any(axis=1)
+
     def _margins(
-        self, k: int, cand: NDArray[np.intp], terms: NDArray[np.float64], row: NDArray[np.intp]
+        self,
+        k: int,
+        cand: NDArray[np.intp],
+        terms: NDArray[np.float64],
+        row: NDArray[np.intp],
     ) -> NDArray[np.float64]:
         """Base margins of each candidate's row plus its pairs' ``terms`` (pairs, Q)."""
         out = self.margin0[row].copy()
@@ -268,32 +340,55 @@ class IncrementalPredictor:
             out[:, q] += np.bincount(cand, weights=terms[:, q], minlength=k)
         return out
 
-    def valid(self, changes: Changes) -> NDArray[np.bool_]:
-        """Whether the model assigns each candidate to the target, shape (k,)."""
+    def valid(
+        self,
+        changes: Changes,
+        flips: tuple[NDArray[np.intp], NDArray[np.intp]] | None = None,
+    ) -> NDArray[np.bool_]:
+        """Whether the model assigns each candidate to the target, shape (k,).
+
+        ``flips`` may give :meth:`flips` of ``changes`` computed beforehand.
+        """
         forest = self.forest
         k = changes.n_candidates
         row = changes.row
         tolerance = self.tolerance[row]
-        cand, tree = self._affected(changes)
+        owner = changes.owner
+        start, stop = self.flips(changes) if flips is None else flips
+        # A first, loose bound: every flipped node's tree at its best leaf (a tree
+        # flipped twice counts twice; gains are non-negative, so it stays a bound).
+        loose = self.margin0[row].copy()
+        run_gain = self.gain_prefix[stop] - self.gain_prefix[start]
+        for q in range(loose.shape[1]):
+            loose[:, q] += np.bincount(owner, weights=run_gain[:, q], minlength=k)
+        ok = np.zeros(k, dtype=bool)
+        # Running sums round; widen the margin by their size.
+        slack = tolerance + _TIE_TOLERANCE * np.abs(self.gain_prefix[-1]).max(
+            initial=0.0
+        )
+        keep = ~self._hopeless(loose, slack)
+        if not keep.any():
+            return ok
+        entry_keep = keep[owner]
+        cand, tree = self._affected(
+            k, owner[entry_keep], start[entry_keep], stop[entry_keep]
+        )
         pair_row = row[cand]
         best = self._margins(k, cand, self.gain[pair_row, tree], row)
-        below = best < -tolerance[:, None]
-        hopeless = below.all(axis=1) if self.any_mode else below.any(axis=1)
-        ok = np.zeros(k, dtype=bool)
-        keep = ~hopeless
+        keep &= ~self._hopeless(best, tolerance)
         if not keep.any():
             return ok
         keep_pair = keep[cand]
         cand, tree, pair_row = cand[keep_pair], tree[keep_pair], pair_row[keep_pair]
         dense = changes.dense(self.X_cast)
-        dense[changes.owner, changes.feature] = changes.value.astype(self.dtype).astype(np.float64)
+        dense[changes.owner, changes.feature] = changes.value.astype(self.dtype).astype(
+            np.float64
+        )
         new = self.router.route(dense, cand, tree)
         old = self.row_nodes[pair_row, tree]
         if self.vector:
-            diff = self.node_value[new] - self.node_value[old]  # (pairs, n_classes)
-            first, second = self.first[pair_row], self.second[pair_row]
-            r = np.arange(cand.size)[:, None]
-            terms = diff[r, first] - diff[r, second]
+            kind = self.row_kind[pair_row]
+            terms = self.node_margin[kind, new] - self.node_margin[kind, old]
         else:
             step = self.node_value[new, 0] - self.node_value[old, 0]
             terms = self.coef[pair_row, tree] * step[:, None]
@@ -315,7 +410,9 @@ class IncrementalPredictor:
 
 def _node_values(
     forest: Forest,
-) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+) -> tuple[
+    NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]
+]:
     """Cached per forest: values of all nodes (n_nodes_total, n_values); per tree the
     largest and smallest leaf value (n_trees, n_values) and, for averaging
     classifiers, the largest ``value[a] - value[b]`` over leaves (n_trees, C, C)."""
@@ -328,7 +425,9 @@ def _node_values(
         value = boxes.value
         pair_max = np.zeros((forest.n_trees, 1, 1))
         if forest.is_classifier and forest.kind != "boosting":
-            pair_max = np.maximum.reduceat(value[:, :, None] - value[:, None, :], starts, axis=0)
+            pair_max = np.maximum.reduceat(
+                value[:, :, None] - value[:, None, :], starts, axis=0
+            )
         cached = (
             np.concatenate([tree.value for tree in forest.trees]),
             np.maximum.reduceat(value, starts, axis=0),

@@ -353,8 +353,10 @@ def tree_statistics(
     """
     n_nodes = tree.n_nodes
     # Rows of zero weight are not counted: scikit-learn leaves them out of its trees.
+    positive = weights > 0
+    counted = leaves if positive.all() else leaves[positive]
     columns = [
-        np.bincount(leaves, (weights > 0).astype(np.float64), n_nodes),
+        np.bincount(counted, minlength=n_nodes).astype(np.float64),
         np.bincount(leaves, weights, n_nodes),
     ]
     if n_classes:

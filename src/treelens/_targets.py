@@ -59,7 +59,9 @@ class Target:
     low: float = -np.inf
     high: float = np.inf
 
-    def meets(self, predictions: NDArray[Any], current: NDArray[Any]) -> NDArray[np.bool_]:
+    def meets(
+        self, predictions: NDArray[Any], current: NDArray[Any]
+    ) -> NDArray[np.bool_]:
         """Whether each prediction meets the target.
 
         Parameters
@@ -85,7 +87,9 @@ class Target:
     def describe(self) -> str:
         """A short human-readable form (``"class 2"``, ``"[0.5, inf]"``, ...)."""
         if self.kind == "class":
-            label = self.label.item() if isinstance(self.label, np.generic) else self.label
+            label = (
+                self.label.item() if isinstance(self.label, np.generic) else self.label
+            )
             return f"class {label!r}"
         if self.kind == "other":
             return "any other class"
@@ -151,7 +155,12 @@ def resolve_target(forest: Forest, target: Any) -> Target:
         raise InputError(
             f"An interval target must hold two numbers (or None); got {target!r}."
         ) from exc
-    if np.isnan(low) or np.isnan(high) or low > high or (low == -np.inf and high == np.inf):
+    if (
+        np.isnan(low)
+        or np.isnan(high)
+        or low > high
+        or (low == -np.inf and high == np.inf)
+    ):
         raise InputError(
             "An interval target must satisfy low <= high with at least one finite "
             f"bound and no NaN; got ({low}, {high})."
@@ -246,7 +255,9 @@ def target_leaf_mask(
         if forest.is_classifier:
             leaf_class = np.argmax(boxes.value, axis=1)
             if target.kind == "class":
-                return np.broadcast_to(leaf_class == target.index, (n, boxes.n_leaves)).copy()
+                return np.broadcast_to(
+                    leaf_class == target.index, (n, boxes.n_leaves)
+                ).copy()
             return leaf_class[None, :] != encode_classes(forest, current)[:, None]
         value = boxes.value[:, 0]
         inside = (value >= target.low) & (value <= target.high)
@@ -260,12 +271,16 @@ def target_leaf_mask(
     return delta * tree_dir[:, boxes.tree] > 0
 
 
-def _boosting_direction(forest: Forest, target: Target, current: NDArray[Any]) -> NDArray[np.float64]:
+def _boosting_direction(
+    forest: Forest, target: Target, current: NDArray[Any]
+) -> NDArray[np.float64]:
     """+1 / -1 per row and raw output: which way that output should move."""
     n, n_out = len(current), forest.n_outputs
     if not forest.is_classifier:
         values = np.asarray(current, dtype=np.float64)
-        sign = np.where(values < target.low, 1.0, np.where(values > target.high, -1.0, 0.0))
+        sign = np.where(
+            values < target.low, 1.0, np.where(values > target.high, -1.0, 0.0)
+        )
         return sign[:, None]
     if n_out == 1:
         if target.kind == "class":

@@ -7,11 +7,13 @@ instance of the path to it; the candidate of least cost that the *whole* ensembl
 assigns to the target wins.
 
 Speed comes from doing this on whole arrays: candidates are built from the cached
-:func:`~treelens.leaf_boxes` for many (row, leaf) pairs at once, their costs are
-computed first, and validity (one pass of the ensemble over many candidates) is
-checked in order of increasing cost, in chunks, stopping at each row's first
-valid candidate.  That returns exactly what checking every candidate would, at a
-fraction of the work.
+:func:`~treelens.leaf_boxes` for many (row, leaf) pairs at once and kept as their
+few changed features (:mod:`treelens._tweak_candidates`); their costs are computed
+first; validity is checked in order of increasing cost, in chunks, stopping at
+each row's first valid candidate.  A check routes only the (candidate, tree) pairs
+whose path the change can flip, after bounds have discarded candidates that cannot
+reach the target (:mod:`treelens._incremental`).  That returns exactly what
+checking every candidate with the model would, at a fraction of the work.
 """
 
 from __future__ import annotations
@@ -43,9 +45,9 @@ Mode = Literal["minimal", "paper"]
 
 #: Default bound on the bytes any chunk of work allocates.
 DEFAULT_MEMORY_BUDGET = 2**30
-# Candidates checked per row in the first round; doubled every round.
-_FIRST_CHECK = 4
-_MAX_CHECK = 512
+# Candidates checked per row in the first round; four times more every round.
+_FIRST_CHECK = 8
+_MAX_CHECK = 8192
 
 
 def feature_tweak(
@@ -224,12 +226,17 @@ class _Search:
             start = stop
 
     def _run_pairs(
-        self, rows: NDArray[np.intp], mask: NDArray[np.bool_], out: dict[str, NDArray[Any]]
+        self,
+        rows: NDArray[np.intp],
+        mask: NDArray[np.bool_],
+        out: dict[str, NDArray[Any]],
     ) -> None:
         problem, boxes = self.problem, self.boxes
         pair_row, pair_leaf = np.nonzero(mask)
         X = problem.X[rows]
-        changes, reachable = candidate_changes(problem, boxes, X, pair_row, pair_leaf, self.mode)
+        changes, reachable = candidate_changes(
+            problem, boxes, X, pair_row, pair_leaf, self.mode
+        )
         out["reason"][rows[~reachable]] = REASON_NOT_REACHABLE
         out["reason"][rows[reachable]] = REASON_NO_FLIP
         if not changes.n_candidates:
@@ -239,6 +246,10 @@ class _Search:
         # deterministic tie-break.
         order = np.lexsort((changes.leaf, costs, changes.row))
         changes, costs = changes.take(order), costs[order]
+        unique = changes.first_of_duplicates(costs)
+        if not unique.all():
+            kept = np.flatnonzero(unique)
+            changes, costs = changes.take(kept), costs[kept]
         predictor = IncrementalPredictor(
             self.forest, problem.target, X, problem.leaves[rows], problem.current[rows]
         )
@@ -262,14 +273,16 @@ class _Search:
         """Index of each row's first valid candidate in sorted order (-1 if none).
 
         Candidates are sorted by row, then cost.  Each round checks the next few
-        candidates of every unresolved row in one pass; the chunk per row doubles
-        each round.
+        candidates of every unresolved row in one pass; the chunk per row grows
+        fourfold each round.
         """
         starts = np.searchsorted(changes.row, np.arange(n_rows + 1))
         count = np.diff(starts)
         pos = np.zeros(n_rows, dtype=np.intp)
         winner = np.full(n_rows, -1, dtype=np.intp)
         per_round = max(1, self.budget // self.bytes_per_check)
+        # Which path nodes each change flips, once for all rounds.
+        flip_start, flip_stop = predictor.flips(changes)
         chunk = _FIRST_CHECK
         while True:
             active = np.flatnonzero((winner < 0) & (pos < count))
@@ -281,12 +294,15 @@ class _Search:
             active, take = active[fits], take[fits]
             total = int(take.sum())
             offsets = np.cumsum(take) - take
-            idx = np.repeat(starts[active] + pos[active] - offsets, take) + np.arange(total)
+            idx = np.repeat(starts[active] + pos[active] - offsets, take) + np.arange(
+                total
+            )
             owner = np.repeat(active, take)
-            ok = predictor.valid(changes.take(idx))
+            batch, source = changes.take_with_source(idx)
+            ok = predictor.valid(batch, (flip_start[source], flip_stop[source]))
             if ok.any():
                 # idx grows within each row, so the first hit per row is its least.
                 hit_rows, first = np.unique(owner[ok], return_index=True)
                 winner[hit_rows] = idx[ok][first]
             pos[active] += take
-            chunk = min(2 * chunk, _MAX_CHECK)
+            chunk = min(4 * chunk, _MAX_CHECK)

@@ -97,10 +97,18 @@ def entry_values(
     ok = preferred | possible
     if mode == "minimal":
         x_cast = x.astype(dtype).astype(np.float64)
-        inside = (x_cast > lower) & (x_cast <= upper) & (x >= feasible_lo) & (x <= feasible_hi)
+        inside = (
+            (x_cast > lower)
+            & (x_cast <= upper)
+            & (x >= feasible_lo)
+            & (x <= feasible_hi)
+        )
         values = np.where(inside, x, values)
         ok = ok | inside
     values = land_inside(values, lower, upper, dtype, feasible_lo, feasible_hi)
+    # Boxes such as (inf, inf], left by splits that only separate missing values,
+    # hold no finite value.
+    ok &= np.isfinite(values)
     integer = np.broadcast_to(integer, values.shape)
     if integer.any():
         lo_int = np.maximum(np.floor(lower) + 1, feasible_lo)
@@ -155,7 +163,9 @@ def dense_candidates(
         flo_g, fhi_g = feasible_lo[:, group], feasible_hi[:, group]
         allow0 = (lo_g < 0) & (hi_g >= 0) & (flo_g <= 0) & (fhi_g >= 0)
         allow1 = (lo_g < 1) & (hi_g >= 1) & (flo_g <= 1) & (fhi_g >= 1)
-        group_values, group_ok = constraints.choose_one_hot(x, allow0, allow1, group, weights)
+        group_values, group_ok = constraints.choose_one_hot(
+            x, allow0, allow1, group, weights
+        )
         values[:, group] = group_values
         feasible &= group_ok
     return values, feasible
@@ -194,6 +204,12 @@ class Changes:
 
     def take(self, index: NDArray[np.intp]) -> Changes:
         """The candidates ``index``, in that order."""
+        return self.take_with_source(index)[0]
+
+    def take_with_source(
+        self, index: NDArray[np.intp]
+    ) -> tuple[Changes, NDArray[np.intp]]:
+        """The candidates ``index`` and, for each of their changes, its old position."""
         counts = self.ptr[index + 1] - self.ptr[index]
         source = _ranges(self.ptr[index], counts)
         return Changes(
@@ -202,7 +218,38 @@ class Changes:
             ptr=np.concatenate([[0], np.cumsum(counts)]).astype(np.intp),
             feature=self.feature[source],
             value=self.value[source],
+        ), source
+
+    def first_of_duplicates(self, costs: NDArray[np.float64]) -> NDArray[np.bool_]:
+        """Mask dropping candidates equal to the one just before them in cost order.
+
+        Several leaves often give the same point; such duplicates have the same row,
+        cost and validity, so only the first can win.  Candidates must be sorted by
+        row then cost; a duplicate is confirmed change by change.
+        """
+        k = self.n_candidates
+        counts = np.diff(self.ptr)
+        suspect = (
+            np.flatnonzero(
+                (self.row[1:] == self.row[:-1])
+                & (costs[1:] == costs[:-1])
+                & (counts[1:] == counts[:-1])
+            )
+            + 1
         )
+        keep = np.ones(k, dtype=bool)
+        if not suspect.size:
+            return keep
+        n = counts[suspect]
+        a = _ranges(self.ptr[suspect], n)
+        b = _ranges(self.ptr[suspect - 1], n)
+        differs = (self.feature[a] != self.feature[b]) | (
+            self.value[a] != self.value[b]
+        )
+        owner = np.repeat(np.arange(suspect.size), n)
+        same = np.bincount(owner[differs], minlength=suspect.size) == 0
+        keep[suspect[same]] = False
+        return keep
 
     def dense(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
         """Whole candidate rows, shape (k, n_features), from the block's rows ``X``."""
@@ -218,12 +265,16 @@ def _ranges(starts: NDArray[np.intp], counts: NDArray[np.intp]) -> NDArray[np.in
     return np.repeat(starts - offsets, counts) + np.arange(total)
 
 
-def leaf_entries(boxes: LeafBoxes, forest: Any) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+def leaf_entries(
+    boxes: LeafBoxes, forest: Any
+) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     """Features each leaf's box constrains, compressed: ``(ptr, feature)``, cached."""
     cached = forest.__dict__.get("_tweak_leaf_entries")
     if cached is not None:
         return cached
-    constrained = np.isfinite(boxes.lower) | np.isfinite(boxes.upper)
+    # Any bound but the default: a lower bound of +inf (a split that only
+    # separates missing values) makes the box empty and must be seen.
+    constrained = (boxes.lower != -np.inf) | (boxes.upper != np.inf)
     leaf, feature = np.nonzero(constrained)
     ptr = np.concatenate([[0], np.cumsum(np.bincount(leaf, minlength=boxes.n_leaves))])
     cached = (ptr.astype(np.intp), feature.astype(np.intp))
@@ -260,7 +311,7 @@ def candidate_changes(
     """
     constraints = problem.constraints
     lo, hi = constraints.feasible_intervals(X)
-    n_rows, n_features = X.shape
+    n_rows = X.shape[0]
     k = pair_row.size
     sparse = not constraints.one_hot and bool(((X >= lo) & (X <= hi)).all())
     if sparse:
@@ -317,7 +368,9 @@ def candidate_changes(
     return changes, reachable
 
 
-def change_costs(problem: Problem, X: NDArray[np.float64], changes: Changes) -> NDArray[np.float64]:
+def change_costs(
+    problem: Problem, X: NDArray[np.float64], changes: Changes
+) -> NDArray[np.float64]:
     """Cost of every candidate from its row, shape (k,)."""
     cost = problem.cost
     k = changes.n_candidates
@@ -336,7 +389,9 @@ def change_costs(problem: Problem, X: NDArray[np.float64], changes: Changes) -> 
     if cost.norm is None:  # cosine: 1 - <x, x'> / (|x| |x'|), from the changes
         x_sq = np.einsum("ij,ij->i", X, X)[changes.row]
         dot = x_sq + np.bincount(owner, weights=x * delta, minlength=k)
-        cand_sq = x_sq + np.bincount(owner, weights=delta * (2 * x + delta), minlength=k)
+        cand_sq = x_sq + np.bincount(
+            owner, weights=delta * (2 * x + delta), minlength=k
+        )
         norms = np.sqrt(x_sq) * np.sqrt(np.maximum(cand_sq, 0.0))
         with np.errstate(invalid="ignore", divide="ignore"):
             out = np.where(norms > 0, 1.0 - dot / np.where(norms > 0, norms, 1.0), 1.0)
