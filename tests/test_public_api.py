@@ -17,6 +17,7 @@ PUBLIC = [
     "leaf_boxes",
     "mdi_importance",
     "node_statistics",
+    "optimal_counterfactual",
     "permutation_importance",
     "register_adapter",
     "supported_models",

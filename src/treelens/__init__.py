@@ -26,6 +26,7 @@ from ._forest import Forest, Tree
 from ._importance_result import ImportanceResult
 from ._mdi import MDIImportance, mdi_importance
 from ._node_statistics import NodeStatistics, node_statistics
+from ._optimal import optimal_counterfactual
 from ._permutation import permutation_importance
 from ._tweak import feature_tweak
 
@@ -56,6 +57,7 @@ __all__ = [
     "leaf_boxes",
     "mdi_importance",
     "node_statistics",
+    "optimal_counterfactual",
     "permutation_importance",
     "register_adapter",
     "supported_models",

@@ -233,6 +233,19 @@ class ResolvedConstraints:
         return Constraints().resolve(forest)
 
     @property
+    def trivial(self) -> bool:
+        """Whether nothing is constrained at all."""
+        return not (
+            self.immutable.any()
+            or self.increase_only.any()
+            or self.decrease_only.any()
+            or self.integer.any()
+            or np.isfinite(self.lower).any()
+            or np.isfinite(self.upper).any()
+            or self.one_hot
+        )
+
+    @property
     def in_one_hot(self) -> NDArray[np.bool_]:
         """Mask of shape (n_features,), true for members of a one-hot group."""
         out = np.zeros(self.n_features, dtype=bool)

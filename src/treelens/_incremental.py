@@ -25,6 +25,8 @@ __all__ = ["IncrementalPredictor", "Router"]
 
 # Relative margin below which an incremental sum is not trusted to decide.
 _TIE_TOLERANCE = 1e-9
+# Largest (row, threshold code) lookup table, in cells (8 bytes each).
+_TABLE_CELLS = 4_000_000
 
 
 class Router:
@@ -189,6 +191,16 @@ class IncrementalPredictor:
         order = np.argsort(keys, kind="stable")
         self.path_keys = keys[order]
         self.path_tree = router.node_tree[nodes[order]]
+        # Where each (row, threshold code) starts among the sorted path nodes, as a
+        # table when it is small: two lookups per change instead of two searches.
+        self.code_table = None
+        if n_rows * (router.n_codes + 1) <= _TABLE_CELLS:
+            grid = np.arange(n_rows)[:, None] * router.n_codes + np.arange(
+                router.n_codes + 1
+            )
+            self.code_table = np.searchsorted(self.path_keys, grid.ravel()).reshape(
+                grid.shape
+            )
         # Running sums of the gains of path nodes: a change's flipped nodes are a
         # contiguous run, so their total gain is a difference of two entries.
         path_gain = self.gain[rows[order], self.path_tree]
@@ -299,6 +311,8 @@ class IncrementalPredictor:
             # A node flips when low <= threshold < high.
             code_lo[at] = offset + np.searchsorted(thresholds, low[at], side="left")
             code_hi[at] = offset + np.searchsorted(thresholds, high[at], side="left")
+        if self.code_table is not None:
+            return self.code_table[row, code_lo], self.code_table[row, code_hi]
         key = row * router.n_codes
         return (
             np.searchsorted(self.path_keys, key + code_lo),
@@ -340,6 +354,31 @@ class IncrementalPredictor:
             out[:, q] += np.bincount(cand, weights=terms[:, q], minlength=k)
         return out
 
+    def hopeless(
+        self,
+        changes: Changes,
+        flips: tuple[NDArray[np.intp], NDArray[np.intp]] | None = None,
+    ) -> NDArray[np.bool_]:
+        """Candidates a loose bound proves invalid, shape (k,).
+
+        The bound lets every tree whose path a change flips reach its best leaf,
+        counting a tree flipped twice twice; gains are non-negative, so it stays
+        an upper bound on every margin.
+        """
+        k = changes.n_candidates
+        row = changes.row
+        start, stop = self.flips(changes) if flips is None else flips
+        loose = self.margin0[row].copy()
+        run_gain = self.gain_prefix[stop] - self.gain_prefix[start]
+        owner = changes.owner
+        for q in range(loose.shape[1]):
+            loose[:, q] += np.bincount(owner, weights=run_gain[:, q], minlength=k)
+        # Running sums round; widen the margin by their size.
+        slack = self.tolerance[row] + _TIE_TOLERANCE * np.abs(self.gain_prefix[-1]).max(
+            initial=0.0
+        )
+        return self._hopeless(loose, slack)
+
     def valid(
         self,
         changes: Changes,
@@ -355,43 +394,47 @@ class IncrementalPredictor:
         tolerance = self.tolerance[row]
         owner = changes.owner
         start, stop = self.flips(changes) if flips is None else flips
-        # A first, loose bound: every flipped node's tree at its best leaf (a tree
-        # flipped twice counts twice; gains are non-negative, so it stays a bound).
-        loose = self.margin0[row].copy()
-        run_gain = self.gain_prefix[stop] - self.gain_prefix[start]
-        for q in range(loose.shape[1]):
-            loose[:, q] += np.bincount(owner, weights=run_gain[:, q], minlength=k)
         ok = np.zeros(k, dtype=bool)
-        # Running sums round; widen the margin by their size.
-        slack = tolerance + _TIE_TOLERANCE * np.abs(self.gain_prefix[-1]).max(
-            initial=0.0
-        )
-        keep = ~self._hopeless(loose, slack)
+        keep = ~self.hopeless(changes, (start, stop))
         if not keep.any():
             return ok
+        # The (candidate, tree) pairs of the candidates still in the running.
+        alive = np.flatnonzero(keep)
+        local = np.cumsum(keep) - 1
         entry_keep = keep[owner]
         cand, tree = self._affected(
-            k, owner[entry_keep], start[entry_keep], stop[entry_keep]
+            alive.size, local[owner[entry_keep]], start[entry_keep], stop[entry_keep]
         )
+        cand = alive[cand]
         pair_row = row[cand]
-        best = self._margins(k, cand, self.gain[pair_row, tree], row)
+        n_trees = forest.n_trees
+        cell = pair_row * n_trees + tree  # (row, tree) cell of each pair
+        q = self.margin0.shape[1]
+        best = self._margins(k, cand, self.gain.reshape(-1, q).take(cell, axis=0), row)
         keep &= ~self._hopeless(best, tolerance)
         if not keep.any():
             return ok
         keep_pair = keep[cand]
         cand, tree, pair_row = cand[keep_pair], tree[keep_pair], pair_row[keep_pair]
-        dense = changes.dense(self.X_cast)
-        dense[changes.owner, changes.feature] = changes.value.astype(self.dtype).astype(
-            np.float64
-        )
-        new = self.router.route(dense, cand, tree)
-        old = self.row_nodes[pair_row, tree]
+        # Whole rows (cast) of the candidates left, to route their pairs exactly.
+        left = np.flatnonzero(keep)
+        position = np.cumsum(keep) - 1
+        survivors = changes.take(left)
+        dense = survivors.dense(self.X_cast)
+        dense[survivors.owner, survivors.feature] = survivors.value.astype(
+            self.dtype
+        ).astype(np.float64)
+        new = self.router.route(dense, position[cand], tree)
+        cell = pair_row * n_trees + tree
+        old = self.row_nodes.ravel().take(cell)
         if self.vector:
             kind = self.row_kind[pair_row]
-            terms = self.node_margin[kind, new] - self.node_margin[kind, old]
+            margin = self.node_margin.reshape(-1, q)
+            base = kind * self.node_margin.shape[1]
+            terms = margin.take(base + new, axis=0) - margin.take(base + old, axis=0)
         else:
             step = self.node_value[new, 0] - self.node_value[old, 0]
-            terms = self.coef[pair_row, tree] * step[:, None]
+            terms = self.coef.reshape(-1, q).take(cell, axis=0) * step[:, None]
         margins = self._margins(k, cand, terms, row)
         above = margins > tolerance[:, None]
         below = margins < -tolerance[:, None]
@@ -402,7 +445,7 @@ class IncrementalPredictor:
         ok = keep & sure
         unsure = keep & ~sure & ~refuted
         if unsure.any():
-            exact = forest._apply(dense[unsure].astype(self.dtype))
+            exact = forest._apply(dense[position[unsure]].astype(self.dtype))
             predicted = forest._predict_from_leaves(exact)
             ok[unsure] = self.target.meets(predicted, self.current[row[unsure]])
         return ok

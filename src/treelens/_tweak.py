@@ -253,7 +253,18 @@ class _Search:
         predictor = IncrementalPredictor(
             self.forest, problem.target, X, problem.leaves[rows], problem.current[rows]
         )
-        winner = self._first_valid(changes, predictor, rows.size)
+        # Which path nodes each change flips, once; candidates a loose bound rules
+        # out leave before the ordered checks (removing invalid candidates cannot
+        # change which valid one comes first).
+        flips = predictor.flips(changes)
+        alive = np.flatnonzero(~predictor.hopeless(changes, flips))
+        if not alive.size:
+            return
+        alive_changes, source = changes.take_with_source(alive)
+        winner = self._first_valid(
+            alive_changes, (flips[0][source], flips[1][source]), predictor, rows.size
+        )
+        winner = np.where(winner >= 0, alive[np.maximum(winner, 0)], -1)
         local = np.flatnonzero(winner >= 0)
         chosen = winner[local]
         target_rows = rows[local]
@@ -267,6 +278,7 @@ class _Search:
     def _first_valid(
         self,
         changes: Changes,
+        flips: tuple[NDArray[np.intp], NDArray[np.intp]],
         predictor: IncrementalPredictor,
         n_rows: int,
     ) -> NDArray[np.intp]:
@@ -281,8 +293,7 @@ class _Search:
         pos = np.zeros(n_rows, dtype=np.intp)
         winner = np.full(n_rows, -1, dtype=np.intp)
         per_round = max(1, self.budget // self.bytes_per_check)
-        # Which path nodes each change flips, once for all rounds.
-        flip_start, flip_stop = predictor.flips(changes)
+        flip_start, flip_stop = flips
         chunk = _FIRST_CHECK
         while True:
             active = np.flatnonzero((winner < 0) & (pos < count))

@@ -267,8 +267,18 @@ def _ranges(starts: NDArray[np.intp], counts: NDArray[np.intp]) -> NDArray[np.in
 
 def leaf_entries(
     boxes: LeafBoxes, forest: Any
-) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-    """Features each leaf's box constrains, compressed: ``(ptr, feature)``, cached."""
+) -> tuple[
+    NDArray[np.intp], NDArray[np.intp], NDArray[np.float64], NDArray[np.float64]
+]:
+    """Features each leaf's box constrains, compressed and cached per forest.
+
+    Returns
+    -------
+    ptr : ndarray of shape (n_leaves_total + 1,)
+        Entries of leaf ``i`` are ``ptr[i]:ptr[i + 1]``.
+    feature, lower, upper : ndarray of shape (n_entries,)
+        The constrained feature and the box's bounds on it.
+    """
     cached = forest.__dict__.get("_tweak_leaf_entries")
     if cached is not None:
         return cached
@@ -277,7 +287,12 @@ def leaf_entries(
     constrained = (boxes.lower != -np.inf) | (boxes.upper != np.inf)
     leaf, feature = np.nonzero(constrained)
     ptr = np.concatenate([[0], np.cumsum(np.bincount(leaf, minlength=boxes.n_leaves))])
-    cached = (ptr.astype(np.intp), feature.astype(np.intp))
+    cached = (
+        ptr.astype(np.intp),
+        feature.astype(np.intp),
+        boxes.lower[leaf, feature],
+        boxes.upper[leaf, feature],
+    )
     forest.__dict__["_tweak_leaf_entries"] = cached
     return cached
 
@@ -317,20 +332,25 @@ def candidate_changes(
     if sparse:
         # Features a box does not constrain keep their (feasible) value: only the
         # constrained entries are computed.
-        ptr, leaf_feature = leaf_entries(boxes, problem.forest)
+        ptr, leaf_feature, leaf_lower, leaf_upper = leaf_entries(boxes, problem.forest)
         counts = ptr[pair_leaf + 1] - ptr[pair_leaf]
         source = _ranges(ptr[pair_leaf], counts)
         owner = np.repeat(np.arange(k), counts)
         feature = leaf_feature[source]
-        entry_leaf = np.repeat(pair_leaf, counts)
-        row = pair_row[owner]
-        x = X[row, feature]
+        flat = pair_row[owner] * X.shape[1] + feature
+        x = X.ravel().take(flat)
+        if constraints.trivial:
+            shape = x.shape
+            feasible_lo = np.broadcast_to(-np.inf, shape)
+            feasible_hi = np.broadcast_to(np.inf, shape)
+        else:
+            feasible_lo, feasible_hi = lo.ravel().take(flat), hi.ravel().take(flat)
         values, ok = entry_values(
             x,
-            lo[row, feature],
-            hi[row, feature],
-            boxes.lower[entry_leaf, feature],
-            boxes.upper[entry_leaf, feature],
+            feasible_lo,
+            feasible_hi,
+            leaf_lower[source],
+            leaf_upper[source],
             problem.epsilon[feature],
             constraints.integer[feature],
             mode,
