@@ -256,3 +256,16 @@ def test_dask_is_imported_only_when_used():
     subprocess.run(
         [sys.executable, "-c", code], check=True, env={"PYTHONPATH": src}, timeout=60
     )
+
+
+def test_optimal_counterfactual_over_chunks_equals_one_call():
+    X, y = make_classification(60, 3, n_informative=2, n_redundant=0, random_state=2)
+    model = RandomForestClassifier(3, max_depth=3, random_state=0).fit(X, y)
+    rows = X[:8]
+    expected = treelens.optimal_counterfactual(model, rows, target=1, reference=X)
+    got = treelens.optimal_counterfactual(
+        model, iter([rows[:3], rows[3:]]), target=1, reference=X, progress=True
+    )
+    _assert_same_counterfactuals(got, expected)
+    assert got.status_.tolist() == expected.status_.tolist()
+    np.testing.assert_array_equal(got.gap_, expected.gap_)

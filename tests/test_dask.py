@@ -129,3 +129,17 @@ def test_an_unreachable_scheduler_fails_fast_with_a_clear_error():
         tdask.connect("tcp://127.0.0.1:9", timeout=1)
     assert time.monotonic() - start < 10
     assert issubclass(tdask.SchedulerUnreachableError, treelens.TreelensError)
+
+
+def test_optimal_counterfactual_over_the_cluster_equals_one_machine(client):
+    X, y = make_classification(60, 3, n_informative=2, n_redundant=0, random_state=2)
+    X = pd.DataFrame(X, columns=["a", "b", "c"])
+    model = RandomForestClassifier(3, max_depth=3, random_state=0).fit(X, y)
+    rows = X.iloc[:8]
+    expected = treelens.optimal_counterfactual(model, rows, target=1, reference=X)
+    got = tdask.optimal_counterfactual(
+        model, dd.from_pandas(rows, npartitions=2), target=1, reference=X
+    )
+    np.testing.assert_array_equal(got.X_cf_, expected.X_cf_)
+    np.testing.assert_array_equal(got.cost_, expected.cost_)
+    assert got.status_.tolist() == expected.status_.tolist()
