@@ -2,22 +2,23 @@
 
 The statistics :func:`~treelens.node_statistics` replays at every node (sample
 count, weighted count, value, impurity) are all functions of a few sums over the
-rows reaching the node:
+rows reaching the node (weights :math:`w_i`, node weight :math:`W = \\sum w_i`):
 
-- ``count`` :math:`n`, ``weight`` :math:`W = \\sum_i w_i`;
-- classification: the weighted class counts :math:`c_k = \\sum_{i: y_i = k} w_i`,
-  from which ``value = c / W``, gini :math:`1 - \\sum_k (c_k/W)^2` and entropy
-  :math:`-\\sum_k (c_k/W) \\log_2 (c_k/W)`;
-- regression: :math:`S_1 = \\sum_i w_i y_i`, :math:`S_2 = \\sum_i w_i y_i^2` and
-  :math:`S_3 = \\sum_i w_i y_i \\log y_i`, from which ``value = S_1 / W``,
-  squared error :math:`S_2/W - (S_1/W)^2` and half Poisson deviance
-  :math:`(S_3 - S_1 \\log(S_1/W)) / W`.
+- classification: per class :math:`k` the weighted count :math:`c_k`, from which
+  ``value = c / W``, gini :math:`1 - \\sum_k c_k^2 / W^2` and entropy
+  :math:`-\\sum_k (c_k/W) \\log_2 (c_k/W)`; class weights multiply :math:`c_k`
+  once the class totals of the whole data are known (``"balanced"`` needs them);
+- regression and boosting stages: :math:`S_1 = \\sum w y`, :math:`S_2 = \\sum w
+  y^2` (squared error: :math:`S_2/W - (S_1/W)^2`) or, for the poisson criterion,
+  :math:`S_3 = \\sum w y \\log y` (half Poisson deviance
+  :math:`(S_3 - S_1 \\log(S_1/W)) / W`); boosting stages use the pseudo-residuals
+  each tree was fitted on, which are per-row quantities.
 
 Sums over disjoint sets of rows add, so the statistics of a dataset processed in
 chunks, or in partitions on a cluster, are those of the whole dataset: this is
 what makes held-out MDI over a Dask dataset equal the single-machine result.  The
-median behind ``absolute_error`` is not such a sum; it is refused on more than
-one chunk.
+median behind ``absolute_error`` and the huber loss's per-stage quantile are not
+such sums; they are refused on more than one chunk.
 """
 
 from __future__ import annotations
