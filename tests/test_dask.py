@@ -143,3 +143,13 @@ def test_optimal_counterfactual_over_the_cluster_equals_one_machine(client):
     np.testing.assert_array_equal(got.X_cf_, expected.X_cf_)
     np.testing.assert_array_equal(got.cost_, expected.cost_)
     assert got.status_.tolist() == expected.status_.tolist()
+
+
+def test_counterfactual_frame_is_lazy_and_equals_one_machine(client, data):
+    X, _, _, forest, _, frame = data
+    lazy = tdask.counterfactual_frame(forest, frame[FEATURES], target=2, reference=X)
+    got = lazy.compute()
+    expected = treelens.feature_tweak(forest, X, target=2, reference=X)
+    assert got.index.tolist() == X.index.tolist()
+    np.testing.assert_array_equal(got["found"], expected.found_)
+    np.testing.assert_array_equal(got[[f"cf_{f}" for f in FEATURES]], expected.X_cf_)

@@ -44,6 +44,7 @@ from ._forest import Forest
 __all__ = [
     "SchedulerUnreachableError",
     "connect",
+    "counterfactual_frame",
     "feature_tweak",
     "local_cluster",
     "mdi_importance",
@@ -363,6 +364,79 @@ def optimal_counterfactual(
 
     return _map_counterfactuals(
         single, model, X, scheduler, progress, {"target": target, **kwargs}
+    )
+
+
+def _frame_part(
+    function: Callable[..., Any], shared: Any, part: Any, optimal: bool
+) -> Any:
+    import pandas as pd
+
+    from ._dataset import counterfactual_frame as wide
+
+    model, kwargs = shared
+    result = function(model, part, **kwargs)
+    frame = wide(result, to_forest(model), 0, optimal).drop(columns="row")
+    frame.index = (
+        part.index if isinstance(part, pd.DataFrame) else pd.RangeIndex(len(frame))
+    )
+    return frame
+
+
+def counterfactual_frame(
+    model: Any,
+    X: Any,
+    *,
+    target: Any,
+    optimal: bool = False,
+    scheduler: Any = None,
+    **kwargs: Any,
+) -> Any:
+    """Counterfactuals of every row as a lazy Dask DataFrame, one partition per
+    partition of ``X``: for datasets larger than the client's memory.
+
+    Parameters
+    ----------
+    model : fitted tree model
+    X : dask.dataframe.DataFrame or dask.array of shape (n_samples, n_features)
+    target, **kwargs
+        As :func:`treelens.feature_tweak` (or
+        :func:`treelens.optimal_counterfactual` with ``optimal=True``).
+    optimal : bool, default=False
+        Proven least-cost counterfactuals instead of feature tweaking.
+    scheduler : str or None
+        The scheduler the result will be computed with; None for the active
+        distributed client if any (the model is then scattered to its workers).
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+        Indexed like ``X`` (a range per partition for a dask array), with columns
+        ``found``, ``cost``, ``reason`` (and ``status``, ``gap`` when
+        ``optimal``) and the counterfactual values as ``cf_<feature>`` (NaN where
+        none was found).  Write it with ``.to_parquet(...)`` or compute it.
+    """
+    import dask
+    import dask.dataframe as dd
+    import pandas as pd
+
+    from . import feature_tweak as tweak
+    from . import optimal_counterfactual as exact
+
+    forest = to_forest(model)
+    parts = _feature_partitions(forest, X)
+    shared = ship((model, {"target": target, **kwargs}), scheduler)
+    task = dask.delayed(_frame_part, pure=True)
+    function = exact if optimal else tweak
+    columns: dict[str, Any] = {"found": bool, "cost": float, "reason": object}
+    if optimal:
+        columns |= {"status": object, "gap": float}
+    columns |= {f"cf_{name}": float for name in forest.feature_names}
+    meta = pd.DataFrame({k: pd.Series(dtype=v) for k, v in columns.items()})
+    return dd.from_delayed(
+        [task(function, shared, part, optimal) for part in parts],
+        meta=meta,
+        verify_meta=False,
     )
 
 
