@@ -169,3 +169,107 @@ def probe_inputs(
     else:
         out = np.nan_to_num(out)
     return out
+
+
+# ------------------------------------------------- boosting libraries
+def _xgboost_factory(cls_name: str, *, task: str) -> Callable[..., FittedCase]:
+    def factory(seed: int = 0) -> FittedCase:
+        import xgboost
+
+        X, y = make_data(seed, task=task, missing=True)
+        if cls_name == "Booster":
+            params = {"objective": "multi:softprob", "num_class": 3, "max_depth": 3}
+            params.update(nthread=1, seed=seed)
+            model = xgboost.train(params, xgboost.DMatrix(X, y), num_boost_round=4)
+        else:
+            cls = getattr(xgboost, cls_name)
+            model = cls(n_estimators=4, max_depth=3, n_jobs=1, random_state=seed)
+            model.fit(X, y)
+        return FittedCase(model, X, y, None, True)
+
+    return factory
+
+
+def _lightgbm_factory(cls_name: str, *, task: str) -> Callable[..., FittedCase]:
+    def factory(seed: int = 0) -> FittedCase:
+        import lightgbm
+
+        X, y = make_data(seed, task=task, missing=True)
+        params = {"num_leaves": 8, "min_child_samples": 5, "verbose": -1, "n_jobs": 1}
+        if cls_name == "Booster":
+            params.update(objective="regression", seed=seed)
+            model = lightgbm.train(params, lightgbm.Dataset(X, y), num_boost_round=4)
+        else:
+            cls = getattr(lightgbm, cls_name)
+            model = cls(n_estimators=4, random_state=seed, **params).fit(X, y)
+        return FittedCase(model, X, y, None, True)
+
+    return factory
+
+
+def _hist_factory(cls_name: str, *, task: str) -> Callable[..., FittedCase]:
+    def factory(seed: int = 0) -> FittedCase:
+        import sklearn.ensemble
+
+        X, y = make_data(seed, task=task, missing=True)
+        cls = getattr(sklearn.ensemble, cls_name)
+        model = cls(max_iter=4, max_leaf_nodes=8, random_state=seed).fit(X, y)
+        return FittedCase(model, X, y, None, True)
+
+    return factory
+
+
+#: Models predicted by another library than scikit-learn (compared with
+#: ``library_predictions``).
+NATIVE_BOOSTING_FACTORIES: dict[str, Callable[..., FittedCase]] = {
+    "xgboost.Booster": _xgboost_factory("Booster", task="classification"),
+    "xgboost.XGBClassifier": _xgboost_factory("XGBClassifier", task="classification"),
+    "xgboost.XGBRegressor": _xgboost_factory("XGBRegressor", task="regression"),
+    "xgboost.XGBRFClassifier": _xgboost_factory(
+        "XGBRFClassifier", task="classification"
+    ),
+    "xgboost.XGBRFRegressor": _xgboost_factory("XGBRFRegressor", task="regression"),
+    "lightgbm.Booster": _lightgbm_factory("Booster", task="regression"),
+    "lightgbm.LGBMClassifier": _lightgbm_factory(
+        "LGBMClassifier", task="classification"
+    ),
+    "lightgbm.LGBMRegressor": _lightgbm_factory("LGBMRegressor", task="regression"),
+}
+#: Boosting models whose trees store no impurity: MDI only held out, and
+#: ``gain_importance``.
+NO_IMPURITY_FACTORIES: dict[str, Callable[..., FittedCase]] = {
+    **NATIVE_BOOSTING_FACTORIES,
+    "sklearn.HistGradientBoostingClassifier": _hist_factory(
+        "HistGradientBoostingClassifier", task="classification"
+    ),
+    "sklearn.HistGradientBoostingRegressor": _hist_factory(
+        "HistGradientBoostingRegressor", task="regression"
+    ),
+}
+MODEL_FACTORIES.update(NO_IMPURITY_FACTORIES)
+
+
+def library_predictions(model: Any, X: NDArray[np.float64]) -> dict[str, Any]:
+    """The source library's own ``predict``, ``predict_proba`` (None for
+    regressors) and raw scores (None when not boosting) of ``model`` on ``X``."""
+    name = type(model).__name__
+    module = type(model).__module__.split(".")[0]
+    if module == "xgboost" and name == "Booster":
+        import xgboost
+
+        matrix = xgboost.DMatrix(X)
+        proba = model.predict(matrix)
+        raw = model.predict(matrix, output_margin=True)
+        return {"predict": np.argmax(proba, axis=1), "proba": proba, "raw": raw}
+    if module == "lightgbm" and name == "Booster":
+        return {"predict": model.predict(X), "proba": None, "raw": model.predict(X)}
+    proba = model.predict_proba(X) if hasattr(model, "predict_proba") else None
+    if module == "xgboost":
+        raw = model.predict(X, output_margin=True)
+    elif module == "lightgbm":
+        raw = model.predict(X, raw_score=True)
+    elif hasattr(model, "_raw_predict"):
+        raw = model._raw_predict(X)
+    else:
+        raw = None
+    return {"predict": model.predict(X), "proba": proba, "raw": raw}

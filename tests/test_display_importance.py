@@ -8,18 +8,25 @@ import pytest
 from sklearn.datasets import load_wine
 from sklearn.ensemble import RandomForestClassifier
 
-from treelens import ImportanceDisplay, InputError, mdi_importance, permutation_importance
+from treelens import (
+    ImportanceDisplay,
+    InputError,
+    mdi_importance,
+    permutation_importance,
+)
 
 
 @pytest.fixture(scope="module")
 def wine_forest():
     X, y = load_wine(return_X_y=True, as_frame=True)
-    model = RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0).fit(X, y)
+    model = RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0).fit(
+        X, y
+    )
     return model, X, y
 
 
 def test_bars_sorted_with_spread_across_trees(wine_forest):
-    model, X, y = wine_forest
+    model, _X, _y = wine_forest
     result = mdi_importance(model)
     disp = ImportanceDisplay.from_result(result, top_k=5)
     expected = result.importances_.sort_values(ascending=False).head(5)
@@ -36,25 +43,30 @@ def test_bars_sorted_with_spread_across_trees(wine_forest):
     np.testing.assert_allclose(disp.std_.iloc[:, 0], result.std_[expected.index])
     assert bars.errorbar is not None
     segments = bars.errorbar.lines[2][0].get_segments()
-    np.testing.assert_allclose([s[1, 0] - s[0, 0] for s in segments], 2 * result.std_[expected.index])
+    np.testing.assert_allclose(
+        [s[1, 0] - s[0, 0] for s in segments], 2 * result.std_[expected.index]
+    )
 
 
 def test_several_measures_side_by_side(wine_forest):
     model, X, y = wine_forest
     train = mdi_importance(model)
     held_out = mdi_importance(model, X.iloc[::2], y.iloc[::2])
-    perm = permutation_importance(model, X.iloc[:60], y.iloc[:60], n_repeats=2, random_state=0)
+    perm = permutation_importance(
+        model, X.iloc[:60], y.iloc[:60], n_repeats=2, random_state=0
+    )
     disp = ImportanceDisplay.from_result([train, held_out, perm])
     assert disp.methods_ == [train.method, held_out.method, perm.method]
     assert len(disp.bars_) == 3 and all(len(b) == X.shape[1] for b in disp.bars_)
     np.testing.assert_allclose(
-        [b.get_width() for b in disp.bars_[2]], perm.importances_[disp.importances_.index]
+        [b.get_width() for b in disp.bars_[2]],
+        perm.importances_[disp.importances_.index],
     )
     assert [t.get_text() for t in disp.ax_.get_legend().get_texts()] == disp.methods_
 
 
 def test_from_estimator_and_duck_typed_results(wine_forest):
-    model, X, y = wine_forest
+    model, _X, _y = wine_forest
     disp = ImportanceDisplay.from_estimator(model, top_k=3)
     np.testing.assert_allclose(
         disp.importances_.iloc[:, 0], np.sort(model.feature_importances_)[::-1][:3]

@@ -27,7 +27,7 @@ from treelens._counterfactual import (
 )
 
 from .models import MODEL_FACTORIES
-from .tweak_reference import reference_tweak
+from .tweak_reference import reference_tweak, source_predict
 
 N_FEATURES = 4
 
@@ -154,7 +154,7 @@ def _check_against_reference(
     # the target (returned unchanged), respects the constraints.
     rows = np.flatnonzero(result.found_ & ~problem.at_target)
     if rows.size:
-        predicted = model.predict(result.X_cf_[rows])
+        predicted = source_predict(model, result.X_cf_[rows])
         assert problem.target.meets(predicted, problem.current[rows]).all() or (
             problem.target.kind == "other"
             and (predicted != problem.current[rows]).all()
@@ -537,10 +537,11 @@ def test_every_supported_model_equals_exhaustive_search(name):
     model = case.model
     complete = case.X[~np.isnan(case.X).any(axis=1)]
     rows = complete[:4]
-    if hasattr(model, "classes_"):
-        targets = ["other", model.classes_[-1]]
+    forest = to_forest(model)
+    if forest.is_classifier:
+        targets = ["other", forest.classes_[-1]]
     else:
-        pred = model.predict(complete)
+        pred = forest.predict(complete)
         targets = [(float(np.quantile(pred, 0.75)), None)]
     for target in targets:
         for mode in ("minimal", "paper"):

@@ -105,7 +105,9 @@ def test_load_data_matches_columns_by_name(tmp_path, iris_model):
     frame.to_parquet(tmp_path / "d.parquet")
     frame.to_csv(tmp_path / "d.csv", index=False)
     for name in ("d.parquet", "d.csv"):
-        got, target = load_data(tmp_path / name, feature_names=FEATURES, target="species")
+        got, target = load_data(
+            tmp_path / name, feature_names=FEATURES, target="species"
+        )
         assert list(got.columns) == FEATURES
         np.testing.assert_allclose(got.to_numpy(), X.to_numpy())
         np.testing.assert_array_equal(target.to_numpy(), y.to_numpy())
@@ -113,8 +115,12 @@ def test_load_data_matches_columns_by_name(tmp_path, iris_model):
 
 def test_load_data_lists_missing_and_extra_columns(tmp_path, iris_model):
     _, X, _ = iris_model
-    X.drop(columns=["petal_width"]).assign(extra=1.0).to_csv(tmp_path / "d.csv", index=False)
-    with pytest.raises(InputError, match=r"missing \['petal_width'\], unexpected \['extra'\]"):
+    X.drop(columns=["petal_width"]).assign(extra=1.0).to_csv(
+        tmp_path / "d.csv", index=False
+    )
+    with pytest.raises(
+        InputError, match=r"missing \['petal_width'\], unexpected \['extra'\]"
+    ):
         load_data(tmp_path / "d.csv", feature_names=FEATURES)
 
 
@@ -193,6 +199,8 @@ def test_output_path_checks(tmp_path, unwritable_dir):
 
 
 def test_data_frame_columns_are_float(tmp_path):
-    pd.DataFrame({"a": [1, 2], "b": [True, False]}).to_csv(tmp_path / "d.csv", index=False)
+    pd.DataFrame({"a": [1, 2], "b": [True, False]}).to_csv(
+        tmp_path / "d.csv", index=False
+    )
     got, _ = load_data(tmp_path / "d.csv", feature_names=["a", "b"])
     assert (got.dtypes == np.float64).all()

@@ -11,9 +11,9 @@ import treelens
 from tests.models import MODEL_FACTORIES, make_data, probe_inputs
 
 
-def inside(boxes, rows, X):
+def inside(boxes, rows, X, dtype=np.float32):
     """(n_rows_of_boxes, n_samples) membership of finite samples in boxes."""
-    X = X.astype(np.float32).astype(np.float64)
+    X = X.astype(dtype).astype(np.float64)
     lower = boxes.lower[rows][:, np.newaxis, :]
     upper = boxes.upper[rows][:, np.newaxis, :]
     return np.all((lower < X[np.newaxis]) & (X[np.newaxis] <= upper), axis=2)
@@ -26,7 +26,7 @@ def check_boxes(forest, X):
         rows = np.arange(boxes.n_leaves)[boxes.of_tree(t)]
         assert np.all(boxes.tree[rows] == t)
         assert set(boxes.node[rows]) == set(np.flatnonzero(forest.trees[t].is_leaf))
-        member = inside(boxes, rows, X)
+        member = inside(boxes, rows, X, forest.input_dtype)
         # Every row is in exactly one leaf box of the tree: the boxes tile space...
         np.testing.assert_array_equal(member.sum(axis=0), 1)
         # ...and that box is the leaf apply() gives.

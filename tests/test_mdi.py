@@ -15,7 +15,7 @@ from sklearn.ensemble import (
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 import treelens
-from tests.models import MODEL_FACTORIES, make_data
+from tests.models import MODEL_FACTORIES, NO_IMPURITY_FACTORIES, make_data
 
 TOL = 1e-12
 
@@ -54,7 +54,10 @@ def check_result(model, result):
         assert abs(importances.sum() - 1.0) < TOL
 
 
-@pytest.mark.parametrize("name", sorted(MODEL_FACTORIES))
+# Models storing no impurity: tests/test_gain_importance.py.
+@pytest.mark.parametrize(
+    "name", sorted(set(MODEL_FACTORIES) - set(NO_IMPURITY_FACTORIES))
+)
 def test_factory_models(name):
     case = MODEL_FACTORIES[name]()
     result = treelens.mdi_importance(case.model)

@@ -33,8 +33,12 @@ def assert_tiles(rectangles, window):
     assert (r[:, 2] >= window[1, 0]).all() and (r[:, 3] <= window[1, 1]).all()
     area = ((r[:, 1] - r[:, 0]) * (r[:, 3] - r[:, 2])).sum()
     np.testing.assert_allclose(area, np.prod(window[:, 1] - window[:, 0]), rtol=1e-9)
-    dx = np.minimum(r[:, None, 1], r[None, :, 1]) - np.maximum(r[:, None, 0], r[None, :, 0])
-    dy = np.minimum(r[:, None, 3], r[None, :, 3]) - np.maximum(r[:, None, 2], r[None, :, 2])
+    dx = np.minimum(r[:, None, 1], r[None, :, 1]) - np.maximum(
+        r[:, None, 0], r[None, :, 0]
+    )
+    dy = np.minimum(r[:, None, 3], r[None, :, 3]) - np.maximum(
+        r[:, None, 2], r[None, :, 2]
+    )
     overlap = np.clip(dx, 0, None) * np.clip(dy, 0, None)
     np.fill_diagonal(overlap, 0)
     assert overlap.max() <= 1e-12
@@ -75,7 +79,9 @@ def test_other_features_held_at_reference(iris):
     X, y = iris
     tree = DecisionTreeClassifier(random_state=1).fit(X, y)
     for reference in (X[0], X[75], X[140]):
-        disp = PartitionDisplay.from_estimator(tree, X, features=("x0", "x1"), reference=reference)
+        disp = PartitionDisplay.from_estimator(
+            tree, X, features=("x0", "x1"), reference=reference
+        )
         rows = centres(disp.rectangles_, reference, (0, 1))
         np.testing.assert_array_equal(disp.labels_, tree.predict(rows))
         assert_tiles(disp.rectangles_, disp.window_)
@@ -104,14 +110,20 @@ def test_partition_properties_on_random_trees(seed, depth, regression):
     rows = centres(part.rectangles, reference, features)
     if depth is None:
         expected = model.predict(rows)
-        got = part.values[:, 0] if regression else model.classes_[part.values.argmax(axis=1)]
+        got = (
+            part.values[:, 0]
+            if regression
+            else model.classes_[part.values.argmax(axis=1)]
+        )
         np.testing.assert_array_equal(got, expected)
     else:
         assert len(part.rectangles) <= 2**depth
         # A cut region holds the node every centre passes at that depth (or its leaf).
         path = model.decision_path(rows.astype(np.float32)).toarray().astype(bool)
         node_depth = forest.trees[0].node_depth
-        reached = np.where(path & (node_depth <= depth)[None, :], node_depth[None, :], -1).argmax(axis=1)
+        reached = np.where(
+            path & (node_depth <= depth)[None, :], node_depth[None, :], -1
+        ).argmax(axis=1)
         np.testing.assert_array_equal(part.nodes, reached)
 
 
@@ -119,11 +131,15 @@ def test_depth_cut_regions_and_majority_class(iris):
     X, y = iris
     tree = DecisionTreeClassifier(random_state=0).fit(X, y)
     for depth in range(4):
-        disp = PartitionDisplay.from_estimator(tree, X, features=(2, 3), max_depth=depth)
+        disp = PartitionDisplay.from_estimator(
+            tree, X, features=(2, 3), max_depth=depth
+        )
         assert len(disp.rectangles_) <= 2**depth
         assert_tiles(disp.rectangles_, disp.window_)
         values = tree.tree_.value[disp.nodes_, 0]
-        np.testing.assert_array_equal(disp.labels_, tree.classes_[values.argmax(axis=1)])
+        np.testing.assert_array_equal(
+            disp.labels_, tree.classes_[values.argmax(axis=1)]
+        )
         assert (to_forest(tree).trees[0].node_depth[disp.nodes_] <= depth).all()
     # depth 0: one region, the root, coloured by the overall majority.
     root = PartitionDisplay.from_estimator(tree, X, features=(2, 3), max_depth=0)
@@ -136,7 +152,9 @@ def test_tree_of_a_forest_and_of_boosting(iris):
     disp = PartitionDisplay.from_estimator(rf, X, features=(0, 2), tree_index=2)
     rows = centres(disp.rectangles_, disp.reference_, (0, 2))
     np.testing.assert_array_equal(disp.labels_, rf.estimators_[2].predict(rows))
-    gb = GradientBoostingClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y)
+    gb = GradientBoostingClassifier(n_estimators=3, max_depth=2, random_state=0).fit(
+        X, y
+    )
     disp = PartitionDisplay.from_estimator(gb, X, features=(2, 3), tree_index=4)
     assert disp.classes_ is None  # stage trees hold raw values, drawn with a colour map
     stage = gb.estimators_[1, 1]
@@ -202,13 +220,51 @@ def test_tree_index_out_of_range(iris):
 def test_one_feature_model_refused():
     X = np.arange(10.0).reshape(-1, 1)
     tree = DecisionTreeClassifier().fit(X, X.ravel() > 4)
-    with pytest.raises(InputError, match="at least two features; got a model with 1 feature"):
+    with pytest.raises(
+        InputError, match="at least two features; got a model with 1 feature"
+    ):
         PartitionDisplay.from_estimator(tree, X)
 
 
 def test_public_names():
-    for name in ("PartitionDisplay", "DecisionRegionDisplay", "ForestGridDisplay",
-                 "RegressionStepsDisplay", "ImportanceDisplay", "TreeDiagramDisplay",
-                 "CounterfactualDisplay", "export_dot"):
+    for name in (
+        "PartitionDisplay",
+        "DecisionRegionDisplay",
+        "ForestGridDisplay",
+        "RegressionStepsDisplay",
+        "ImportanceDisplay",
+        "TreeDiagramDisplay",
+        "CounterfactualDisplay",
+        "export_dot",
+    ):
         assert name in treelens.__all__
     assert treelens.__all__ == sorted(treelens.__all__)
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 10_000), kind=st.sampled_from(["forest", "boosting", "tree"]))
+def test_rasterized_leaves_equal_apply(seed, kind):
+    from sklearn.ensemble import GradientBoostingRegressor, RandomForestRegressor
+
+    from treelens._partition import raster_leaves
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(50, 3))
+    y = X[:, 0] - X[:, 2] + rng.normal(size=50)
+    model = {
+        "forest": RandomForestRegressor(n_estimators=4, max_depth=5, random_state=seed),
+        "boosting": GradientBoostingRegressor(n_estimators=4, max_depth=3, random_state=seed),
+        "tree": DecisionTreeRegressor(random_state=seed),
+    }[kind].fit(X, y)
+    forest = to_forest(model)
+    features = tuple(int(f) for f in rng.choice(3, size=2, replace=False))
+    reference = X[rng.integers(50)]
+    # Grid points include the thresholds themselves (x <= t goes left).
+    thresholds = np.concatenate([t.threshold[~t.is_leaf] for t in forest.trees])
+    xs = np.unique(np.concatenate([rng.uniform(-3, 3, 15), thresholds[:5]]))
+    ys = np.unique(np.concatenate([rng.uniform(-3, 3, 11), thresholds[-5:]]))
+    leaves = raster_leaves(forest, features, reference, xs, ys)
+    xx, yy = np.meshgrid(xs, ys)
+    rows = np.tile(reference, (xx.size, 1))
+    rows[:, features[0]], rows[:, features[1]] = xx.ravel(), yy.ravel()
+    np.testing.assert_array_equal(leaves, forest.apply(rows))

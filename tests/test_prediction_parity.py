@@ -14,7 +14,12 @@ from sklearn.ensemble import (
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 import treelens
-from tests.models import MODEL_FACTORIES, make_data, probe_inputs
+from tests.models import (
+    MODEL_FACTORIES,
+    NATIVE_BOOSTING_FACTORIES,
+    make_data,
+    probe_inputs,
+)
 
 TOL = 1e-12
 
@@ -36,7 +41,10 @@ def assert_same_predictions(model, X):
         np.testing.assert_array_equal(forest.apply(X), leaves)
 
 
-@pytest.mark.parametrize("name", sorted(MODEL_FACTORIES))
+# Models of other libraries: tests/test_boosting_parity.py.
+@pytest.mark.parametrize(
+    "name", sorted(set(MODEL_FACTORIES) - set(NATIVE_BOOSTING_FACTORIES))
+)
 def test_factory_models_predict_alike(name):
     case = MODEL_FACTORIES[name]()
     forest = treelens.to_forest(case.model)

@@ -59,8 +59,12 @@ _CHROMIUM_FLAGS = [
 
 def chromium_binary():
     """Path of Chromium, or None.  CI (.ci/run) installs Debian's chromium."""
-    for name in (os.environ.get("TREELENS_CHROMIUM"), "chromium", "chromium-browser",
-                 "google-chrome"):
+    for name in (
+        os.environ.get("TREELENS_CHROMIUM"),
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+    ):
         if name and shutil.which(name):
             return shutil.which(name)
     return None
@@ -86,6 +90,7 @@ def run_chromium(binary, tmp_path, *args):
         [binary, *_CHROMIUM_FLAGS, f"--user-data-dir={profile}", *map(str, args)],
         capture_output=True,
         text=True,
+        check=False,
         timeout=90,
     )
 
@@ -95,16 +100,32 @@ def report_html():
     X, y = load_iris(return_X_y=True, as_frame=True)
     X.columns = FEATURES
     y = y.rename("species")
-    model = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+    model = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(
+        X, y
+    )
     return render_report(model, X.iloc[::3], y.iloc[::3], title="Iris forest")
 
 
 def test_report_sections_and_self_contained(report_html):
-    for anchor in ("model", "importance", "mdi-note", "nodes", "pictures",
-                   "counterfactuals"):
+    for anchor in (
+        "model",
+        "importance",
+        "mdi-note",
+        "nodes",
+        "pictures",
+        "counterfactuals",
+    ):
         assert f'id="{anchor}"' in report_html
-    for words in ("Accuracy", "held-out MDI", "permutation", "How MDI is computed",
-                  "When it misleads", "Tree diagram", "Partition", "Decision regions"):
+    for words in (
+        "Accuracy",
+        "held-out MDI",
+        "permutation",
+        "How MDI is computed",
+        "When it misleads",
+        "Tree diagram",
+        "Partition",
+        "Decision regions",
+    ):
         assert words in report_html, words
     # Nothing is fetched: no external scripts, styles or pictures.
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", report_html)
@@ -118,11 +139,14 @@ def test_report_renders_in_headless_chromium(chromium, report_html, tmp_path):
     page = tmp_path / "report.html"
     page.write_text(report_html, encoding="utf-8")
     probe = tmp_path / "probe.html"
-    probe.write_text(report_html.replace("<head>", "<head>" + _PROBE, 1), encoding="utf-8")
+    probe.write_text(
+        report_html.replace("<head>", "<head>" + _PROBE, 1), encoding="utf-8"
+    )
 
-    result = run_chromium(chromium, tmp_path, "--virtual-time-budget=10000",
-                          "--dump-dom", probe.as_uri())
-    found = re.search(r'<pre id="treelens-probe">(.*?)</pre>', result.stdout, re.S)
+    result = run_chromium(
+        chromium, tmp_path, "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()
+    )
+    found = re.search(r'<pre id="treelens-probe">(.*?)</pre>', result.stdout, re.DOTALL)
     assert found, result.stderr[-2000:]
     state = json.loads(html.unescape(found.group(1)))
     assert state["errors"] == []
@@ -131,8 +155,13 @@ def test_report_renders_in_headless_chromium(chromium, report_html, tmp_path):
     assert state["text"] > 500
 
     shot = tmp_path / "report.png"
-    result = run_chromium(chromium, tmp_path, f"--screenshot={shot}",
-                          "--window-size=1200,1600", page.as_uri())
+    result = run_chromium(
+        chromium,
+        tmp_path,
+        f"--screenshot={shot}",
+        "--window-size=1200,1600",
+        page.as_uri(),
+    )
     assert shot.exists(), result.stderr[-2000:]
     # The page as served carries no script, so Chromium logs no console message.
     assert ":CONSOLE" not in result.stderr

@@ -8,7 +8,13 @@ from sklearn.datasets import load_breast_cancer, load_iris
 from sklearn.ensemble import GradientBoostingRegressor, RandomForestClassifier
 from sklearn.tree import DecisionTreeClassifier
 
-from treelens import InputError, TreeDiagramDisplay, export_dot, mdi_importance, to_forest
+from treelens import (
+    InputError,
+    TreeDiagramDisplay,
+    export_dot,
+    mdi_importance,
+    to_forest,
+)
 from treelens._tree_layout import impurity_decrease, tree_layout
 
 NODE = re.compile(r"^(\d+) \[label=\"((?:[^\"\\]|\\.)*)\"(.*)\] ;$")
@@ -39,23 +45,31 @@ def iris_tree():
 
 
 def test_dot_structure_matches_the_tree(iris_tree):
-    tree, X = iris_tree
+    tree, _X = iris_tree
     nodes, edges = parse_dot(export_dot(tree))
     t = tree.tree_
     assert len(nodes) == t.node_count and len(edges) == t.node_count - 1
-    expected = {(p, int(c)) for p in range(t.node_count) for c in (t.children_left[p], t.children_right[p]) if c >= 0}
+    expected = {
+        (p, int(c))
+        for p in range(t.node_count)
+        for c in (t.children_left[p], t.children_right[p])
+        if c >= 0
+    }
     assert {(p, c) for p, c, _ in edges} == expected
     for node, (label, _) in nodes.items():
         assert f"samples = {t.n_node_samples[node]}" in label
         if t.children_left[node] >= 0:
             assert label.startswith(f"x{t.feature[node]} <= {t.threshold[node]:.4g}\n")
-    assert 'headlabel="True"' in [a for p, c, a in edges if c == t.children_left[0]][0]
+    assert 'headlabel="True"' in next(a for p, c, a in edges if c == t.children_left[0])
 
 
 def test_dot_depth_cut_path_and_annotations(iris_tree):
     tree, X = iris_tree
     dot = export_dot(
-        tree, max_depth=2, path_of=X[120], class_names=["setosa", "versicolor", "virginica"],
+        tree,
+        max_depth=2,
+        path_of=X[120],
+        class_names=["setosa", "versicolor", "virginica"],
         annotate=("samples", "value", "weighted_impurity", "mdi"),
     )
     nodes, edges = parse_dot(dot)
@@ -65,13 +79,17 @@ def test_dot_depth_cut_path_and_annotations(iris_tree):
     path = set(tree.decision_path(X[120:121].astype(np.float32)).indices.tolist())
     highlighted = {n for n, (_, attrs) in nodes.items() if "penwidth=3" in attrs}
     assert highlighted == path & set(nodes)
-    assert {(p, c) for p, c, a in edges if "penwidth=3" in a} == {(p, c) for p, c, _ in edges if p in path and c in path}
+    assert {(p, c) for p, c, a in edges if "penwidth=3" in a} == {
+        (p, c) for p, c, _ in edges if p in path and c in path
+    }
     cut = [n for n in nodes if depth[n] == 2 and tree.tree_.children_left[n] >= 0]
     assert cut and all(nodes[n][0].endswith("(...)") for n in cut)
     decrease = mdi_importance(tree).nodes_.set_index("node")["decrease"]
     t = tree.tree_
     for node, (label, _) in nodes.items():
-        assert f"w*I = {t.weighted_n_node_samples[node] * t.impurity[node]:.4g}" in label
+        assert (
+            f"w*I = {t.weighted_n_node_samples[node] * t.impurity[node]:.4g}" in label
+        )
         if node in decrease.index:
             assert f"MDI decrease = {decrease[node]:.4g}" in label
     assert "class = setosa" in nodes[1][0]
@@ -79,11 +97,13 @@ def test_dot_depth_cut_path_and_annotations(iris_tree):
 
 def test_dot_any_tree_of_an_ensemble_and_file(tmp_path):
     X, y = load_breast_cancer(return_X_y=True)
-    gb = GradientBoostingRegressor(n_estimators=3, max_depth=3, random_state=0).fit(X[:200], y[:200])
+    gb = GradientBoostingRegressor(n_estimators=3, max_depth=3, random_state=0).fit(
+        X[:200], y[:200]
+    )
     out = tmp_path / "tree.dot"
     dot = export_dot(gb, tree_index=2, out_file=out, filled=False)
     assert out.read_text() == dot
-    nodes, edges = parse_dot(dot)
+    nodes, _edges = parse_dot(dot)
     assert len(nodes) == gb.estimators_[2, 0].tree_.node_count
     with pytest.raises(InputError, match=r"`tree_index` must be in \[0, 2\]"):
         export_dot(gb, tree_index=3)
@@ -123,19 +143,23 @@ def test_tree_diagram_artists(iris_tree):
     assert disp.nodes_.tolist() == np.flatnonzero(depth <= 3).tolist()
     assert len(disp.text_artists_) == disp.nodes_.size
     assert [a.get_text() for a in disp.text_artists_] == disp.texts_
-    np.testing.assert_allclose([a.get_position() for a in disp.text_artists_], disp.positions_)
+    np.testing.assert_allclose(
+        [a.get_position() for a in disp.text_artists_], disp.positions_
+    )
     assert len(disp.edge_collection_.get_segments()) == disp.nodes_.size - 1
     path = tree.decision_path(X[70:71].astype(np.float32)).indices
     assert disp.path_.tolist() == [n for n in path.tolist() if depth[n] <= 3]
     hot = [a.get_bbox_patch().get_linewidth() > 2 for a in disp.text_artists_]
     assert [n for n, h in zip(disp.nodes_.tolist(), hot) if h] == disp.path_.tolist()
     decrease = result.nodes_.set_index("node")["decrease"]
-    np.testing.assert_allclose(decrease.to_numpy(), impurity_decrease(to_forest(tree).trees[0])[decrease.index])
+    np.testing.assert_allclose(
+        decrease.to_numpy(), impurity_decrease(to_forest(tree).trees[0])[decrease.index]
+    )
     assert not disp.ax_.axison
 
 
 def test_tree_diagram_bad_input(iris_tree):
-    tree, X = iris_tree
+    tree, _X = iris_tree
     with pytest.raises(InputError, match=r"\[0, 0\]"):
         TreeDiagramDisplay.from_estimator(tree, tree_index=1)
     with pytest.raises(InputError, match="nodes_"):

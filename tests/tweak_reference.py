@@ -166,10 +166,24 @@ def scalar_cost(name, weights, x, c):
     raise ValueError(name)
 
 
+def source_predict(model, X):
+    """The model's own predictions; a library Booster is asked through the same
+    entry point treelens uses for Boosters (it wants its own matrix type and
+    returns probabilities)."""
+    from treelens._adapters._native import booster_predict
+
+    predicted = booster_predict(model, X)
+    return model.predict(X) if predicted is None else predicted
+
+
+def _predict_one(model, row):
+    return source_predict(model, row[None, :])[0]
+
+
 def reference_tweak(model, forest, x, problem_target, eps, rc, cost, mode):
     """Return (found, x_cf, cost, tree, leaf) for one row by exhaustive search."""
     x = np.asarray(x, dtype=np.float64)
-    pred = model.predict(x[None, :])[0]
+    pred = _predict_one(model, x)
     tgt = problem_target
 
     def meets(p):
@@ -221,7 +235,7 @@ def reference_tweak(model, forest, x, problem_target, eps, rc, cost, mode):
                 if cost.function is not None
                 else scalar_cost(cost.name, cost.weights, x, cand)
             )
-            if not meets(model.predict(cand[None, :])[0]):
+            if not meets(_predict_one(model, cand)):
                 continue
             if c < best[2]:
                 best = (True, cand, c, t, leaf)

@@ -23,6 +23,7 @@ from ._exceptions import (
     UnsupportedModelError,
 )
 from ._forest import Forest, Tree
+from ._gain_importance import gain_importance
 from ._importance_result import ImportanceResult
 from ._mdi import MDIImportance, mdi_importance
 from ._node_statistics import NodeStatistics, node_statistics
@@ -54,6 +55,7 @@ __all__ = [
     "UnsupportedModelError",
     "export_dot",
     "feature_tweak",
+    "gain_importance",
     "leaf_boxes",
     "mdi_importance",
     "node_statistics",

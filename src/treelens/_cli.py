@@ -16,7 +16,7 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, Self, TypeVar
 
 import typer
 
@@ -105,7 +105,10 @@ def _root(
     version: Annotated[
         bool,
         typer.Option(
-            "--version", callback=_print_version, is_eager=True, help="Print the version."
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print the version.",
         ),
     ] = False,
 ) -> None:
@@ -148,7 +151,9 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of tab
 CsvOpt = Annotated[bool, typer.Option("--csv", help="Print CSV instead of tables.")]
 OutOpt = Annotated[
     Path | None,
-    typer.Option("--out", metavar="FILE", help="Write the output to FILE (atomically)."),
+    typer.Option(
+        "--out", metavar="FILE", help="Write the output to FILE (atomically)."
+    ),
 ]
 
 
@@ -418,7 +423,10 @@ def _parse_target(
 def tweak(
     model_path: ModelArg,
     data: Annotated[
-        Path, typer.Argument(metavar="DATA", help="CSV/Parquet rows to explain.", show_default=False)
+        Path,
+        typer.Argument(
+            metavar="DATA", help="CSV/Parquet rows to explain.", show_default=False
+        ),
     ],
     target_class: Annotated[
         str | None,
@@ -529,17 +537,23 @@ def tweak(
 # ------------------------------------------------------------------------------ plot
 
 
-
 @app.command()
 @_command
 def plot(
     kind: Annotated[
-        str, typer.Argument(metavar="KIND", help=f"One of: {', '.join(PLOT_KINDS)}.", show_default=False)
+        str,
+        typer.Argument(
+            metavar="KIND", help=f"One of: {', '.join(PLOT_KINDS)}.", show_default=False
+        ),
     ],
     model_path: ModelArg,
     data: Annotated[
         Path | None,
-        typer.Argument(metavar="DATA", help="CSV/Parquet data (most pictures need it).", show_default=False),
+        typer.Argument(
+            metavar="DATA",
+            help="CSV/Parquet data (most pictures need it).",
+            show_default=False,
+        ),
     ] = None,
     out: Annotated[
         Path,
@@ -549,8 +563,9 @@ def plot(
     features: Annotated[
         str | None,
         typer.Option(
-            "--features", metavar="A,B", help="Two features; default the two most "
-            "important by MDI."
+            "--features",
+            metavar="A,B",
+            help="Two features; default the two most important by MDI.",
         ),
     ] = None,
     tree: Annotated[int | None, typer.Option("--tree", help="Tree index.")] = None,
@@ -587,9 +602,7 @@ def plot(
     _check_out(out, inputs)
     suffix = out.suffix.lower().lstrip(".")
     if suffix not in {"png", "svg", "pdf"}:
-        raise InputError(
-            f"--out must end in .png, .svg or .pdf; got {str(out)!r}."
-        )
+        raise InputError(f"--out must end in .png, .svg or .pdf; got {str(out)!r}.")
     model, forest, X, y = _load(
         model_path, data, target=target, trust_pickle=trust_pickle, trust=trust
     )
@@ -629,7 +642,10 @@ def _emit_bytes(content: bytes, *, out: Path, inputs: Sequence[Path]) -> None:
 def report(
     model_path: ModelArg,
     data: Annotated[
-        Path, typer.Argument(metavar="DATA", help="CSV/Parquet data to explain.", show_default=False)
+        Path,
+        typer.Argument(
+            metavar="DATA", help="CSV/Parquet data to explain.", show_default=False
+        ),
     ],
     out: Annotated[
         Path, typer.Option("--out", metavar="FILE", help="HTML file to write.")
@@ -687,7 +703,9 @@ def report(
 def demo(
     out: Annotated[
         Path,
-        typer.Option("--out", metavar="DIR", help="Directory for the report and pictures."),
+        typer.Option(
+            "--out", metavar="DIR", help="Directory for the report and pictures."
+        ),
     ] = Path("treelens-demo"),
 ) -> None:
     """Train models on scikit-learn's bundled datasets and explain them.
@@ -711,7 +729,7 @@ class _Progress:
         self.enabled = enabled and sys.stderr.isatty()
         self._status: Any = None
 
-    def __enter__(self) -> _Progress:
+    def __enter__(self) -> Self:
         if self.enabled:
             from rich.console import Console
 
@@ -751,4 +769,3 @@ def main(argv: Sequence[str] | None = None) -> None:
         _error(message)
         sys.exit(exc.exit_code)  # type: ignore[attr-defined]
     sys.exit(code if isinstance(code, int) else 0)
-

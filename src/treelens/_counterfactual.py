@@ -332,6 +332,11 @@ def source_predict(problem: Problem, X: NDArray[np.float64]) -> NDArray[Any]:
     """Predictions of the source model (or the bare Forest) for rows ``X``."""
     if problem.source is None:
         return problem.forest.predict(X)
+    from ._adapters._native import booster_predict
+
+    predicted = booster_predict(problem.source, X)  # XGBoost / LightGBM Boosters
+    if predicted is not None:
+        return predicted
     names = getattr(problem.source, "feature_names_in_", None)
     if names is not None:
         import pandas as pd

@@ -118,9 +118,13 @@ def run_demo(
     )
     mdi = treelens.mdi_importance(tree)
     gap = np.max(np.abs(mdi.importances_.to_numpy() - tree.feature_importances_))
-    console.print(f"MDI vs scikit-learn's feature_importances_: max difference {gap:.1e}")
+    console.print(
+        f"MDI vs scikit-learn's feature_importances_: max difference {gap:.1e}"
+    )
     held = treelens.mdi_importance(tree, X=X_test, y=y_test)
-    perm = treelens.permutation_importance(tree, X_test, y_test, n_repeats=10, random_state=0)
+    perm = treelens.permutation_importance(
+        tree, X_test, y_test, n_repeats=10, random_state=0
+    )
     frame = importance_frame(mdi, held_out=held, permutation=perm)
     frame = frame[frame[["mdi", "held_out_mdi", "permutation"]].abs().sum(axis=1) > 0]
     _show(console, "importance", "Importance of the features the tree uses", frame)
@@ -145,8 +149,12 @@ def run_demo(
     forest_mdi = treelens.mdi_importance(forest)
     boosting_mdi = treelens.mdi_importance(boosting)
     gap = max(
-        np.max(np.abs(forest_mdi.importances_.to_numpy() - forest.feature_importances_)),
-        np.max(np.abs(boosting_mdi.importances_.to_numpy() - boosting.feature_importances_)),
+        np.max(
+            np.abs(forest_mdi.importances_.to_numpy() - forest.feature_importances_)
+        ),
+        np.max(
+            np.abs(boosting_mdi.importances_.to_numpy() - boosting.feature_importances_)
+        ),
     )
     console.print(
         f"MDI vs feature_importances_ of both ensembles: max difference {gap:.1e}"
@@ -156,7 +164,9 @@ def run_demo(
             "tree mdi": mdi.importances_,
             "forest mdi": forest_mdi.importances_,
             "forest std": forest_mdi.std_,
-            "forest held-out": treelens.mdi_importance(forest, X=X_test, y=y_test).importances_,
+            "forest held-out": treelens.mdi_importance(
+                forest, X=X_test, y=y_test
+            ).importances_,
             "boosting mdi": boosting_mdi.importances_,
         }
     )
@@ -194,9 +204,18 @@ def run_demo(
     iris_result = treelens.feature_tweak(
         iris_forest, X_iris.iloc[iris_rows], target=2, cost="l2", reference=X_iris
     )
-    tables = counterfactual_result_tables(iris_result, iris_rows, iris_result.prediction_)
-    _show(console, "rows", "Iris (forest of 50 trees): towards class 2 (virginica)", tables["rows"][1])
-    _show(console, "changes", "Iris: the changes, one per feature", tables["changes"][1])
+    tables = counterfactual_result_tables(
+        iris_result, iris_rows, iris_result.prediction_
+    )
+    _show(
+        console,
+        "rows",
+        "Iris (forest of 50 trees): towards class 2 (virginica)",
+        tables["rows"][1],
+    )
+    _show(
+        console, "changes", "Iris: the changes, one per feature", tables["changes"][1]
+    )
 
     # 4. Pictures.
     console.print("[bold]4. Pictures[/]")
@@ -221,8 +240,12 @@ def run_demo(
     ).fit(petals, y_iris)
     figure, axes = new_figure(14.4, 3.6, ncols=4)
     treelens.ForestGridDisplay.from_estimator(
-        small_forest, petals, y_iris, features=("petal_length", "petal_width"),
-        n_trees=3, axes=axes,
+        small_forest,
+        petals,
+        y_iris,
+        features=("petal_length", "petal_width"),
+        n_trees=3,
+        axes=axes,
     )
     written["forest_grid"] = _save(figure, out / "forest_grid.png")
 
@@ -237,13 +260,18 @@ def run_demo(
     written["regression_steps"] = _save(figure, out / "regression_steps.png")
     for name, path in written.items():
         console.print(f"  {name.replace('_', ' ')}: {path}")
-    console.print("  tables as CSV: tree_importances.csv, tree_nodes.csv, forest_importances.csv")
+    console.print(
+        "  tables as CSV: tree_importances.csv, tree_nodes.csv, forest_importances.csv"
+    )
 
     # The tables, for machines.
     from ._io import atomic_write
 
     for name, frame in (
-        ("tree_importances.csv", importance_frame(mdi, held_out=held, permutation=perm)),
+        (
+            "tree_importances.csv",
+            importance_frame(mdi, held_out=held, permutation=perm),
+        ),
         ("tree_nodes.csv", mdi.nodes_),
         ("forest_importances.csv", forest_mdi.to_frame().reset_index()),
     ):

@@ -110,30 +110,55 @@ class CounterfactualDisplay:
             )
         x, x_cf = Xa[index], X_cf[index]
         n_features = Xa.shape[1]
-        names = forest.feature_names if forest is not None else model_feature_names(estimator, n_features)
+        names = (
+            forest.feature_names
+            if forest is not None
+            else model_feature_names(estimator, n_features)
+        )
         background = Xa if X_background is None else as_array(X_background, forest)
         if features is None:
             if n_features < 2:
                 resolve_features(names, (0, 0))  # raises: a 2-D picture of one feature
-            order = changed_features(x, x_cf, background.std(axis=0) if background.shape[0] > 1 else np.ones(n_features))
+            order = changed_features(
+                x,
+                x_cf,
+                background.std(axis=0)
+                if background.shape[0] > 1
+                else np.ones(n_features),
+            )
             features = (int(order[0]), int(order[1]))
         f0, f1 = resolve_features(names, features)
         window_data = np.vstack([background, x, x_cf])
         if kind == "auto":
-            kind = "partition" if forest is not None and forest.kind == "tree" else "regions"
+            kind = (
+                "partition"
+                if forest is not None and forest.kind == "tree"
+                else "regions"
+            )
         if kind not in ("partition", "regions"):
-            raise InputError(f"`kind` must be 'auto', 'partition' or 'regions'; got {kind!r}.")
+            raise InputError(
+                f"`kind` must be 'auto', 'partition' or 'regions'; got {kind!r}."
+            )
         y_bg = None
         if y_background is not None:
-            y_bg = np.concatenate([np.asarray(y_background), np.asarray(_predict_rows(estimator, forest, np.vstack([x, x_cf])))])
-        common = dict(features=(f0, f1), reference=x, ax=ax, y=y_bg)
+            y_bg = np.concatenate(
+                [
+                    np.asarray(y_background),
+                    np.asarray(_predict_rows(estimator, forest, np.vstack([x, x_cf]))),
+                ]
+            )
+        common = {"features": (f0, f1), "reference": x, "ax": ax, "y": y_bg}
         if kind == "partition":
             bg: Any = PartitionDisplay.from_estimator(
                 estimator, window_data, show_points=y_bg is not None, **common
             )
         else:
             bg = DecisionRegionDisplay.from_estimator(
-                estimator, window_data, exact=forest is not None, show_points=y_bg is not None, **common
+                estimator,
+                window_data,
+                exact=forest is not None,
+                show_points=y_bg is not None,
+                **common,
             )
         display = cls()
         display.features_ = (f0, f1)
@@ -156,15 +181,29 @@ class CounterfactualDisplay:
         from matplotlib.patches import FancyArrowPatch
 
         ax.scatter(*self.start_, s=80, c="k", marker="o", zorder=4, label="instance")
-        ax.scatter(*self.end_, s=110, c="gold", edgecolors="k", marker="*", zorder=4, label="counterfactual")
+        ax.scatter(
+            *self.end_,
+            s=110,
+            c="gold",
+            edgecolors="k",
+            marker="*",
+            zorder=4,
+            label="counterfactual",
+        )
         self.arrow_ = FancyArrowPatch(
-            tuple(self.start_), tuple(self.end_), arrowstyle="-|>", mutation_scale=16,
-            color="k", linewidth=1.6, zorder=3,
+            tuple(self.start_),
+            tuple(self.end_),
+            arrowstyle="-|>",
+            mutation_scale=16,
+            color="k",
+            linewidth=1.6,
+            zorder=3,
         )
         ax.add_patch(self.arrow_)
         others = [n for n in self.changed_ if n not in self.feature_names_]
         title = "counterfactual: " + ", ".join(
-            f"{n} {a:.3g} -> {b:.3g}" for n, a, b in zip(self.feature_names_, self.start_, self.end_)
+            f"{n} {a:.3g} -> {b:.3g}"
+            for n, a, b in zip(self.feature_names_, self.start_, self.end_)
         )
         if others:
             title += f"\n(also changed: {', '.join(others)})"
@@ -173,7 +212,9 @@ class CounterfactualDisplay:
         return self
 
 
-def _predict_rows(estimator: Any, forest: Any, rows: NDArray[np.float64]) -> NDArray[Any]:
+def _predict_rows(
+    estimator: Any, forest: Any, rows: NDArray[np.float64]
+) -> NDArray[Any]:
     if forest is not None:
         return forest.predict(rows)
     return np.asarray(estimator.predict(rows))

@@ -18,7 +18,10 @@ def _as_results(result: Any) -> dict[str, Any]:
     if isinstance(result, Mapping):
         items = [(str(k), v) for k, v in result.items()]
     elif isinstance(result, Sequence) and not isinstance(result, (str, bytes)):
-        items = [(str(getattr(r, "method", f"importance {k}")), r) for k, r in enumerate(result)]
+        items = [
+            (str(getattr(r, "method", f"importance {k}")), r)
+            for k, r in enumerate(result)
+        ]
     else:
         items = [(str(getattr(result, "method", "importance")), result)]
     if not items:
@@ -128,7 +131,9 @@ class ImportanceDisplay:
         import pandas as pd
 
         results = _as_results(result)
-        table = pd.DataFrame({k: pd.Series(r.importances_, dtype=float) for k, r in results.items()})
+        table = pd.DataFrame(
+            {k: pd.Series(r.importances_, dtype=float) for k, r in results.items()}
+        )
         std = pd.DataFrame(
             {
                 k: (
@@ -140,16 +145,22 @@ class ImportanceDisplay:
             }
         )
         if sort:
-            order = table.iloc[:, 0].fillna(-np.inf).to_numpy().argsort(kind="stable")[::-1]
+            order = (
+                table.iloc[:, 0].fillna(-np.inf).to_numpy().argsort(kind="stable")[::-1]
+            )
             table = table.iloc[order]
         if top_k is not None:
             if isinstance(top_k, bool) or int(top_k) < 1:
-                raise InputError(f"`top_k` must be a positive integer or None; got {top_k!r}.")
+                raise InputError(
+                    f"`top_k` must be a positive integer or None; got {top_k!r}."
+                )
             table = table.iloc[: int(top_k)]
         display = cls(importances=table, std=std.loc[table.index])
         return display.plot(ax=ax, **plot_kwargs)
 
-    def plot(self, ax: Any = None, *, error_bars: bool = True, legend: bool = True) -> ImportanceDisplay:
+    def plot(
+        self, ax: Any = None, *, error_bars: bool = True, legend: bool = True
+    ) -> ImportanceDisplay:
         """Draw the bars.
 
         Returns

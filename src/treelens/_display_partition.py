@@ -145,14 +145,20 @@ class PartitionDisplay:
         forest = to_forest(estimator)
         t = resolve_tree_index(forest, tree_index)
         f0, f1 = resolve_features(forest, features)
-        if max_depth is not None and (isinstance(max_depth, bool) or int(max_depth) < 0):
+        if max_depth is not None and (
+            isinstance(max_depth, bool) or int(max_depth) < 0
+        ):
             from ._exceptions import InputError
 
-            raise InputError(f"`max_depth` must be a non-negative integer or None; got {max_depth!r}.")
+            raise InputError(
+                f"`max_depth` must be a non-negative integer or None; got {max_depth!r}."
+            )
         Xa = as_array(X, forest)
         ref = resolve_reference(Xa, reference, forest.n_features)
         window = plot_window(Xa, (f0, f1), margin=margin)
-        part = partition_rectangles(forest, (f0, f1), ref, window, tree_index=t, max_depth=max_depth)
+        part = partition_rectangles(
+            forest, (f0, f1), ref, window, tree_index=t, max_depth=max_depth
+        )
         classes = forest.classes_ if _colours_by_class(forest) else None
         labels = (
             classes.take(np.argmax(part.values, axis=1))
@@ -190,7 +196,9 @@ class PartitionDisplay:
 
         low = float(np.min(self.labels_)) if len(self.labels_) else 0.0
         high = float(np.max(self.labels_)) if len(self.labels_) else 1.0
-        return plt.get_cmap("viridis"), Normalize(low, high if high > low else low + 1.0)
+        return plt.get_cmap("viridis"), Normalize(
+            low, high if high > low else low + 1.0
+        )
 
     def plot(
         self,
@@ -238,30 +246,48 @@ class PartitionDisplay:
         faces = self.region_colors().copy()
         faces[:, 3] = alpha
         self.collection_ = PolyCollection(corners, facecolors=faces, edgecolors="none")
-        ax.add_collection(self.collection_)
+        ax.add_collection(self.collection_, autolim=False)
         if show_splits and len(self.split_segments_):
-            self.splits_ = LineCollection(self.split_segments_, colors="k", linewidths=0.8)
-            ax.add_collection(self.splits_)
+            self.splits_ = LineCollection(
+                self.split_segments_, colors="k", linewidths=0.8
+            )
+            ax.add_collection(self.splits_, autolim=False)
         if show_points and self.X_ is not None:
             pts = self.X_[:, list(self.features_)]
             if self.y_ is not None and self.classes_ is not None:
-                colors = class_colors(len(self.classes_))[np.searchsorted(self.classes_, self.y_)]
-                ax.scatter(pts[:, 0], pts[:, 1], c=colors, edgecolors="k", s=16, linewidths=0.4)
+                colors = class_colors(len(self.classes_))[
+                    np.searchsorted(self.classes_, self.y_)
+                ]
+                ax.scatter(
+                    pts[:, 0], pts[:, 1], c=colors, edgecolors="k", s=16, linewidths=0.4
+                )
             elif self.y_ is not None:
                 cmap, norm = self._value_cmap()
-                ax.scatter(pts[:, 0], pts[:, 1], c=cmap(norm(self.y_)), edgecolors="k", s=16, linewidths=0.4)
+                ax.scatter(
+                    pts[:, 0],
+                    pts[:, 1],
+                    c=cmap(norm(self.y_)),
+                    edgecolors="k",
+                    s=16,
+                    linewidths=0.4,
+                )
             else:
                 ax.scatter(pts[:, 0], pts[:, 1], c="k", s=6)
         if self.classes_ is not None and legend:
             colors = class_colors(len(self.classes_))
             ax.legend(
-                handles=[Patch(color=colors[k], label=str(c)) for k, c in enumerate(self.classes_)],
+                handles=[
+                    Patch(color=colors[k], label=str(c))
+                    for k, c in enumerate(self.classes_)
+                ],
                 fontsize="small",
                 loc="best",
             )
         elif self.classes_ is None and colorbar:
             cmap, norm = self._value_cmap()
-            ax.figure.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=ax, label="value")
+            ax.figure.colorbar(
+                ScalarMappable(norm=norm, cmap=cmap), ax=ax, label="value"
+            )
         ax.set_xlim(*self.window_[0])
         ax.set_ylim(*self.window_[1])
         ax.set_xlabel(self.feature_names_[0])
@@ -388,24 +414,40 @@ class ForestGridDisplay:
         if axes is None:
             ncols = n_panels if ncols is None else int(ncols)
             nrows = -(-n_panels // ncols)
-            fig, axes = plt.subplots(
-                nrows, ncols, figsize=(3.6 * ncols, 3.4 * nrows), squeeze=False, layout="constrained"
+            _fig, axes = plt.subplots(
+                nrows,
+                ncols,
+                figsize=(3.6 * ncols, 3.4 * nrows),
+                squeeze=False,
+                layout="constrained",
             )
             for extra in axes.ravel()[n_panels:]:
                 extra.set_visible(False)
         axes = np.asarray(axes, dtype=object).ravel()
         if axes.size < n_panels:
-            raise InputError(f"`axes` must hold at least {n_panels} axes; got {axes.size}.")
+            raise InputError(
+                f"`axes` must hold at least {n_panels} axes; got {axes.size}."
+            )
         display = cls()
         display.tree_indices_ = np.arange(int(n_trees))
         masks = _oob_masks(estimator, Xa.shape[0]) if yv is not None else None
         if masks is not None:
-            display.oob_accuracy_, display.forest_oob_accuracy_ = _oob_accuracies(forest, Xa, yv, masks)
+            display.oob_accuracy_, display.forest_oob_accuracy_ = _oob_accuracies(
+                forest, Xa, yv, masks
+            )
         display.titles_ = []
         for t in display.tree_indices_:
             part = PartitionDisplay.from_estimator(
-                forest, Xa, features=features, y=yv, tree_index=int(t), max_depth=max_depth,
-                reference=reference, ax=axes[t], legend=False, colorbar=False,
+                forest,
+                Xa,
+                features=features,
+                y=yv,
+                tree_index=int(t),
+                max_depth=max_depth,
+                reference=reference,
+                ax=axes[t],
+                legend=False,
+                colorbar=False,
             )
             display.partitions_.append(part)
             title = f"tree {t}"
@@ -414,8 +456,14 @@ class ForestGridDisplay:
             axes[t].set_title(title, fontsize="medium")
             display.titles_.append(title)
         display.regions_ = DecisionRegionDisplay.from_estimator(
-            forest, Xa, features=features, y=yv, reference=reference, exact=True,
-            ax=axes[n_panels - 1], legend=True,
+            forest,
+            Xa,
+            features=features,
+            y=yv,
+            reference=reference,
+            exact=True,
+            ax=axes[n_panels - 1],
+            legend=True,
         )
         title = f"forest of {forest.n_trees} trees"
         if display.forest_oob_accuracy_ is not None:
@@ -433,7 +481,9 @@ def _oob_masks(estimator: Any, n_samples: int) -> NDArray[np.bool_] | None:
     Rebuilds each tree's bootstrap sample as scikit-learn draws it; None when the
     model is not a bootstrap forest or X is not its training data.
     """
-    if not getattr(estimator, "bootstrap", False) or not hasattr(estimator, "estimators_"):
+    if not getattr(estimator, "bootstrap", False) or not hasattr(
+        estimator, "estimators_"
+    ):
         return None
     n_boot = getattr(estimator, "_n_samples_bootstrap", None)
     sample_weight = getattr(estimator, "_sample_weight", None)
@@ -447,7 +497,9 @@ def _oob_masks(estimator: Any, n_samples: int) -> NDArray[np.bool_] | None:
         return None
     masks = np.ones((len(estimator.estimators_), n_samples), dtype=bool)
     for t, tree in enumerate(estimator.estimators_):
-        drawn = _generate_sample_indices(tree.random_state, n_samples, n_boot, sample_weight)
+        drawn = _generate_sample_indices(
+            tree.random_state, n_samples, n_boot, sample_weight
+        )
         masks[t, drawn] = False
     return masks
 
@@ -462,5 +514,7 @@ def _oob_accuracies(
     hits = (tree_pred == y[:, None]) & masks.T
     per_tree = hits.sum(axis=0) / np.maximum(masks.sum(axis=1), 1)
     oob_sum = np.einsum("tn,ntk->nk", masks.astype(float), values)
-    forest_pred = classes.take(np.argmax(oob_sum / np.maximum(masks.sum(axis=0), 1)[:, None], axis=1))
+    forest_pred = classes.take(
+        np.argmax(oob_sum / np.maximum(masks.sum(axis=0), 1)[:, None], axis=1)
+    )
     return per_tree, float(np.mean(forest_pred == y))

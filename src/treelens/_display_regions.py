@@ -10,8 +10,21 @@ from numpy.typing import NDArray
 from ._adapters import to_forest
 from ._exceptions import InputError, UnsupportedModelError
 from ._forest import Forest
-from ._partition import ensemble_cells, plot_window, resolve_features, resolve_reference
-from ._plotting import class_colors, model_feature_names, require_matplotlib, resolve_axes
+from ._partition import (
+    cell_points,
+    plot_window,
+    raster_leaves,
+    resolve_features,
+    resolve_reference,
+    split_thresholds,
+)
+from ._plotting import (
+    class_colors,
+    model_feature_names,
+    require_matplotlib,
+    resolve_axes,
+)
+from ._validation import column_names
 
 __all__ = ["DecisionRegionDisplay"]
 
@@ -29,7 +42,11 @@ def forest_or_none(estimator: Any) -> Forest | None:
 def _is_classifier(estimator: Any, forest: Forest | None) -> bool:
     if forest is not None:
         return forest.is_classifier
-    return getattr(estimator, "_estimator_type", None) == "classifier" or (
+    try:
+        from sklearn.base import is_classifier
+    except ImportError:  # not a scikit-learn model: judge by its fitted classes
+        return hasattr(estimator, "classes_") and hasattr(estimator, "predict")
+    return bool(is_classifier(estimator)) or (
         hasattr(estimator, "classes_") and hasattr(estimator, "predict")
     )
 
@@ -47,10 +64,20 @@ def require_classifier(estimator: Any, forest: Forest | None, picture: str) -> N
 def as_array(X: Any, forest: Forest | None) -> NDArray[np.float64]:
     """X as a 2-D float64 array (columns matched by name for tree models)."""
     if forest is not None:
-        return np.asarray(forest.validate_X(X), dtype=np.float64)
+        forest.validate_X(X)  # checks shape, names and values; returns the float32 cast
+        if column_names(X) is not None and forest.has_feature_names:
+            X = X[list(forest.feature_names)]
+        # Keep the user's float64 values: they are drawn and reported, and cast
+        # again wherever a tree routes them.
+        array = np.asarray(
+            X.to_numpy() if hasattr(X, "to_numpy") else X, dtype=np.float64
+        )
+        return array.reshape(1, -1) if array.ndim == 1 else array
     array = np.asarray(X.to_numpy() if hasattr(X, "to_numpy") else X, dtype=np.float64)
     if array.ndim != 2:
-        raise InputError(f"X must be 2-D of shape (n_samples, n_features); got {array.ndim} dimensions.")
+        raise InputError(
+            f"X must be 2-D of shape (n_samples, n_features); got {array.ndim} dimensions."
+        )
     return array
 
 
@@ -69,11 +96,16 @@ def exact_regions(
     labels : ndarray of shape (n_y, n_x)
         The model's prediction on every cell.
     """
-    cells = ensemble_cells(forest, features, reference, window)
-    X = cells.points.astype(forest.input_dtype)
-    labels = forest._predict_from_leaves(forest._apply(X))
-    shape = (cells.y_edges.size - 1, cells.x_edges.size - 1)
-    return cells.x_edges, cells.y_edges, labels.reshape(shape)
+    tx, ty = split_thresholds(forest, features, reference, window)
+    x_edges = np.concatenate([[window[0, 0]], tx, [window[0, 1]]])
+    y_edges = np.concatenate([[window[1, 0]], ty, [window[1, 1]]])
+    # One point inside every cell of the overlay of all split lines; every tree is
+    # constant on a cell, so its prediction there is the cell's.
+    px = cell_points(x_edges, forest.input_dtype)
+    py = cell_points(y_edges, forest.input_dtype)
+    leaves = raster_leaves(forest, features, reference, px, py)
+    labels, _ = outputs_from_leaves(forest, leaves, "predict")
+    return x_edges, y_edges, labels.reshape(py.size, px.size)
 
 
 def boundary_segments(
@@ -132,7 +164,8 @@ class DecisionRegionDisplay:
     support_vectors_ : ndarray of shape (n_support, 2) or None
         The support vectors of an SVC in the two features.
     boundary_segments_ : ndarray of shape (n_segments, 2, 2) or None
-        Exact class boundaries (exact mode).
+        Class boundaries drawn: along cell edges (exact mode) or pixel edges
+        (grid), after :meth:`plot`.
     ax_, figure_, surface_ : matplotlib objects after :meth:`plot`.
 
     See Also
@@ -241,23 +274,27 @@ class DecisionRegionDisplay:
             )
         Xa = as_array(X, forest)
         n_features = forest.n_features if forest is not None else Xa.shape[1]
-        names = forest.feature_names if forest is not None else model_feature_names(estimator, n_features)
+        names = (
+            forest.feature_names
+            if forest is not None
+            else model_feature_names(estimator, n_features)
+        )
         f0, f1 = resolve_features(names, features)
         ref = resolve_reference(Xa, reference, n_features)
         window = plot_window(Xa, (f0, f1), margin=margin)
         classes = np.asarray(estimator.classes_)
         yv = None if y is None else np.asarray(y)
-        common = dict(
-            features=(f0, f1),
-            feature_names=(names[f0], names[f1]),
-            reference=ref,
-            window=window,
-            classes=classes,
-            response_method=response_method,
-            support_vectors=_support_vectors(estimator, (f0, f1)),
-            X=Xa,
-            y=yv,
-        )
+        common = {
+            "features": (f0, f1),
+            "feature_names": (names[f0], names[f1]),
+            "reference": ref,
+            "window": window,
+            "classes": classes,
+            "response_method": response_method,
+            "support_vectors": _support_vectors(estimator, (f0, f1)),
+            "X": Xa,
+            "y": yv,
+        }
         if exact:
             if forest is None:
                 raise UnsupportedModelError(
@@ -271,17 +308,25 @@ class DecisionRegionDisplay:
                 )
             x_edges, y_edges, labels = exact_regions(forest, (f0, f1), ref, window)
             display = cls(
-                predictions=labels, response=labels, x_edges=x_edges, y_edges=y_edges, **common
+                predictions=labels,
+                response=labels,
+                x_edges=x_edges,
+                y_edges=y_edges,
+                **common,
             )
             return display.plot(ax=ax, **plot_kwargs)
         if grid_resolution < 2:
-            raise InputError(f"`grid_resolution` must be at least 2; got {grid_resolution}.")
+            raise InputError(
+                f"`grid_resolution` must be at least 2; got {grid_resolution}."
+            )
         xs = np.linspace(window[0, 0], window[0, 1], grid_resolution)
         ys = np.linspace(window[1, 0], window[1, 1], grid_resolution)
         xx, yy = np.meshgrid(xs, ys)
         grid = np.tile(ref, (xx.size, 1))
         grid[:, f0], grid[:, f1] = xx.ravel(), yy.ravel()
-        predictions, response = _predict_grid(estimator, forest, grid, response_method)
+        predictions, response = _predict_grid(
+            estimator, forest, grid, response_method, (f0, f1), xs, ys
+        )
         display = cls(
             predictions=predictions.reshape(xx.shape),
             response=response.reshape(xx.shape + response.shape[1:]),
@@ -327,29 +372,54 @@ class DecisionRegionDisplay:
         codes = np.searchsorted(self.classes_, self.predictions_)
         if self.x_edges_ is not None:
             self.surface_ = ax.pcolormesh(
-                self.x_edges_, self.y_edges_, codes, cmap=ListedColormap(colors[:, :3]),
-                vmin=-0.5, vmax=len(self.classes_) - 0.5, alpha=alpha,
+                self.x_edges_,
+                self.y_edges_,
+                codes,
+                cmap=ListedColormap(colors[:, :3]),
+                vmin=-0.5,
+                vmax=len(self.classes_) - 0.5,
+                alpha=alpha,
             )
-            self.boundary_segments_ = boundary_segments(self.x_edges_, self.y_edges_, codes)
+            self.boundary_segments_ = boundary_segments(
+                self.x_edges_, self.y_edges_, codes
+            )
             if show_boundaries:
-                ax.add_collection(LineCollection(self.boundary_segments_, colors="k", linewidths=0.8))
+                ax.add_collection(
+                    LineCollection(self.boundary_segments_, colors="k", linewidths=0.8),
+                    autolim=False,  # the limits are the window, set below
+                )
         else:
             self.surface_ = self._draw_grid(ax, colors, codes, alpha, show_boundaries)
         if show_points and self.X_ is not None:
             pts = self.X_[:, list(self.features_)]
             if self.y_ is not None:
                 point_codes = np.searchsorted(self.classes_, self.y_)
-                ax.scatter(pts[:, 0], pts[:, 1], c=colors[point_codes], edgecolors="k", s=18, linewidths=0.4)
+                ax.scatter(
+                    pts[:, 0],
+                    pts[:, 1],
+                    c=colors[point_codes],
+                    edgecolors="k",
+                    s=18,
+                    linewidths=0.4,
+                )
             else:
                 ax.scatter(pts[:, 0], pts[:, 1], c="k", s=6)
         if self.support_vectors_ is not None:
             sv = self.support_vectors_
             self.support_artist_ = ax.scatter(
-                sv[:, 0], sv[:, 1], s=90, facecolors="none", edgecolors="k", linewidths=1.2,
+                sv[:, 0],
+                sv[:, 1],
+                s=90,
+                facecolors="none",
+                edgecolors="k",
+                linewidths=1.2,
                 label="support vectors",
             )
         if legend:
-            handles = [Patch(color=colors[k], label=str(c)) for k, c in enumerate(self.classes_)]
+            handles = [
+                Patch(color=colors[k], label=str(c))
+                for k, c in enumerate(self.classes_)
+            ]
             if self.support_vectors_ is not None:
                 handles.append(self.support_artist_)
             ax.legend(handles=handles, fontsize="small", loc="best")
@@ -360,13 +430,30 @@ class DecisionRegionDisplay:
         self.ax_, self.figure_ = ax, ax.figure
         return self
 
-    def _draw_grid(self, ax: Any, colors: NDArray[np.float64], codes: NDArray[np.intp], alpha: float, show_boundaries: bool) -> Any:
-        response = np.asarray(self.response_, dtype=float) if self.response_method != "predict" else None
+    def _draw_grid(
+        self,
+        ax: Any,
+        colors: NDArray[np.float64],
+        codes: NDArray[np.intp],
+        alpha: float,
+        show_boundaries: bool,
+    ) -> Any:
+        from matplotlib.collections import LineCollection
+
+        response = (
+            np.asarray(self.response_, dtype=float)
+            if self.response_method != "predict"
+            else None
+        )
         extent = _extent(self.xx_, self.yy_)
         if response is not None and (response.ndim == 2 or response.shape[2] == 2):
             score = response if response.ndim == 2 else response[..., 1]
-            surface = ax.contourf(self.xx_, self.yy_, score, levels=12, cmap="RdBu_r", alpha=alpha)
-            ax.figure.colorbar(surface, ax=ax, label=f"{self.response_method} ({self.classes_[-1]})")
+            surface = ax.contourf(
+                self.xx_, self.yy_, score, levels=12, cmap="RdBu_r", alpha=alpha
+            )
+            ax.figure.colorbar(
+                surface, ax=ax, label=f"{self.response_method} ({self.classes_[-1]})"
+            )
         else:
             rgba = colors[codes].copy()
             if response is not None:
@@ -376,13 +463,30 @@ class DecisionRegionDisplay:
                 rgba[..., 3] = alpha * (0.35 + 0.65 * np.clip(strength, 0, 1))
             else:
                 rgba[..., 3] = alpha
-            surface = ax.imshow(rgba, origin="lower", extent=extent, aspect="auto", interpolation="nearest")
+            surface = ax.imshow(
+                rgba,
+                origin="lower",
+                extent=extent,
+                aspect="auto",
+                interpolation="nearest",
+            )
         if show_boundaries and len(self.classes_) > 1:
-            ax.contour(
-                self.xx_, self.yy_, codes, levels=np.arange(len(self.classes_) - 1) + 0.5,
-                colors="k", linewidths=0.7,
+            # Boundaries along the pixel edges of the image: where the class drawn changes.
+            x_edges = _pixel_edges(self.xx_[0])
+            y_edges = _pixel_edges(self.yy_[:, 0])
+            self.boundary_segments_ = boundary_segments(x_edges, y_edges, codes)
+            ax.add_collection(
+                LineCollection(self.boundary_segments_, colors="k", linewidths=0.7),
+                autolim=False,
             )
         return surface
+
+
+def _pixel_edges(centres: NDArray[np.float64]) -> NDArray[np.float64]:
+    half = (centres[1] - centres[0]) / 2
+    return np.concatenate(
+        [[centres[0] - half], (centres[1:] + centres[:-1]) / 2, [centres[-1] + half]]
+    )
 
 
 def _extent(xx: Any, yy: Any) -> list[float]:
@@ -391,7 +495,9 @@ def _extent(xx: Any, yy: Any) -> list[float]:
     return [xx[0, 0] - dx, xx[0, -1] + dx, yy[0, 0] - dy, yy[-1, 0] + dy]
 
 
-def _support_vectors(estimator: Any, features: tuple[int, int]) -> NDArray[np.float64] | None:
+def _support_vectors(
+    estimator: Any, features: tuple[int, int]
+) -> NDArray[np.float64] | None:
     sv = getattr(estimator, "support_vectors_", None)
     if sv is None:
         return None
@@ -401,25 +507,50 @@ def _support_vectors(estimator: Any, features: tuple[int, int]) -> NDArray[np.fl
     return np.asarray(sv[:, list(features)], dtype=np.float64)
 
 
-def _predict_grid(
-    estimator: Any, forest: Forest | None, grid: NDArray[np.float64], method: str
+def outputs_from_leaves(
+    forest: Forest, leaves: NDArray[np.intp], method: str
 ) -> tuple[NDArray[Any], NDArray[Any]]:
-    """Predicted classes and the response on all grid rows, in one call each."""
-    if forest is not None:
-        # The Forest routes the whole grid at once and predicts as the model does.
-        leaves = forest._apply(grid.astype(forest.input_dtype))
+    """Predicted classes and the response from the leaves of every row.
+
+    Averaging ensembles add their trees' class fractions in tree order, the same
+    sums as ``Forest.predict_proba`` (and scikit-learn), so ties break alike.
+    """
+    if forest.kind == "boosting":
         predictions = forest._predict_from_leaves(leaves)
         if method == "predict":
             return predictions, predictions
         if method == "predict_proba":
             return predictions, forest._proba_from_leaves(leaves)
-        if forest.kind != "boosting":
-            raise InputError(
-                "`decision_function` exists for boosting models only among tree "
-                f"models; got {type(estimator).__name__}. Use 'predict_proba'."
-            )
         raw = forest._raw_from_leaves(leaves)
         return predictions, raw[:, 0] if raw.shape[1] == 1 else raw
+    if method == "decision_function":
+        raise InputError(
+            "`decision_function` exists for boosting models only among tree "
+            f"models; got a {forest.source or forest.kind}. Use 'predict_proba'."
+        )
+    total = np.zeros((leaves.shape[0], forest.trees[0].value.shape[1]))
+    for j, tree in enumerate(forest.trees):
+        total += tree.value[leaves[:, j]]
+    proba = total if forest.kind == "tree" else total / forest.n_trees
+    predictions = forest.classes_.take(np.argmax(proba, axis=1))
+    return predictions, predictions if method == "predict" else proba
+
+
+def _predict_grid(
+    estimator: Any,
+    forest: Forest | None,
+    grid: NDArray[np.float64],
+    method: str,
+    features: tuple[int, int],
+    xs: NDArray[np.float64],
+    ys: NDArray[np.float64],
+) -> tuple[NDArray[Any], NDArray[Any]]:
+    """Predicted classes and the response on all grid rows, in one call each."""
+    if forest is not None:
+        # Tree models: each tree's leaves are rasterized onto the grid from their
+        # boxes in the slice, then combined as the model combines its trees.
+        leaves = raster_leaves(forest, features, grid[0], xs, ys)
+        return outputs_from_leaves(forest, leaves, method)
     rows = _frame_like(estimator, grid)
     predictions = np.asarray(estimator.predict(rows))
     if method == "predict":

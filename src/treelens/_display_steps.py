@@ -11,7 +11,12 @@ from numpy.typing import NDArray
 from ._adapters import to_forest
 from ._display_regions import as_array
 from ._exceptions import InputError, UnsupportedModelError
-from ._partition import plot_window, resolve_reference, resolve_tree_index, step_function
+from ._partition import (
+    plot_window,
+    resolve_reference,
+    resolve_tree_index,
+    step_function,
+)
 from ._plotting import require_matplotlib, resolve_axes
 from ._validation import feature_index
 
@@ -139,12 +144,19 @@ class RegressionStepsDisplay:
         depths = list(depths)
         for d in depths:
             if d is not None and (isinstance(d, bool) or int(d) < 0):
-                raise InputError(f"`depths` must hold non-negative integers or None; got {d!r}.")
-        steps = [step_function(forest, f, ref, window, tree_index=t, max_depth=d) for d in depths]
+                raise InputError(
+                    f"`depths` must hold non-negative integers or None; got {d!r}."
+                )
+        steps = [
+            step_function(forest, f, ref, window, tree_index=t, max_depth=d)
+            for d in depths
+        ]
         refit_steps = None
         yv = None if y is None else np.asarray(y, dtype=np.float64)
         if refit:
-            refit_steps = _refit_steps(estimator, forest, Xa, yv, f, ref, window, depths)
+            refit_steps = _refit_steps(
+                estimator, forest, Xa, yv, f, ref, window, depths
+            )
         display = cls(
             depths=depths,
             steps=steps,
@@ -159,7 +171,9 @@ class RegressionStepsDisplay:
         )
         return display.plot(ax=ax, **plot_kwargs)
 
-    def plot(self, ax: Any = None, *, show_points: bool = True, legend: bool = True) -> RegressionStepsDisplay:
+    def plot(
+        self, ax: Any = None, *, show_points: bool = True, legend: bool = True
+    ) -> RegressionStepsDisplay:
         """Draw the data and one step curve per depth.
 
         Returns
@@ -169,18 +183,33 @@ class RegressionStepsDisplay:
         plt = require_matplotlib()
         ax = resolve_axes(ax)
         if show_points and self.X_ is not None and self.y_ is not None:
-            ax.scatter(self.X_[:, self.feature_], self.y_, s=10, c="0.5", alpha=0.6, label="data")
+            ax.scatter(
+                self.X_[:, self.feature_],
+                self.y_,
+                s=10,
+                c="0.5",
+                alpha=0.6,
+                label="data",
+            )
         cmap = plt.get_cmap("viridis")
         n = len(self.depths_)
         self.lines_ = []
         for k, (depth, (edges, values)) in enumerate(zip(self.depths_, self.steps_)):
             color = cmap(k / max(n - 1, 1) * 0.9)
             label = "full tree" if depth is None else f"depth {depth}"
-            self.lines_.append(ax.stairs(values, edges, color=color, linewidth=1.8, label=label))
+            self.lines_.append(
+                ax.stairs(values, edges, color=color, linewidth=1.8, label=label)
+            )
             if self.refit_steps_ is not None and depth is not None:
                 r_edges, r_values = self.refit_steps_[k]
-                ax.stairs(r_values, r_edges, color=color, linewidth=1.0, linestyle="--",
-                          label=f"refit, max_depth={depth}")
+                ax.stairs(
+                    r_values,
+                    r_edges,
+                    color=color,
+                    linewidth=1.0,
+                    linestyle="--",
+                    label=f"refit, max_depth={depth}",
+                )
         ax.set_xlim(*self.window_)
         ax.set_xlabel(self.feature_name_)
         ax.set_ylabel("prediction")

@@ -12,7 +12,13 @@ from ._adapters import to_forest
 from ._dot import check_annotate, node_mdi
 from ._partition import resolve_tree_index
 from ._plotting import require_matplotlib
-from ._tree_layout import TreeLayout, decision_path, node_colors, node_texts, tree_layout
+from ._tree_layout import (
+    TreeLayout,
+    decision_path,
+    node_colors,
+    node_texts,
+    tree_layout,
+)
 
 __all__ = ["TreeDiagramDisplay"]
 
@@ -116,8 +122,12 @@ class TreeDiagramDisplay:
         tree = forest.trees[t]
         layout = tree_layout(tree, max_depth=max_depth)
         mdi = node_mdi(importance, t, tree.n_nodes)
-        texts = node_texts(forest, t, layout.nodes, annotate=annotate, class_names=class_names, mdi=mdi)
-        texts = [s + ("\n(...)" if cut else "") for s, cut in zip(texts, layout.truncated)]
+        texts = node_texts(
+            forest, t, layout.nodes, annotate=annotate, class_names=class_names, mdi=mdi
+        )
+        texts = [
+            s + ("\n(...)" if cut else "") for s, cut in zip(texts, layout.truncated)
+        ]
         path = None if path_of is None else decision_path(forest, t, path_of)
         if path is not None:
             path = path[np.isin(path, layout.nodes)]
@@ -130,7 +140,9 @@ class TreeDiagramDisplay:
         )
         return display.plot(ax=ax, **plot_kwargs)
 
-    def plot(self, ax: Any = None, *, fontsize: float | None = None) -> TreeDiagramDisplay:
+    def plot(
+        self, ax: Any = None, *, fontsize: float | None = None
+    ) -> TreeDiagramDisplay:
         """Draw the nodes as boxes and the edges as lines.
 
         Parameters
@@ -152,7 +164,10 @@ class TreeDiagramDisplay:
         depth = int(-layout.y.min()) if layout.y.size else 0
         if ax is None:
             _, ax = plt.subplots(
-                figsize=(min(2.2 * max(layout.n_columns, 1) + 1, 40), 1.6 * (depth + 1) + 0.6)
+                figsize=(
+                    min(2.2 * max(layout.n_columns, 1) + 1, 40),
+                    1.6 * (depth + 1) + 0.6,
+                )
             )
         if fontsize is None:
             fontsize = float(np.clip(11 - 0.25 * layout.n_columns, 5, 9))
@@ -161,7 +176,10 @@ class TreeDiagramDisplay:
         child_pos = self.positions_[[index[int(c)] for c in layout.edges[:, 1]]]
         segments = np.stack([parent_pos, child_pos], axis=1)
         on_path = set() if self.path_ is None else set(self.path_.tolist())
-        highlighted = np.array([p in on_path and c in on_path for p, c in layout.edges.tolist()], dtype=bool)
+        highlighted = np.array(
+            [p in on_path and c in on_path for p, c in layout.edges.tolist()],
+            dtype=bool,
+        )
         self.edge_collection_ = LineCollection(
             segments,
             colors=np.where(highlighted[:, None], to_rgba("#d62728"), to_rgba("0.4")),
@@ -177,12 +195,19 @@ class TreeDiagramDisplay:
             hot = node in on_path
             self.text_artists_.append(
                 ax.text(
-                    self.positions_[k, 0], self.positions_[k, 1], self.texts_[k],
-                    ha="center", va="center", fontsize=fontsize, zorder=2,
-                    bbox=dict(
-                        boxstyle="round,pad=0.3", facecolor=tuple(faces[k]),
-                        edgecolor="#d62728" if hot else "0.3", linewidth=2.5 if hot else 0.8,
-                    ),
+                    self.positions_[k, 0],
+                    self.positions_[k, 1],
+                    self.texts_[k],
+                    ha="center",
+                    va="center",
+                    fontsize=fontsize,
+                    zorder=2,
+                    bbox={
+                        "boxstyle": "round,pad=0.3",
+                        "facecolor": tuple(faces[k]),
+                        "edgecolor": "#d62728" if hot else "0.3",
+                        "linewidth": 2.5 if hot else 0.8,
+                    },
                 )
             )
         ax.set_xlim(-0.6, max(layout.n_columns, 1) - 0.4)

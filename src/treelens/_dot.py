@@ -11,7 +11,13 @@ import numpy as np
 from ._adapters import to_forest
 from ._exceptions import InputError
 from ._partition import resolve_tree_index
-from ._tree_layout import ANNOTATIONS, decision_path, node_colors, node_texts, tree_layout
+from ._tree_layout import (
+    ANNOTATIONS,
+    decision_path,
+    node_colors,
+    node_texts,
+    tree_layout,
+)
 
 __all__ = ["export_dot"]
 
@@ -41,7 +47,9 @@ def node_mdi(importance: Any, tree_index: int, n_nodes: int) -> Any:
             "`importance` must carry per-node decreases in `nodes_` (as "
             f"mdi_importance's result); got {type(importance).__name__} without them."
         )
-    columns = [c for c in ("decrease", "impurity_decrease", "mdi") if c in nodes.columns]
+    columns = [
+        c for c in ("decrease", "impurity_decrease", "mdi") if c in nodes.columns
+    ]
     if not columns or "node" not in nodes.columns:
         raise InputError(
             "`importance.nodes_` must have columns 'node' and 'decrease'; got "
@@ -49,12 +57,16 @@ def node_mdi(importance: Any, tree_index: int, n_nodes: int) -> Any:
         )
     rows = nodes[nodes["tree"] == tree_index] if "tree" in nodes.columns else nodes
     out = np.zeros(n_nodes)
-    out[rows["node"].to_numpy(dtype=np.intp)] = rows[columns[0]].to_numpy(dtype=np.float64)
+    out[rows["node"].to_numpy(dtype=np.intp)] = rows[columns[0]].to_numpy(
+        dtype=np.float64
+    )
     return out
 
 
 def _quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    return (
+        '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    )
 
 
 def export_dot(
@@ -112,7 +124,9 @@ def export_dot(
     tree = forest.trees[t]
     layout = tree_layout(tree, max_depth=max_depth)
     mdi = node_mdi(importance, t, tree.n_nodes)
-    texts = node_texts(forest, t, layout.nodes, annotate=annotate, class_names=class_names, mdi=mdi)
+    texts = node_texts(
+        forest, t, layout.nodes, annotate=annotate, class_names=class_names, mdi=mdi
+    )
     colors = node_colors(forest, t, layout.nodes)
     on_path = set()
     if path_of is not None:

@@ -185,7 +185,9 @@ class IncrementalPredictor:
             scale = np.abs(self.margin0).max(
                 axis=1, initial=0.0, where=np.isfinite(self.margin0)
             )
-        self.tolerance = _TIE_TOLERANCE * (1.0 + n_trees + scale)
+        # Scores summed in float32 (XGBoost) round far more than float64 sums.
+        self.tie = max(_TIE_TOLERANCE, 8 * float(np.finfo(forest.score_dtype).eps))
+        self.tolerance = self.tie * (1.0 + n_trees + scale)
         rows, nodes = router.paths(self.X_cast)
         keys = rows * router.n_codes + router.code[nodes]
         order = np.argsort(keys, kind="stable")
@@ -374,7 +376,7 @@ class IncrementalPredictor:
         for q in range(loose.shape[1]):
             loose[:, q] += np.bincount(owner, weights=run_gain[:, q], minlength=k)
         # Running sums round; widen the margin by their size.
-        slack = self.tolerance[row] + _TIE_TOLERANCE * np.abs(self.gain_prefix[-1]).max(
+        slack = self.tolerance[row] + self.tie * np.abs(self.gain_prefix[-1]).max(
             initial=0.0
         )
         return self._hopeless(loose, slack)

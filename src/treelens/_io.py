@@ -86,7 +86,7 @@ def _sniff(path: Path) -> str:
     if head[:1] in (b"\x80", b"\x78") or head.startswith(b"\x1f\x8b"):
         return "pickle"
     stripped = head.lstrip()
-    if stripped.startswith(b"{") or stripped.startswith(b"tree"):
+    if stripped.startswith((b"{", b"tree")):
         return "native"
     return "unknown"
 
@@ -364,7 +364,9 @@ def check_output_path(
         )
     # Creating (and removing) the temporary file now proves the directory writable.
     try:
-        handle, temp = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.", suffix=".tmp")
+        handle, temp = tempfile.mkstemp(
+            dir=parent, prefix=f".{path.name}.", suffix=".tmp"
+        )
     except OSError as exc:
         raise InputError(
             f"Cannot write {str(path)!r}: {exc.strerror or exc}; expected a writable "
@@ -384,7 +386,9 @@ def _same_file(a: Path, b: Path) -> bool:
 
 @contextlib.contextmanager
 def _temporary_sibling(path: Path) -> Iterator[tuple[IO[bytes], str]]:
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    handle, temp = tempfile.mkstemp(
+        dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
+    )
     stream = os.fdopen(handle, "wb")
     try:
         yield stream, temp
@@ -430,7 +434,9 @@ def atomic_write(
             if callable(content):
                 content(stream)
             else:
-                stream.write(content.encode("utf-8") if isinstance(content, str) else content)
+                stream.write(
+                    content.encode("utf-8") if isinstance(content, str) else content
+                )
             stream.flush()
             os.fsync(stream.fileno())
             stream.close()

@@ -21,16 +21,19 @@ from ._validation import feature_index
 
 __all__ = [
     "Partition",
+    "SliceLeaves",
     "SliceNodes",
     "cell_points",
-    "ensemble_cells",
     "partition_rectangles",
     "plot_window",
+    "raster_leaves",
     "region_nodes",
     "resolve_features",
     "resolve_reference",
     "resolve_tree_index",
+    "slice_leaves",
     "slice_nodes",
+    "split_thresholds",
     "step_function",
 ]
 
@@ -79,7 +82,9 @@ class Partition:
 
 
 # ----------------------------------------------------------------- arguments
-def resolve_features(forest_or_names: Forest | tuple[str, ...], features: Any) -> tuple[int, int]:
+def resolve_features(
+    forest_or_names: Forest | tuple[str, ...], features: Any
+) -> tuple[int, int]:
     """Indices of two distinct features given by name or position.
 
     Raises
@@ -98,7 +103,11 @@ def resolve_features(forest_or_names: Forest | tuple[str, ...], features: Any) -
             "A picture in two features needs a model with at least two features; "
             f"got a model with {len(names)} feature ({list(names)})."
         )
-    if isinstance(features, (str, bytes)) or np.ndim(features) != 1 or len(features) != 2:
+    if (
+        isinstance(features, (str, bytes))
+        or np.ndim(features) != 1
+        or len(features) != 2
+    ):
         raise InputError(
             f"`features` must be a pair of feature names or positions; got {features!r}."
         )
@@ -191,7 +200,9 @@ def plot_window(
 
 
 # ----------------------------------------------------------------- geometry
-def slice_nodes(tree: Tree, features: tuple[int, ...], reference: NDArray[Any], dtype: Any) -> SliceNodes:
+def slice_nodes(
+    tree: Tree, features: tuple[int, ...], reference: NDArray[Any], dtype: Any
+) -> SliceNodes:
     """Reachability and boxes of every node of ``tree`` in the slice of ``features``.
 
     Parameters
@@ -237,10 +248,14 @@ def slice_nodes(tree: Tree, features: tuple[int, ...], reference: NDArray[Any], 
         reachable[right] = plotted | ~other_left
         children = np.concatenate([left, right])
         frontier = children[reachable[children]]
-    return SliceNodes(reachable=reachable, lower=lower, upper=upper, depth=np.asarray(tree.node_depth))
+    return SliceNodes(
+        reachable=reachable, lower=lower, upper=upper, depth=np.asarray(tree.node_depth)
+    )
 
 
-def region_nodes(tree: Tree, nodes: SliceNodes, max_depth: int | None) -> NDArray[np.intp]:
+def region_nodes(
+    tree: Tree, nodes: SliceNodes, max_depth: int | None
+) -> NDArray[np.intp]:
     """Nodes drawn as regions: reachable leaves, or with ``max_depth`` the
     reachable nodes at that depth and the reachable leaves above it."""
     frontier = tree.is_leaf.copy()
@@ -321,7 +336,9 @@ def split_thresholds(
         for k, f in enumerate(features):
             thr = tree.threshold[split & (tree.feature == f)]
             found[k].append(thr[(thr > window[k, 0]) & (thr < window[k, 1])])
-    return [np.unique(np.concatenate(parts)) if parts else np.empty(0) for parts in found]
+    return [
+        np.unique(np.concatenate(parts)) if parts else np.empty(0) for parts in found
+    ]
 
 
 def cell_points(edges: NDArray[np.float64], dtype: Any) -> NDArray[np.float64]:
@@ -342,48 +359,6 @@ def cell_points(edges: NDArray[np.float64], dtype: Any) -> NDArray[np.float64]:
         top = np.where(top > hi[bad], np.nextafter(top, np.array(-np.inf, dtype)), top)
         mid[bad] = top
     return mid.astype(np.float64)
-
-
-@dataclass(frozen=True, eq=False)
-class EnsembleCells:
-    """The cells of the overlay of every tree's split lines in a slice.
-
-    Attributes
-    ----------
-    x_edges : ndarray of shape (n_x + 1,)
-    y_edges : ndarray of shape (n_y + 1,)
-    points : ndarray of shape (n_y * n_x, n_features)
-        One row inside every cell (row-major over y then x), the other features
-        at the reference.
-    """
-
-    x_edges: NDArray[np.float64]
-    y_edges: NDArray[np.float64]
-    points: NDArray[np.float64]
-
-
-def ensemble_cells(
-    forest: Forest,
-    features: tuple[int, int],
-    reference: NDArray[Any],
-    window: NDArray[np.float64],
-) -> EnsembleCells:
-    """Cells on which every tree of the ensemble, hence the ensemble, is constant.
-
-    Within a cell of the grid of all reachable thresholds in ``f0`` and ``f1``, no
-    tree's split separates two points, so predicting once per cell gives the
-    ensemble's exact regions.
-    """
-    tx, ty = split_thresholds(forest, features, reference, window)
-    x_edges = np.concatenate([[window[0, 0]], tx, [window[0, 1]]])
-    y_edges = np.concatenate([[window[1, 0]], ty, [window[1, 1]]])
-    px = cell_points(x_edges, forest.input_dtype)
-    py = cell_points(y_edges, forest.input_dtype)
-    grid_x, grid_y = np.meshgrid(px, py)
-    points = np.tile(np.asarray(reference, dtype=np.float64), (grid_x.size, 1))
-    points[:, features[0]] = grid_x.ravel()
-    points[:, features[1]] = grid_y.ravel()
-    return EnsembleCells(x_edges=x_edges, y_edges=y_edges, points=points)
 
 
 def step_function(
@@ -415,3 +390,146 @@ def step_function(
     order = np.argsort(lo)
     edges = np.concatenate([lo[order], hi[order][-1:]])
     return edges, tree.value[ids[order], 0]
+
+
+# ------------------------------------------------------- all trees at once
+def _flat_nodes(forest: Forest) -> dict[str, NDArray[Any]]:
+    """Every tree's nodes in one array with global child ids (the forest's own
+    cached copy when it exists)."""
+    cached = forest.__dict__.get("_flat")
+    if cached is not None:
+        return cached
+    sizes = np.array([t.n_nodes for t in forest.trees], dtype=np.intp)
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
+    shift = np.repeat(offsets, sizes)
+    left = np.concatenate([t.children_left for t in forest.trees])
+    right = np.concatenate([t.children_right for t in forest.trees])
+    is_leaf = left == -1
+    return {
+        "offsets": offsets,
+        "left": np.where(is_leaf, -1, left + shift),
+        "right": np.where(is_leaf, -1, right + shift),
+        "feature": np.concatenate([t.feature for t in forest.trees]),
+        "threshold": np.concatenate([t.threshold for t in forest.trees]),
+        "is_leaf": is_leaf,
+    }
+
+
+@dataclass(frozen=True, eq=False)
+class SliceLeaves:
+    """The reachable leaves of every tree in a slice, with their boxes.
+
+    Attributes
+    ----------
+    tree : ndarray of shape (n,)
+        Tree of each leaf.
+    node : ndarray of shape (n,)
+        Node id of each leaf within its tree.
+    lower, upper : ndarray of shape (n, 2)
+        Exclusive lower and inclusive upper bounds in ``f0`` and ``f1``.
+    """
+
+    tree: NDArray[np.intp]
+    node: NDArray[np.intp]
+    lower: NDArray[np.float64]
+    upper: NDArray[np.float64]
+
+
+def slice_leaves(
+    forest: Forest, features: tuple[int, int], reference: NDArray[Any]
+) -> SliceLeaves:
+    """Reachable leaves of all trees in the slice of ``features`` through ``reference``.
+
+    One vectorized step per depth level over all trees together; for every tree
+    the leaves returned tile the plane of the two features.
+    """
+    flat = _flat_nodes(forest)
+    ref = np.asarray(reference).astype(forest.input_dtype)
+    column = np.full(ref.shape[0], -1, dtype=np.intp)
+    column[list(features)] = [0, 1]
+    n_total = flat["left"].shape[0]
+    lower = np.full((n_total, 2), -np.inf)
+    upper = np.full((n_total, 2), np.inf)
+    frontier = flat["offsets"].copy()
+    found = []
+    while frontier.size:
+        leaf = flat["is_leaf"][frontier]
+        found.append(frontier[leaf])
+        inner = frontier[~leaf]
+        if not inner.size:
+            break
+        left, right = flat["left"][inner], flat["right"][inner]
+        feat, thr = flat["feature"][inner], flat["threshold"][inner]
+        col = column[feat]
+        plotted = col >= 0
+        lower[left], upper[left] = lower[inner], upper[inner]
+        lower[right], upper[right] = lower[inner], upper[inner]
+        p = np.flatnonzero(plotted)
+        upper[left[p], col[p]] = np.minimum(upper[left[p], col[p]], thr[p])
+        lower[right[p], col[p]] = np.maximum(lower[right[p], col[p]], thr[p])
+        # A split on another feature sends the reference one way only.
+        goes_left = ref[np.where(plotted, 0, feat)] <= thr
+        frontier = np.concatenate(
+            [left[plotted | goes_left], right[plotted | ~goes_left]]
+        )
+    ids = np.concatenate(found) if found else np.empty(0, np.intp)
+    tree = np.searchsorted(flat["offsets"], ids, side="right") - 1
+    return SliceLeaves(
+        tree=tree, node=ids - flat["offsets"][tree], lower=lower[ids], upper=upper[ids]
+    )
+
+
+# Trees times grid cells rasterized at once; bounds the integer buffer.
+_RASTER_CELLS = 4_000_000
+
+
+def raster_leaves(
+    forest: Forest,
+    features: tuple[int, int],
+    reference: NDArray[Any],
+    xs: NDArray[np.float64],
+    ys: NDArray[np.float64],
+) -> NDArray[np.intp]:
+    """Leaf of every tree at every point of a grid, without routing any point.
+
+    Each reachable leaf covers a block of grid indices (its box, found by binary
+    search on the sorted grid coordinates after the ``input_dtype`` cast); the
+    blocks of one tree tile the grid, so summing their node ids with a 2-D
+    difference array and cumulative sums gives each point's leaf exactly.
+
+    Parameters
+    ----------
+    xs : ndarray of shape (n_x,), increasing
+    ys : ndarray of shape (n_y,), increasing
+
+    Returns
+    -------
+    leaves : ndarray of shape (n_y * n_x, n_trees)
+        Node id of the leaf reached, rows row-major over y then x, as
+        ``Forest.apply`` on the grid rows.
+    """
+    leaves = slice_leaves(forest, features, reference)
+    xq = np.asarray(xs).astype(forest.input_dtype).astype(np.float64)
+    yq = np.asarray(ys).astype(forest.input_dtype).astype(np.float64)
+    nx, ny = xq.size, yq.size
+    # A point p lies in (lower, upper] when lower < p <= upper.
+    ix0 = np.searchsorted(xq, leaves.lower[:, 0], side="right")
+    ix1 = np.searchsorted(xq, leaves.upper[:, 0], side="right")
+    iy0 = np.searchsorted(yq, leaves.lower[:, 1], side="right")
+    iy1 = np.searchsorted(yq, leaves.upper[:, 1], side="right")
+    keep = (ix0 < ix1) & (iy0 < iy1)
+    out = np.empty((ny * nx, forest.n_trees), dtype=np.intp)
+    per_chunk = max(1, _RASTER_CELLS // ((nx + 1) * (ny + 1)))
+    for start in range(0, forest.n_trees, per_chunk):
+        stop = min(start + per_chunk, forest.n_trees)
+        sel = keep & (leaves.tree >= start) & (leaves.tree < stop)
+        t, node = leaves.tree[sel] - start, leaves.node[sel]
+        a0, a1, b0, b1 = ix0[sel], ix1[sel], iy0[sel], iy1[sel]
+        diff = np.zeros((stop - start, ny + 1, nx + 1), dtype=np.intp)
+        np.add.at(diff, (t, b0, a0), node)
+        np.add.at(diff, (t, b0, a1), -node)
+        np.add.at(diff, (t, b1, a0), -node)
+        np.add.at(diff, (t, b1, a1), node)
+        grid = diff.cumsum(axis=1).cumsum(axis=2)[:, :ny, :nx]
+        out[:, start:stop] = grid.reshape(stop - start, -1).T
+    return out

@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from ._exceptions import InputError
+from ._exceptions import InputError, TreelensError
+from ._tables import importance_results
 
 __all__ = [
     "PICTURE_KINDS",
@@ -38,7 +39,9 @@ PICTURE_KINDS = (
 )
 
 
-def new_figure(width: float = 6.4, height: float = 4.8, *, nrows: int = 1, ncols: int = 1) -> tuple[Any, Any]:
+def new_figure(
+    width: float = 6.4, height: float = 4.8, *, nrows: int = 1, ncols: int = 1
+) -> tuple[Any, Any]:
     """A figure outside pyplot and its axes (an array when ``nrows * ncols > 1``)."""
     from matplotlib.figure import Figure
 
@@ -72,7 +75,8 @@ def top_features(model: Any, k: int = 2) -> list[str]:
         raise InputError(
             f"The picture needs {k} features; this model has {forest.n_features}."
         )
-    values = np.asarray(treelens.mdi_importance(model).importances_, dtype=float)
+    primary = importance_results(model)["primary"]
+    values = np.asarray(primary.importances_, dtype=float)
     order = np.argsort(-values, kind="stable")[:k]
     return [forest.feature_names[i] for i in order]
 
@@ -93,7 +97,7 @@ def _need_data(kind: str, X: Any) -> None:
         raise InputError(f"The {kind} picture needs a data file; got none.")
 
 
-def _tree_default(forest: Any, tree: int | None) -> int:
+def _tree_index(tree: int | None) -> int:
     return 0 if tree is None else tree
 
 
@@ -112,24 +116,32 @@ def picture_figure(
 ) -> Any:
     """Draw one picture of :data:`PICTURE_KINDS` and return its matplotlib figure."""
     import treelens
+
     from ._adapters import to_forest
 
     forest = to_forest(model)
+    # Native boosters (xgboost.Booster, lightgbm.Booster) have no scikit-learn
+    # predict(X); the pictures draw their Forest, which predicts the same.
+    drawn = model if hasattr(model, "n_features_in_") else forest
     if kind == "importance":
         figure, ax = new_figure(6.4, max(2.5, 0.3 * min(forest.n_features, 20) + 1.2))
-        results = [treelens.mdi_importance(model)]
-        if X is not None and y is not None:
-            results.append(treelens.mdi_importance(model, X=X, y=y))
-        treelens.ImportanceDisplay.from_result(results, ax=ax, top_k=20)
+        found = importance_results(model, X, y)
+        shown = [r for r in (found["primary"], found["held_out"]) if r is not None]
+        treelens.ImportanceDisplay.from_result(shown, ax=ax, top_k=20)
         return figure
     if kind == "tree":
         figure, ax = new_figure(12, 6.5)
+        try:
+            mdi = treelens.mdi_importance(model)
+        except TreelensError:  # boosting libraries record gains, not impurities
+            mdi = None
+        annotate = ("samples", "value", "impurity") + (("mdi",) if mdi else ())
         treelens.TreeDiagramDisplay.from_estimator(
             model,
-            tree_index=_tree_default(forest, tree),
+            tree_index=_tree_index(tree),
             max_depth=3 if max_depth is None else max_depth,
-            annotate=("samples", "value", "impurity", "mdi"),
-            importance=treelens.mdi_importance(model),
+            annotate=annotate,
+            importance=mdi,
             path_of=None if row is None else np.asarray(_row(X, row), dtype=float)[0],
             ax=ax,
         )
@@ -139,27 +151,40 @@ def picture_figure(
         figure, ax = new_figure(7, 4.5)
         feature = None if features is None else features[0]
         treelens.RegressionStepsDisplay.from_estimator(
-            model, X, y, feature=feature, tree_index=tree, ax=ax
+            drawn, X, y, feature=feature, tree_index=tree, ax=ax
         )
         return figure
     pair = _pair(model, features)
     if kind == "partition":
         figure, ax = new_figure(6.4, 5)
         treelens.PartitionDisplay.from_estimator(
-            model, X, features=pair, y=y, tree_index=_tree_default(forest, tree),
-            max_depth=max_depth, ax=ax,
+            drawn,
+            X,
+            features=pair,
+            y=y,
+            tree_index=_tree_index(tree),
+            max_depth=max_depth,
+            ax=ax,
         )
         return figure
     if kind == "region":
         figure, ax = new_figure(6.4, 5)
-        treelens.DecisionRegionDisplay.from_estimator(model, X, features=pair, y=y, ax=ax)
+        treelens.DecisionRegionDisplay.from_estimator(
+            drawn, X, features=pair, y=y, ax=ax
+        )
         return figure
     if kind == "forest-grid":
         n_trees = min(3, forest.n_trees)
         figure, axes = new_figure(3.6 * (n_trees + 1), 3.6, ncols=n_trees + 1)
         # Out-of-bag accuracy is meaningful only on the exact training rows.
         treelens.ForestGridDisplay.from_estimator(
-            model, X, y if oob else None, features=pair, n_trees=n_trees, max_depth=max_depth, axes=axes
+            drawn,
+            X,
+            y if oob else None,
+            features=pair,
+            n_trees=n_trees,
+            max_depth=max_depth,
+            axes=axes,
         )
         return figure
     if kind == "counterfactual":
@@ -171,8 +196,12 @@ def picture_figure(
         result = treelens.feature_tweak(model, _row(X, row), target=target, reference=X)
         figure, ax = new_figure(6.4, 5)
         treelens.CounterfactualDisplay.from_result(
-            model, result, features=pair if features else None, X_background=X,
-            y_background=y, ax=ax,
+            drawn,
+            result,
+            features=pair if features else None,
+            X_background=X,
+            y_background=y,
+            ax=ax,
         )
         return figure
     raise InputError(f"KIND must be one of {list(PICTURE_KINDS)}; got {kind!r}.")
@@ -184,7 +213,16 @@ def _row(X: Any, row: int) -> Any:
     return X.iloc[[row]] if hasattr(X, "iloc") else np.asarray(X)[[row]]
 
 
-def draw_picture(kind: str, model: Any, X: Any = None, y: Any = None, *, fmt: str = "png", dpi: int = 100, **kwargs: Any) -> bytes:
+def draw_picture(
+    kind: str,
+    model: Any,
+    X: Any = None,
+    y: Any = None,
+    *,
+    fmt: str = "png",
+    dpi: int = 100,
+    **kwargs: Any,
+) -> bytes:
     """Draw one picture and return the file's bytes in ``fmt``."""
     figure = picture_figure(kind, model, X, y, **kwargs)
     return figure_bytes(figure, fmt, dpi=dpi)

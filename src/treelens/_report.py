@@ -56,7 +56,10 @@ def _step(progress: Progress, message: str) -> None:
 def _cell(value: Any) -> dict[str, Any]:
     value = value.item() if hasattr(value, "item") else value
     if isinstance(value, bool) or value is None:
-        return {"text": "" if value is None else ("yes" if value else "no"), "num": False}
+        return {
+            "text": "" if value is None else ("yes" if value else "no"),
+            "num": False,
+        }
     if isinstance(value, (int, np.integer)):
         return {"text": str(value), "num": True}
     if isinstance(value, float):
@@ -71,7 +74,9 @@ def table_context(frame: pd.DataFrame, *, max_rows: int = 40) -> dict[str, Any]:
     shown = frame.head(max_rows)
     return {
         "columns": [_HEADERS.get(str(c), str(c)) for c in frame.columns],
-        "rows": [[_cell(v) for v in record] for record in shown.itertuples(index=False)],
+        "rows": [
+            [_cell(v) for v in record] for record in shown.itertuples(index=False)
+        ],
         "hidden": max(0, len(frame) - max_rows),
     }
 
@@ -102,7 +107,12 @@ def _summary(model: Any, forest: Any, X: Any, y: Any) -> dict[str, Any]:
         ("Model", f"{type(model).__module__.split('.')[0]}.{type(model).__name__}"),
         ("Kind", f"{forest.kind} ({forest.task})"),
         ("Trees", str(forest.n_trees)),
-        ("Depth", f"{min(depths)} to {max(depths)}" if min(depths) != max(depths) else str(max(depths))),
+        (
+            "Depth",
+            f"{min(depths)} to {max(depths)}"
+            if min(depths) != max(depths)
+            else str(max(depths)),
+        ),
         ("Leaves", f"{leaves} in all"),
         ("Features", str(forest.n_features)),
         ("Criterion", str(forest.criterion)),
@@ -111,7 +121,9 @@ def _summary(model: Any, forest: Any, X: Any, y: Any) -> dict[str, Any]:
         summary.append(("Classes", ", ".join(str(c) for c in forest.classes_)))
     scores = []
     if y is not None:
-        predicted = np.asarray(model.predict(X))
+        from ._tables import predict
+
+        predicted = predict(model, X)
         truth = np.asarray(y)
         if forest.task == "classification":
             from sklearn.metrics import accuracy_score, balanced_accuracy_score
@@ -119,25 +131,39 @@ def _summary(model: Any, forest: Any, X: Any, y: Any) -> dict[str, Any]:
             truth = _as_classes(truth, forest.classes_)
             scores.append(("Accuracy", f"{accuracy_score(truth, predicted):.4f}"))
             scores.append(
-                ("Balanced accuracy", f"{balanced_accuracy_score(truth, predicted):.4f}")
+                (
+                    "Balanced accuracy",
+                    f"{balanced_accuracy_score(truth, predicted):.4f}",
+                )
             )
         else:
             from sklearn.metrics import mean_absolute_error, r2_score
 
             truth = truth.astype(float)
             scores.append(("R²", f"{r2_score(truth, predicted):.4f}"))
-            scores.append(("Mean absolute error", f"{mean_absolute_error(truth, predicted):.4g}"))
+            scores.append(
+                ("Mean absolute error", f"{mean_absolute_error(truth, predicted):.4g}")
+            )
     name = summary[0][1]
     return {"name": name, "summary": summary, "scores": scores}
 
 
 def _as_classes(y: Any, classes: Any) -> Any:
-    """``y`` converted to the dtype of the model's classes where it was read as text."""
+    """``y`` in the dtype of the model's classes where the data file read it otherwise.
+
+    A CSV column of labels 0/1 may come back as floats or text; labels are
+    converted only where every value maps to a class exactly.
+    """
     y = np.asarray(y)
     if classes is None or y.dtype == classes.dtype:
         return y
+    if np.issubdtype(classes.dtype, np.number) and np.issubdtype(y.dtype, np.number):
+        cast = y.astype(classes.dtype)
+        return cast if np.array_equal(cast, y) else y
     lookup = {str(c): c for c in classes}
-    return np.asarray([lookup.get(str(v), v) for v in y], dtype=classes.dtype if all(str(v) in lookup for v in y) else object)
+    if all(str(v) in lookup for v in np.unique(y.astype(str))):
+        return np.asarray([lookup[str(v)] for v in y], dtype=classes.dtype)
+    return y
 
 
 def render_report(
@@ -193,7 +219,9 @@ def render_report(
     target_name = getattr(y, "name", None)
     if y is not None and forest.task == "classification":
         y = _as_classes(y, forest.classes_)
-        unknown = sorted({str(v) for v in np.unique(y)} - {str(c) for c in forest.classes_})
+        unknown = sorted(
+            {str(v) for v in np.unique(y)} - {str(c) for c in forest.classes_}
+        )
         if unknown:
             raise InputError(
                 f"The target column holds classes the model does not know {unknown}; "
@@ -208,13 +236,16 @@ def render_report(
     }
     _step(progress, "importance")
     context["importance"] = _importance_section(model, X, y)
-    context["nodes"] = {
-        "tree": 0,
-        "n_trees": forest.n_trees,
-        "table": table_context(
-            _node_table(context["importance"].pop("mdi")), max_rows=63
-        ),
-    }
+    mdi = context["importance"].pop("mdi")
+    context["nodes"] = (
+        None
+        if mdi is None
+        else {
+            "tree": 0,
+            "n_trees": forest.n_trees,
+            "table": table_context(_node_table(mdi), max_rows=63),
+        }
+    )
     _step(progress, "pictures")
     context["pictures"] = _pictures(model, forest, X, y)
     context["counterfactuals"] = None
@@ -236,25 +267,31 @@ def _importance_section(model: Any, X: Any, y: Any) -> dict[str, Any]:
     import treelens
 
     from ._pictures import new_figure
-    from ._tables import importance_frame
+    from ._tables import importance_frame, importance_results
 
-    mdi = treelens.mdi_importance(model)
-    held = perm = None
-    if y is not None:
-        held = treelens.mdi_importance(model, X=X, y=y)
-        perm = treelens.permutation_importance(model, X, y, n_repeats=5, random_state=0)
-    frame = importance_frame(mdi, held_out=held, permutation=perm)
+    results = importance_results(
+        model, X, y, permutation=y is not None and hasattr(model, "score")
+    )
+    primary, held, perm = (
+        results["primary"],
+        results["held_out"],
+        results["permutation"],
+    )
+    frame = importance_frame(primary, held_out=held, permutation=perm)
 
     def chart() -> Any:
         n = min(len(frame), 15)
         figure, ax = new_figure(4.5, max(2.5, 0.28 * n + 1.2))
-        results = [r for r in (mdi, held, perm) if r is not None]
-        treelens.ImportanceDisplay.from_result(results, ax=ax, top_k=15)
+        shown = [r for r in (primary, held, perm) if r is not None]
+        treelens.ImportanceDisplay.from_result(shown, ax=ax, top_k=15)
         return figure
 
-    caption = "Bars sorted by importance; error bars show the spread across trees or repeats."
+    caption = (
+        "Bars sorted by importance; error bars show the spread across trees or repeats."
+    )
     return {
-        "mdi": mdi,
+        "mdi": results["mdi"],
+        "notes": results["notes"],
         "table": table_context(frame, max_rows=15),
         "has_held_out": held is not None,
         "pictures": [_picture("Importance", caption, chart)],
@@ -265,7 +302,11 @@ def _node_table(mdi: Any) -> pd.DataFrame:
     nodes = mdi.nodes_
     frame = nodes[nodes["tree"] == 0]
     columns = [c for c in _NODE_COLUMNS if c in frame.columns]
-    return frame[columns].reset_index(drop=True) if columns else frame.reset_index(drop=True)
+    return (
+        frame[columns].reset_index(drop=True)
+        if columns
+        else frame.reset_index(drop=True)
+    )
 
 
 def _pictures(model: Any, forest: Any, X: Any, y: Any) -> list[dict[str, Any]]:
@@ -339,12 +380,18 @@ def _counterfactual_section(
         def arrow() -> Any:
             subset = X.iloc[[first]] if hasattr(X, "iloc") else np.asarray(X)[[first]]
             result = treelens.feature_tweak(
-                model, subset, target=goal, cost=cost,
+                model,
+                subset,
+                target=goal,
+                cost=cost,
                 reference=X if reference is None else reference,
             )
             figure, ax = new_figure(6.4, 5)
+            drawn = (
+                model if hasattr(model, "n_features_in_") else treelens.to_forest(model)
+            )
             treelens.CounterfactualDisplay.from_result(
-                model, result, X_background=X, y_background=y, ax=ax
+                drawn, result, X_background=X, y_background=y, ax=ax
             )
             return figure
 

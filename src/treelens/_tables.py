@@ -16,11 +16,15 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from ._exceptions import InputError, TreelensError
+
 __all__ = [
     "counterfactual_tables",
     "importance_frame",
+    "importance_results",
     "importance_tables",
     "node_frame",
+    "predict",
     "render",
     "rich_table",
     "selected_rows",
@@ -63,17 +67,19 @@ def _step(progress: Progress, message: str) -> None:
 
 
 def importance_frame(
-    mdi: Any, *, held_out: Any = None, permutation: Any = None
+    primary: Any, *, held_out: Any = None, permutation: Any = None
 ) -> pd.DataFrame:
-    """One row per feature: MDI with its spread, held-out MDI, permutation importance.
+    """One row per feature: MDI (or gain) with its spread, held-out MDI, permutation.
 
-    Sorted by decreasing MDI.
+    Sorted by decreasing first column.  The first column is ``mdi``, or ``gain``
+    for boosting libraries whose trees record gains rather than impurities.
     """
-    frame = pd.DataFrame({"mdi": mdi.importances_})
-    std = getattr(mdi, "std_", None)
-    per_tree = getattr(mdi, "per_tree_", None)
+    name = "gain" if "gain" in getattr(primary, "method", "").lower() else "mdi"
+    frame = pd.DataFrame({name: primary.importances_})
+    std = getattr(primary, "std_", None)
+    per_tree = getattr(primary, "per_tree_", None)
     if std is not None and (per_tree is None or len(per_tree) > 1):
-        frame["mdi_std"] = std
+        frame[f"{name}_std"] = std
     if held_out is not None:
         frame["held_out_mdi"] = held_out.importances_
     if permutation is not None:
@@ -81,13 +87,72 @@ def importance_frame(
         if getattr(permutation, "std_", None) is not None:
             frame["permutation_std"] = permutation.std_
     frame.index.name = "feature"
-    return frame.sort_values("mdi", ascending=False, kind="stable").reset_index()
+    return frame.sort_values(name, ascending=False, kind="stable").reset_index()
 
 
 def node_frame(result: Any, tree: int) -> pd.DataFrame:
     """The per-node breakdown of one tree from an importance result's ``nodes_``."""
     nodes = result.nodes_
     return nodes[nodes["tree"] == tree].reset_index(drop=True)
+
+
+def importance_results(
+    model: Any,
+    X: Any = None,
+    y: Any = None,
+    *,
+    permutation: bool = False,
+    n_repeats: int = 5,
+    random_state: int = 0,
+    progress: Progress = None,
+) -> dict[str, Any]:
+    """Every importance that applies to ``model``, and notes on those that do not.
+
+    Returns a dict with ``primary`` (MDI, or the normalized total gain of XGBoost
+    and LightGBM models, whose trees record gains instead of impurities),
+    ``mdi`` (None when unavailable), ``held_out`` and ``permutation`` (None when
+    not asked or not available) and ``notes`` (list of str).
+    """
+    import treelens
+
+    notes: list[str] = []
+    _step(progress, "MDI importance")
+    try:
+        mdi = treelens.mdi_importance(model)
+        primary = mdi
+    except TreelensError:
+        mdi = None
+        primary = treelens.gain_importance(model, normalize=True)
+        notes.append(
+            "gain: the library's total split gain per feature, normalized to sum to "
+            "one, since this model records no node impurities for MDI"
+        )
+    held = perm = None
+    if X is not None and y is not None:
+        _step(progress, "held-out MDI importance")
+        try:
+            held = treelens.mdi_importance(model, X=X, y=y)
+        except TreelensError as exc:
+            notes.append(f"no held-out MDI: {exc}")
+        if permutation:
+            if not hasattr(model, "score"):
+                raise InputError(
+                    "Permutation importance scores the model with its score() method; "
+                    f"{type(model).__module__}.{type(model).__name__} has none. Save "
+                    "the scikit-learn wrapper (XGBClassifier, LGBMClassifier, ...) "
+                    "with skops instead of the booster."
+                )
+            _step(progress, "permutation importance")
+            perm = treelens.permutation_importance(
+                model, X, y, n_repeats=n_repeats, random_state=random_state
+            )
+    return {
+        "primary": primary,
+        "mdi": mdi,
+        "held_out": held,
+        "permutation": perm,
+        "notes": notes,
+    }
 
 
 def importance_tables(
@@ -104,29 +169,46 @@ def importance_tables(
     progress: Progress = None,
 ) -> Tables:
     """Compute the importance tables the ``importance`` command shows."""
-    import treelens
-
-    _step(progress, "MDI importance")
-    mdi = treelens.mdi_importance(model)
-    held = perm = None
-    if X is not None and y is not None:
-        _step(progress, "held-out MDI importance")
-        held = treelens.mdi_importance(model, X, y)
-        if permutation:
-            _step(progress, "permutation importance")
-            perm = treelens.permutation_importance(
-                model, X, y, n_repeats=n_repeats, random_state=random_state
-            )
-    frame = importance_frame(mdi, held_out=held, permutation=perm)
+    results = importance_results(
+        model,
+        X,
+        y,
+        permutation=permutation,
+        n_repeats=n_repeats,
+        random_state=random_state,
+        progress=progress,
+    )
+    frame = importance_frame(
+        results["primary"],
+        held_out=results["held_out"],
+        permutation=results["permutation"],
+    )
     if top is not None:
         frame = frame.head(top)
-    tables: Tables = {"importance": ("Feature importance", frame)}
+    title = "Feature importance"
+    if results["notes"]:
+        title += " (" + "; ".join(results["notes"]) + ")"
+    tables: Tables = {"importance": (title, frame)}
     if nodes:
+        if results["mdi"] is None:
+            raise InputError(
+                "--nodes shows the per-node MDI breakdown, which needs node "
+                f"impurities; this model ({type(model).__name__}) records none."
+            )
         tables["nodes"] = (
             f"Per-node MDI breakdown of tree {tree} (training statistics)",
-            node_frame(mdi, tree),
+            node_frame(results["mdi"], tree),
         )
     return tables
+
+
+def predict(model: Any, X: Any) -> Any:
+    """The model's predictions, through treelens for boosters without ``predict(X)``."""
+    from ._adapters import to_forest
+
+    if hasattr(model, "classes_") or hasattr(model, "n_features_in_"):
+        return np.asarray(model.predict(X))
+    return np.asarray(to_forest(model).predict(X))
 
 
 def selected_rows(
@@ -135,7 +217,7 @@ def selected_rows(
     """The rows given, else the first ``max_rows`` not already predicted as target."""
     if rows is not None:
         return list(rows)
-    predicted = np.asarray(model.predict(X))
+    predicted = predict(model, X)
     if isinstance(target, tuple):
         low, high = target
         declined = ~((predicted >= low) & (predicted <= high))
@@ -184,7 +266,13 @@ def counterfactual_tables(
     reference = X if reference is None else reference
     if optimal:
         _step(progress, f"optimal counterfactuals for {len(chosen)} rows")
-        result = treelens.optimal_counterfactual(
+        optimal_counterfactual = getattr(treelens, "optimal_counterfactual", None)
+        if optimal_counterfactual is None:
+            raise InputError(
+                "--optimal needs treelens.optimal_counterfactual, which this version "
+                "of treelens does not have; run without --optimal."
+            )
+        result = optimal_counterfactual(
             model,
             subset,
             target=target,
@@ -204,7 +292,7 @@ def counterfactual_tables(
             constraints=built,
             reference=reference,
         )
-    return counterfactual_result_tables(result, chosen, model.predict(subset))
+    return counterfactual_result_tables(result, chosen, result.prediction_)
 
 
 def counterfactual_result_tables(
@@ -277,7 +365,9 @@ def rich_table(title: str, frame: pd.DataFrame, *, max_rows: int = 60) -> Any:
     for record in frame.head(max_rows).itertuples(index=False):
         table.add_row(*(_cell(v) for v in record))
     if len(frame) > max_rows:
-        table.caption = f"{len(frame) - max_rows} more rows not shown (use --json or --csv)"
+        table.caption = (
+            f"{len(frame) - max_rows} more rows not shown (use --json or --csv)"
+        )
     return table
 
 
@@ -308,11 +398,14 @@ def render(
 ) -> str:
     """Render tables as text (rich), JSON or CSV (the last table)."""
     if fmt == "json":
-        return json.dumps(
-            {name: _records(frame) for name, (_, frame) in tables.items()},
-            indent=2,
-            default=str,
-        ) + "\n"
+        return (
+            json.dumps(
+                {name: _records(frame) for name, (_, frame) in tables.items()},
+                indent=2,
+                default=str,
+            )
+            + "\n"
+        )
     if fmt == "csv":
         _, frame = list(tables.values())[-1]
         return frame.to_csv(index=False)
@@ -322,7 +415,9 @@ def render(
         width = max(100, shutil.get_terminal_size((120, 24)).columns)
     console = Console(width=width, record=True, file=_Null(), color_system=None)
     for name, (title, frame) in tables.items():
-        columns = [c for c in _TEXT_COLUMNS.get(name, frame.columns) if c in frame.columns]
+        columns = [
+            c for c in _TEXT_COLUMNS.get(name, frame.columns) if c in frame.columns
+        ]
         shown = frame[columns].rename(columns=_TEXT_HEADERS)
         console.print(rich_table(title, shown))
         console.print()

@@ -27,12 +27,26 @@ __all__ = [
 
 Annotation = Literal["samples", "value", "impurity", "weighted_impurity", "mdi"]
 #: Every annotation a node may carry, in display order.
-ANNOTATIONS: tuple[str, ...] = ("samples", "value", "impurity", "weighted_impurity", "mdi")
+ANNOTATIONS: tuple[str, ...] = (
+    "samples",
+    "value",
+    "impurity",
+    "weighted_impurity",
+    "mdi",
+)
 
 # matplotlib's tab10, so DOT output and matplotlib diagrams share class colours.
 _TAB10 = (
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
 )
 
 
@@ -101,12 +115,16 @@ def tree_layout(tree: Tree, *, max_depth: int | None = None) -> TreeLayout:
     # Leaves below every node, one vectorized step per level from the bottom up.
     for level in range(cut - 1, -1, -1):
         inner = np.flatnonzero((depth == level) & ~end & shown)
-        n_leaves[inner] = n_leaves[tree.children_left[inner]] + n_leaves[tree.children_right[inner]]
+        n_leaves[inner] = (
+            n_leaves[tree.children_left[inner]] + n_leaves[tree.children_right[inner]]
+        )
     offset = np.zeros(tree.n_nodes, dtype=np.intp)
     for level in range(cut):
         inner = np.flatnonzero((depth == level) & ~end & shown)
         offset[tree.children_left[inner]] = offset[inner]
-        offset[tree.children_right[inner]] = offset[inner] + n_leaves[tree.children_left[inner]]
+        offset[tree.children_right[inner]] = (
+            offset[inner] + n_leaves[tree.children_left[inner]]
+        )
     nodes = np.flatnonzero(shown)
     x = offset[nodes] + (n_leaves[nodes] - 1) / 2.0
     inner = nodes[~end[nodes]]
@@ -139,13 +157,17 @@ def impurity_decrease(tree: Tree) -> NDArray[np.float64]:
     wi = tree.weighted_n_node_samples * tree.impurity
     out = np.zeros(tree.n_nodes)
     inner = np.flatnonzero(~tree.is_leaf)
-    out[inner] = wi[inner] - wi[tree.children_left[inner]] - wi[tree.children_right[inner]]
+    out[inner] = (
+        wi[inner] - wi[tree.children_left[inner]] - wi[tree.children_right[inner]]
+    )
     return out
 
 
 def decision_path(forest: Forest, tree_index: int, x: Any) -> NDArray[np.intp]:
     """Nodes the row ``x`` visits in tree ``tree_index``, root first."""
-    leaf = int(forest.apply(np.asarray(x, dtype=np.float64).reshape(1, -1))[0, tree_index])
+    leaf = int(
+        forest.apply(np.asarray(x, dtype=np.float64).reshape(1, -1))[0, tree_index]
+    )
     parent = forest.trees[tree_index].parent
     path = [leaf]
     while parent[path[-1]] >= 0:  # one step per level
@@ -191,8 +213,13 @@ def node_texts(
     names = forest.feature_names
     is_class = forest.is_classifier and forest.kind != "boosting"
     if is_class:
-        labels = [str(c) for c in (class_names if class_names is not None else forest.classes_)]
-    decrease = impurity_decrease(tree) if mdi is None else np.asarray(mdi, dtype=np.float64)
+        labels = [
+            str(c)
+            for c in (class_names if class_names is not None else forest.classes_)
+        ]
+    decrease = (
+        impurity_decrease(tree) if mdi is None else np.asarray(mdi, dtype=np.float64)
+    )
     wi = tree.weighted_n_node_samples * tree.impurity
     texts = []
     for node in nodes.tolist():
@@ -211,7 +238,9 @@ def node_texts(
                 else:
                     lines.append(f"value = {_fmt(value[0])}")
             elif item == "impurity":
-                lines.append(f"{forest.criterion or 'impurity'} = {_fmt(tree.impurity[node])}")
+                lines.append(
+                    f"{forest.criterion or 'impurity'} = {_fmt(tree.impurity[node])}"
+                )
             elif item == "weighted_impurity":
                 lines.append(f"w*I = {_fmt(wi[node])}")
             elif item == "mdi" and not tree.is_leaf[node]:

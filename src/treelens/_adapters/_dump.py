@@ -31,7 +31,9 @@ class SplitStatistics:
     cover: NDArray[np.float64]
 
 
-def reachable_order(left: NDArray[np.intp], right: NDArray[np.intp]) -> NDArray[np.intp]:
+def reachable_order(
+    left: NDArray[np.intp], right: NDArray[np.intp]
+) -> NDArray[np.intp]:
     """Ids of the nodes reachable from the root, root first, in breadth-first order.
 
     Libraries may keep deleted (pruned) nodes in their arrays; renumbering the

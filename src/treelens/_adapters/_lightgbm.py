@@ -5,7 +5,10 @@ are the doubles LightGBM predicts with.  Nodes are numbered depth first, left ch
 first, the root being 0.
 
 Split rule.  LightGBM sends ``x <= threshold`` left comparing doubles, as the
-Forest does (``input_dtype`` float64).  Missing values depend on each node's
+Forest does (``input_dtype`` float64), after reading inputs with
+``|x| <= 1e-35`` as 0.0; thresholds inside that band are moved to its edge so
+that the raw input gives the same answer; a threshold written as 1e300 (its
+stand-in for infinity) becomes +inf.  Missing values depend on each node's
 ``missing_type``: ``"NaN"`` sends NaN to the ``default_left`` side; ``"None"``
 (the feature had no missing values in training) first turns NaN into 0.0, so NaN
 goes left iff ``0.0 <= threshold``.  ``"Zero"`` (``zero_as_missing=True``) also
@@ -15,8 +18,15 @@ such models are refused.
 Scores.  The learning rate (``shrinkage``) and the initial score
 (``boost_from_average``) are already in the leaf values, so ``init_raw`` is 0 and
 ``learning_rate`` 1.0; random-forest mode (``average_output``) averages the rounds,
-so its ``learning_rate`` is ``1 / n_rounds``.  Multiclass models grow one tree per
-class and round, class-minor.
+so its ``learning_rate`` is ``1 / n_rounds`` (LightGBM's own ``raw_score`` output
+is then the unaveraged sum, while its probabilities come from the average, which
+is what ``Forest.raw_predict`` gives).  Multiclass models grow one tree per class
+and round, class-minor.
+
+Node statistics.  ``n_node_samples`` are the dump's counts; ``weighted_n_node_samples``
+the hessian sums (``leaf_weight``, summed up the tree for split nodes because the
+dump prints ``internal_weight`` with six digits only); ``value`` the leaf values
+and, at split nodes, ``internal_value``; impurity is NaN (not stored).
 
 Rounds.  ``dump_model()`` keeps the best iteration when the model has one, and
 otherwise every round, as ``predict`` does by default; the Forest holds those.
@@ -41,7 +51,8 @@ _REGRESSION = ("regression", "regression_l1", "huber", "fair", "quantile", "mape
 _SUPPORTED = ("binary", "multiclass", *_REGRESSION)
 
 
-def _objective(dump: dict[str, Any]) -> tuple[str, str]:
+def _objective(dump: dict[str, Any]) -> tuple[str, str, str]:
+    """Task, link and (for replaying stages) scikit-learn loss name."""
     text = str(dump.get("objective", "")).strip()
     parts = text.split()
     name = parts[0] if parts else "custom"
@@ -50,21 +61,42 @@ def _objective(dump: dict[str, Any]) -> tuple[str, str]:
     if name == "binary":
         sigmoid = float(options.get("sigmoid", "1"))
         if sigmoid == 1.0:
-            return "classification", "logistic"
+            return "classification", "logistic", "log_loss"
         if sigmoid == 2.0:
-            return "classification", "exponential"
+            return "classification", "exponential", ""
         raise UnsupportedModelError(
             "LightGBM binary models with sigmoid other than 1 or 2 are not "
             f"supported; got objective {text!r}."
         )
     if name == "multiclass":
-        return "classification", "softmax"
+        return "classification", "softmax", "log_loss"
     if name in _REGRESSION and "sqrt" not in flags:
-        return "regression", "identity"
+        return "regression", "identity", "squared_error" if name == "regression" else ""
     raise UnsupportedModelError(
         f"LightGBM objective {text or 'custom'!r} is not supported; expected one of "
         f"{list(_SUPPORTED)} (regression without reg_sqrt)."
     )
+
+
+# LightGBM reads every input with |x| <= kZeroThreshold (1e-35f as a double) as 0.0.
+_ZERO = float(np.float32(1e-35))
+# LightGBM writes an infinite threshold (every number goes left) as 1e300.
+_HUGE = 1e300
+
+
+def _zero_band_threshold(cut: float) -> float:
+    """The threshold that sends raw inputs where LightGBM sends them.
+
+    Inputs in ``[-_ZERO, _ZERO]`` are compared as 0.0, so for a threshold inside
+    that band the set going left is ``x <= _ZERO`` (``cut >= 0``) or
+    ``x < -_ZERO`` (``cut < 0``); elsewhere the band and 0.0 fall on the same
+    side and the threshold stands.  A threshold of 1e300 stands for +inf.
+    """
+    if -_ZERO <= cut < _ZERO:
+        return _ZERO if cut >= 0.0 else float(np.nextafter(-_ZERO, -np.inf))
+    if cut >= _HUGE:
+        return np.inf
+    return cut
 
 
 def _flatten(
@@ -80,10 +112,12 @@ def _flatten(
     count: list[int] = []
     cover: list[float] = []
     gain: list[float] = []
+    depth: list[int] = []
     stack: list[tuple[dict[str, Any], int]] = [(root, -1)]
     while stack:
         node, parent = stack.pop()
         node_id = len(left)
+        depth.append(0 if parent < 0 else depth[parent] + 1)
         if parent >= 0:
             # Right children are pushed first, so a parent's left child is
             # always numbered before its right child.
@@ -111,7 +145,7 @@ def _flatten(
                 f"{feature_names[split_feature]!r} (tree {index})."
             )
         missing_type = node.get("missing_type", "None")
-        cut = float(node["threshold"])
+        cut = _zero_band_threshold(float(node["threshold"]))
         if missing_type == "NaN":
             goes_left = bool(node.get("default_left", True))
         elif missing_type == "None":
@@ -137,7 +171,9 @@ def _flatten(
         stack.append((node["left_child"], node_id))
     n_nodes = len(left)
     feature_array = np.asarray(feature, dtype=np.intp)
-    cover_array = np.asarray(cover, dtype=np.float64)
+    cover_array = _exact_cover(
+        np.asarray(left), np.asarray(right), np.asarray(depth), np.asarray(cover)
+    )
     tree = Tree(
         children_left=np.asarray(left),
         children_right=np.asarray(right),
@@ -154,6 +190,24 @@ def _flatten(
     )
 
 
+def _exact_cover(
+    left: np.ndarray, right: np.ndarray, depth: np.ndarray, cover: np.ndarray
+) -> np.ndarray:
+    """Hessian sums of split nodes as the sum of their leaves' sums.
+
+    The dump prints ``internal_weight`` with six significant digits only, but
+    ``leaf_weight`` in full; summing the leaves bottom up, one depth level at a
+    time, recovers the split nodes' sums to double precision.
+    """
+    cover = cover.astype(np.float64, copy=True)
+    if np.isnan(cover[left == -1]).any():
+        return cover
+    for level in range(int(depth.max()), -1, -1):
+        inner = np.flatnonzero((depth == level) & (left != -1))
+        cover[inner] = cover[left[inner]] + cover[right[inner]]
+    return cover
+
+
 def _parse(
     dump: dict[str, Any], feature_names: Sequence[str] | None
 ) -> tuple[dict[str, Any], list[Tree], list[SplitStatistics]]:
@@ -162,10 +216,13 @@ def _parse(
             "Not a LightGBM model dump; expected the mapping `Booster.dump_model()` "
             f"returns (with 'tree_info'), got {type(dump).__name__}."
         )
-    task, link = _objective(dump)
+    task, link, loss = _objective(dump)
     n_features = int(dump["max_feature_idx"]) + 1
     names, has_names = resolve_feature_names(
-        dump.get("feature_names"), n_features, feature_names, auto_pattern=r"Column_(\d+)"
+        dump.get("feature_names"),
+        n_features,
+        feature_names,
+        auto_pattern=r"Column_(\d+)",
     )
     infos = dump["tree_info"]
     if any(info.get("is_linear") for info in infos):
@@ -173,11 +230,14 @@ def _parse(
             "LightGBM linear trees (linear_tree=True) are not supported; expected "
             "constant leaves."
         )
-    parsed = [_flatten(info["tree_structure"], i, names) for i, info in enumerate(infos)]
+    parsed = [
+        _flatten(info["tree_structure"], i, names) for i, info in enumerate(infos)
+    ]
     per_round = int(dump.get("num_tree_per_iteration", 1))
     n_rounds = len(infos) // per_round
     n_classes = int(dump.get("num_class", 1))
     info = {
+        "loss": "" if dump.get("average_output") else loss,
         "task": task,
         "link": link,
         "names": names,
@@ -185,7 +245,9 @@ def _parse(
         "n_features": n_features,
         "n_classes": max(n_classes, 2) if task == "classification" else 0,
         "n_outputs": per_round,
-        "learning_rate": 1.0 / n_rounds if dump.get("average_output") and n_rounds else 1.0,
+        "learning_rate": 1.0 / n_rounds
+        if dump.get("average_output") and n_rounds
+        else 1.0,
         "tree_output": np.tile(np.arange(per_round, dtype=np.intp), n_rounds),
     }
     return info, [p[0] for p in parsed], [p[1] for p in parsed]
@@ -197,6 +259,7 @@ def forest_from_lightgbm_dump(
     feature_names: Sequence[str] | None = None,
     classes: Any = None,
     source: str = "lightgbm.Booster",
+    boosting: str = "gbdt",
 ) -> Forest:
     """Build a Forest from a LightGBM model dump.
 
@@ -211,6 +274,11 @@ def forest_from_lightgbm_dump(
         Class labels of a classifier; ``0 .. n_classes - 1`` by default.
     source : str
         Dotted class path recorded as ``Forest.source``.
+    boosting : str, default="gbdt"
+        LightGBM's ``boosting`` parameter, which the dump does not record.  Only
+        gradient boosting (``"gbdt"``, ``"goss"``) gets a ``Forest.loss`` whose stages
+        :func:`treelens.node_statistics` can replay (DART rescales its trees
+        after fitting them; random forests fit every tree on the same gradient).
 
     Returns
     -------
@@ -236,6 +304,8 @@ def forest_from_lightgbm_dump(
         input_dtype=np.float64,
         allow_missing=True,
         source=source,
+        loss=info["loss"] if boosting in ("gbdt", "goss") else "",
+        positive_at_zero=False,
     )
 
 
@@ -266,9 +336,12 @@ def booster_of(model: Any) -> Any:
 )
 def _lightgbm(model: Any, feature_names: Sequence[str] | None) -> Forest:
     booster = booster_of(model)
+    params = getattr(booster, "params", None) or {}
+    boosting = params.get("boosting", params.get("boosting_type", "gbdt"))
     return forest_from_lightgbm_dump(
         booster.dump_model(),
         feature_names=feature_names,
         classes=getattr(model, "classes_", None) if booster is not model else None,
         source=_class_path(model),
+        boosting=str(boosting),
     )

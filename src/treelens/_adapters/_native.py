@@ -101,3 +101,50 @@ def load_native_model(path: str | os.PathLike[str]) -> Any:
         f"Model file {str(path)!r} is of an unknown format; expected {_EXPECTED}; "
         f"got a file starting with {head[:16]!r}."
     )
+
+
+def booster_predict(model: Any, X: Any) -> Any:
+    """Labels or values a library Booster predicts for ``X``, as ``Forest.predict``.
+
+    ``xgboost.Booster.predict`` needs a DMatrix, and both libraries' Boosters
+    return class probabilities rather than labels.  Returns None for any other
+    model, whose own ``predict`` already gives labels or values.
+
+    Parameters
+    ----------
+    model : object
+    X : ndarray of shape (n_samples, n_features)
+
+    Returns
+    -------
+    y_pred : ndarray of shape (n_samples,) or None
+        For classifiers, class indices ``0 .. n_classes - 1`` (a Booster knows no
+        labels): ``p > 0.5`` for binary models, the argmax of the probabilities
+        otherwise.
+    """
+    import numpy as np
+
+    from . import _class_key
+
+    key = _class_key(type(model))
+    if key == "xgboost.Booster":
+        import xgboost
+
+        matrix = xgboost.DMatrix(np.asarray(X), feature_names=model.feature_names)
+        output = model.predict(matrix)
+        objective = json.loads(model.save_config())["learner"]["objective"]["name"]
+    elif key == "lightgbm.Booster":
+        output = model.predict(np.asarray(X))
+        objective = str(model.dump_model(num_iteration=1).get("objective", ""))
+    else:
+        return None
+    if objective.startswith(("binary", "multi:softprob", "multiclass")):
+        output = np.asarray(output)
+        return (
+            (output > 0.5).astype(np.intp)
+            if output.ndim == 1
+            else np.argmax(output, axis=1)
+        )
+    if objective.startswith("multi:softmax"):
+        return np.asarray(output).astype(np.intp)
+    return np.asarray(output)

@@ -34,7 +34,11 @@ from ._sklearn import _allow_missing, _check_fitted, _class_path, _resolve_names
 
 __all__ = ["hist_split_statistics"]
 
-_LINKS = {"IdentityLink": "identity", "LogitLink": "logistic", "MultinomialLogit": "softmax"}
+_LINKS = {
+    "IdentityLink": "identity",
+    "LogitLink": "logistic",
+    "MultinomialLogit": "softmax",
+}
 
 
 def _link(model: Any) -> str:
@@ -104,8 +108,12 @@ def _parse(
         "has_names": has_names,
         "link": link,
         "n_outputs": n_outputs,
-        "init_raw": np.asarray(model._baseline_prediction, dtype=np.float64).reshape(-1),
-        "tree_output": np.tile(np.arange(n_outputs, dtype=np.intp), len(model._predictors)),
+        "init_raw": np.asarray(model._baseline_prediction, dtype=np.float64).reshape(
+            -1
+        ),
+        "tree_output": np.tile(
+            np.arange(n_outputs, dtype=np.intp), len(model._predictors)
+        ),
     }
     return info, [p[0] for p in parsed], [p[1] for p in parsed]
 
@@ -137,4 +145,6 @@ def _hist_gradient_boosting(model: Any, feature_names: Sequence[str] | None) -> 
         input_dtype=np.float64,
         allow_missing=_allow_missing(model),
         source=_class_path(model),
+        loss=model.loss if model.loss in ("squared_error", "log_loss") else "",
+        positive_at_zero=False,
     )

@@ -16,6 +16,11 @@ estimates it from the data); for ``binary:logistic`` it is a probability and goe
 through the logit.  Multiclass models grow one tree per class and round
 (``tree_info`` gives each tree's class).
 
+Labels.  XGBoost predicts class 1 when ``p > 0.5`` (``positive_at_zero`` is
+false).  It computes raw scores and probabilities in float32, the Forest in
+float64: raw scores agree to about 1e-7 per tree, so a label can differ only for
+rows whose raw score lies within that of 0.
+
 Rounds.  A ``Booster`` is read whole, as ``Booster.predict`` uses it.  A
 scikit-learn wrapper fitted with early stopping predicts with its best iteration
 only, so its Forest keeps the rounds up to ``best_iteration`` (inclusive).
@@ -37,6 +42,15 @@ from ._names import resolve_feature_names
 
 __all__ = ["forest_from_xgboost_json", "xgboost_split_statistics"]
 
+# Objectives whose gradient is that of a scikit-learn loss, so that their stages
+# can be replayed on data (treelens.node_statistics).
+_REPLAY_LOSSES = {
+    "binary:logistic": "log_loss",
+    "multi:softprob": "log_loss",
+    "multi:softmax": "log_loss",
+    "reg:squarederror": "squared_error",
+}
+
 # objective -> (task, link)
 _OBJECTIVES = {
     "binary:logistic": ("classification", "logistic"),
@@ -51,14 +65,14 @@ _OBJECTIVES = {
 
 
 def _learner(model_json: dict[str, Any]) -> dict[str, Any]:
-    try:
-        return model_json["learner"]
-    except (KeyError, TypeError):
+    if not isinstance(model_json, dict) or "learner" not in model_json:
+        keys = list(model_json)[:5] if isinstance(model_json, dict) else None
         raise InputError(
             "Not an XGBoost JSON model; expected a mapping with a 'learner' entry "
             "(the output of `Booster.save_raw('json')`), got "
-            f"{type(model_json).__name__} with keys {list(model_json)[:5] if isinstance(model_json, dict) else '-'}."
-        ) from None
+            f"{type(model_json).__name__} with keys {keys}."
+        )
+    return model_json["learner"]
 
 
 def _objective(learner: dict[str, Any]) -> tuple[str, str, str]:
@@ -131,7 +145,11 @@ def _parse_tree(
     if int(tree.get("tree_param", {}).get("num_deleted", "0") or 0):
         order = reachable_order(left, right)
         left, right = renumber(order, left, right)
-        feature, condition, default_left = feature[order], condition[order], default_left[order]
+        feature, condition, default_left = (
+            feature[order],
+            condition[order],
+            default_left[order],
+        )
         base_weights, cover, gain = base_weights[order], cover[order], gain[order]
         leaf = left == -1
     # x < t  <=>  x <= nextafter(t, -inf)  for float32 x and t.
@@ -156,7 +174,9 @@ def _parse_tree(
 
 
 def _parse(
-    model_json: dict[str, Any], n_rounds: int | None, feature_names: Sequence[str] | None
+    model_json: dict[str, Any],
+    n_rounds: int | None,
+    feature_names: Sequence[str] | None,
 ) -> tuple[dict[str, Any], list[Tree], list[SplitStatistics]]:
     learner = _learner(model_json)
     objective, task, link = _objective(learner)
@@ -189,8 +209,11 @@ def _parse(
         raise InputError(
             f"XGBoost base_score has {base.size} values; expected 1 or {n_outputs}."
         )
+    parallel = int(model["gbtree_model_param"].get("num_parallel_tree", "1") or 1)
+    stagewise = weights is None and parallel == 1  # not DART, not a random forest
     info = {
         "objective": objective,
+        "loss": _REPLAY_LOSSES.get(objective, "") if stagewise else "",
         "task": task,
         "link": link,
         "names": names,
@@ -252,6 +275,9 @@ def forest_from_xgboost_json(
         input_dtype=np.float32,
         allow_missing=True,
         source=source,
+        loss=info["loss"],
+        positive_at_zero=False,
+        score_dtype=np.float32,
     )
 
 

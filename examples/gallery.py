@@ -1,0 +1,199 @@
+"""Write every treelens picture to PNG, on datasets bundled with scikit-learn.
+
+Usage::
+
+    python examples/gallery.py [OUTPUT_DIR]     # default: gallery/
+
+Pictures: exact partitions of a tree (iris), decision regions of several
+classifiers (make_moons), forest anatomy (wine), regression steps (a noisy sine),
+importance bars (breast cancer), a tree diagram and its DOT text (iris), and a
+counterfactual move (iris).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+from sklearn.datasets import load_breast_cancer, load_iris, load_wine, make_moons
+from sklearn.ensemble import (
+    GradientBoostingClassifier,
+    RandomForestClassifier,
+)
+from sklearn.model_selection import train_test_split
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.svm import SVC
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+import treelens
+from treelens import (
+    CounterfactualDisplay,
+    DecisionRegionDisplay,
+    ForestGridDisplay,
+    ImportanceDisplay,
+    PartitionDisplay,
+    RegressionStepsDisplay,
+    TreeDiagramDisplay,
+    export_dot,
+)
+
+
+def save(fig, out: Path, name: str) -> None:
+    path = out / f"{name}.png"
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    print(f"wrote {path}")
+
+
+def partitions(out: Path) -> None:
+    iris = load_iris(as_frame=True)
+    X, y = iris.data, iris.target
+    tree = DecisionTreeClassifier(random_state=0).fit(X, y)
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), layout="constrained")
+    features = ("petal length (cm)", "petal width (cm)")
+    for ax, depth in zip(axes, (1, 2, None)):
+        PartitionDisplay.from_estimator(
+            tree, X, features=features, y=y, max_depth=depth, ax=ax
+        )
+        ax.set_title(f"depth cut {depth}" if depth is not None else "full tree")
+    save(fig, out, "partition_iris")
+
+
+def decision_regions(out: Path) -> None:
+    X, y = make_moons(300, noise=0.3, random_state=0)
+    models = {
+        "decision tree": DecisionTreeClassifier(max_depth=6, random_state=0),
+        "random forest (exact)": RandomForestClassifier(
+            n_estimators=100, random_state=0
+        ),
+        "gradient boosting": GradientBoostingClassifier(random_state=0),
+        "k-nearest neighbours": KNeighborsClassifier(15),
+        "SVC": SVC(C=1.0),
+    }
+    fig, axes = plt.subplots(
+        1, len(models), figsize=(4.2 * len(models), 4), layout="constrained"
+    )
+    for ax, (name, model) in zip(axes, models.items()):
+        model.fit(X, y)
+        DecisionRegionDisplay.from_estimator(
+            model, X, y=y, ax=ax, exact="exact" in name, legend=name == "SVC"
+        )
+        ax.set_title(name)
+    save(fig, out, "decision_regions_moons")
+    # An n-feature model: two features, the others held at their median.
+    wine = load_wine(as_frame=True)
+    forest = RandomForestClassifier(n_estimators=50, random_state=0).fit(
+        wine.data, wine.target
+    )
+    disp = DecisionRegionDisplay.from_estimator(
+        forest,
+        wine.data,
+        features=("proline", "flavanoids"),
+        y=wine.target,
+        response_method="predict_proba",
+    )
+    disp.ax_.set_title("wine: random forest probabilities (others at median)")
+    save(disp.figure_, out, "decision_regions_wine_proba")
+
+
+def forest_grid(out: Path) -> None:
+    wine = load_wine(as_frame=True)
+    forest = RandomForestClassifier(
+        n_estimators=100, max_depth=4, oob_score=True, random_state=0
+    )
+    forest.fit(wine.data, wine.target)
+    grid = ForestGridDisplay.from_estimator(
+        forest, wine.data, wine.target, features=("proline", "flavanoids"), n_trees=3
+    )
+    save(grid.figure_, out, "forest_grid_wine")
+
+
+def regression_steps(out: Path) -> None:
+    rng = np.random.default_rng(0)
+    X = np.sort(rng.uniform(0, 2 * np.pi, 200)).reshape(-1, 1)
+    y = np.sin(X).ravel() + rng.normal(0, 0.25, 200)
+    tree = DecisionTreeRegressor(max_depth=6, random_state=0).fit(X, y)
+    disp = RegressionStepsDisplay.from_estimator(
+        tree, X, y, depths=[1, 2, 4, None], refit=True
+    )
+    disp.ax_.set_title("noisy sine: one tree cut at several depths (dashed: refit)")
+    save(disp.figure_, out, "regression_steps_sine")
+
+
+def importances(out: Path) -> None:
+    data = load_breast_cancer(as_frame=True)
+    X_train, X_test, y_train, y_test = train_test_split(
+        data.data, data.target, random_state=0
+    )
+    forest = RandomForestClassifier(n_estimators=100, random_state=0).fit(
+        X_train, y_train
+    )
+    results = [
+        treelens.mdi_importance(forest),
+        treelens.mdi_importance(forest, X_test, y_test),
+        treelens.permutation_importance(
+            forest, X_test, y_test, n_repeats=5, random_state=0
+        ),
+    ]
+    fig, ax = plt.subplots(figsize=(8, 7), layout="constrained")
+    ImportanceDisplay.from_result(results, top_k=12, ax=ax)
+    ax.set_title("breast cancer: importances, top 12")
+    save(fig, out, "importance_breast_cancer")
+
+
+def tree_diagram(out: Path) -> None:
+    iris = load_iris(as_frame=True)
+    tree = DecisionTreeClassifier(random_state=0).fit(iris.data, iris.target)
+    row = iris.data.iloc[[70]]
+    disp = TreeDiagramDisplay.from_estimator(
+        tree,
+        max_depth=3,
+        path_of=row,
+        class_names=list(iris.target_names),
+        annotate=("samples", "value", "impurity", "weighted_impurity", "mdi"),
+        importance=treelens.mdi_importance(tree),
+    )
+    save(disp.figure_, out, "tree_diagram_iris")
+    dot = export_dot(
+        tree, max_depth=3, path_of=row, class_names=list(iris.target_names)
+    )
+    (out / "tree_iris.dot").write_text(dot)
+    print(f"wrote {out / 'tree_iris.dot'}")
+
+
+def counterfactual(out: Path) -> None:
+    iris = load_iris()
+    X, y = iris.data, iris.target
+    forest = RandomForestClassifier(n_estimators=30, max_depth=4, random_state=0).fit(
+        X, y
+    )
+    result = treelens.feature_tweak(forest, X[[70, 120]], target="other")
+    disp = CounterfactualDisplay.from_result(
+        forest, result, index=1, X_background=X, y_background=y
+    )
+    save(disp.figure_, out, "counterfactual_iris")
+
+
+def main(argv: list[str]) -> None:
+    out = Path(argv[1] if len(argv) > 1 else "gallery")
+    out.mkdir(parents=True, exist_ok=True)
+    for picture in (
+        partitions,
+        decision_regions,
+        forest_grid,
+        regression_steps,
+        importances,
+        tree_diagram,
+        counterfactual,
+    ):
+        picture(out)
+
+
+if __name__ == "__main__":
+    main(sys.argv)

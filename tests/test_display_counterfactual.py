@@ -1,0 +1,138 @@
+"""CounterfactualDisplay: the move from an instance to its counterfactual."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.tree import DecisionTreeClassifier
+
+from treelens import (
+    CounterfactualDisplay,
+    DecisionRegionDisplay,
+    InputError,
+    PartitionDisplay,
+)
+
+
+@pytest.fixture(scope="module")
+def iris():
+    return load_iris(return_X_y=True)
+
+
+def result_for(X, X_cf, found=None):
+    """An object with the attributes of treelens' CounterfactualResult."""
+    found = np.ones(len(X), bool) if found is None else np.asarray(found)
+    return SimpleNamespace(
+        X_=np.asarray(X, float), X_cf_=np.asarray(X_cf, float), found_=found
+    )
+
+
+def test_arrow_over_the_partition_of_a_tree(iris):
+    X, y = iris
+    tree = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y)
+    x = X[[60, 70]]
+    x_cf = x.copy()
+    x_cf[:, 2] += 2.0  # petal length changes most, then petal width
+    x_cf[:, 3] += 0.8
+    x_cf[:, 0] += 0.01
+    disp = CounterfactualDisplay.from_result(
+        tree, result_for(x, x_cf), index=1, X_background=X, y_background=y
+    )
+    assert disp.features_ == (2, 3) and disp.feature_names_ == ("x2", "x3")
+    np.testing.assert_array_equal(disp.start_, x[1, [2, 3]])
+    np.testing.assert_array_equal(disp.end_, x_cf[1, [2, 3]])
+    np.testing.assert_allclose(
+        disp.arrow_._posA_posB, [tuple(disp.start_), tuple(disp.end_)]
+    )
+    assert isinstance(disp.background_, PartitionDisplay)
+    # The picture is the slice through the instance.
+    np.testing.assert_array_equal(disp.background_.reference_, x[1])
+    assert disp.changed_ == ["x0", "x2", "x3"]
+    assert "also changed: x0" in disp.ax_.get_title()
+    # The end of the arrow lies in a region of the counterfactual's predicted class
+    # when the other features stay put (only x0 moved, by 0.01, not a split here).
+    rects, labels = disp.background_.rectangles_, disp.background_.labels_
+    inside = (
+        (rects[:, 0] < disp.end_[0])
+        & (disp.end_[0] <= rects[:, 1])
+        & (rects[:, 2] < disp.end_[1])
+        & (disp.end_[1] <= rects[:, 3])
+    )
+    assert (
+        labels[inside].tolist()
+        == tree.predict(np.r_[x[1, :2], x_cf[1, 2:]].reshape(1, -1)).tolist()
+    )
+
+
+def test_arrow_over_the_regions_of_a_forest(iris):
+    X, y = iris
+    forest = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(
+        X, y
+    )
+    x = X[[10]]
+    x_cf = x.copy()
+    x_cf[0, 1] -= 1.0
+    x_cf[0, 3] += 1.5
+    disp = CounterfactualDisplay.from_result(
+        forest, result_for(x, x_cf), X_background=X
+    )
+    assert disp.features_ == (1, 3)  # -1.0 over std 0.43 beats +1.5 over std 0.76
+    assert isinstance(disp.background_, DecisionRegionDisplay)
+    assert disp.background_.x_edges_ is not None  # exact regions of the ensemble
+    np.testing.assert_array_equal(disp.background_.reference_, x[0])
+    disp = CounterfactualDisplay.from_result(
+        forest, result_for(x, x_cf), features=("x0", "x1"), kind="regions"
+    )
+    assert disp.features_ == (0, 1)
+
+
+def test_bad_input(iris):
+    X, y = iris
+    tree = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
+    x = X[:2]
+    with pytest.raises(InputError, match="No counterfactual was found for row 1"):
+        CounterfactualDisplay.from_result(
+            tree, result_for(x, x + 1, found=[True, False]), index=1
+        )
+    with pytest.raises(InputError, match="twice"):
+        CounterfactualDisplay.from_result(
+            tree, result_for(x, x + 1), features=(0, "x0")
+        )
+    with pytest.raises(InputError, match="Unknown feature"):
+        CounterfactualDisplay.from_result(
+            tree, result_for(x, x + 1), features=(0, "width")
+        )
+    with pytest.raises(InputError, match="X_cf_"):
+        CounterfactualDisplay.from_result(tree, SimpleNamespace(X_=x), x)
+    one = DecisionTreeClassifier().fit(X[:, :1], y)
+    with pytest.raises(InputError, match="at least two features"):
+        CounterfactualDisplay.from_result(one, result_for(X[:1, :1], X[:1, :1] + 1))
+
+
+def test_real_feature_tweak_result(iris):
+    from treelens import feature_tweak
+
+    X, y = iris
+    forest = RandomForestClassifier(n_estimators=6, max_depth=3, random_state=0).fit(
+        X, y
+    )
+    result = feature_tweak(forest, X[[60, 120]], target="other")
+    assert result.found_.all()
+    disp = CounterfactualDisplay.from_result(
+        forest, result, index=1, X_background=X, y_background=y
+    )
+    x, x_cf = result.X_[1], result.X_cf_[1]
+    order = np.argsort(-np.abs(x_cf - x) / X.std(axis=0), kind="stable")
+    assert disp.features_ == (order[0], order[1])
+    np.testing.assert_array_equal(disp.start_, x[list(disp.features_)])
+    np.testing.assert_array_equal(disp.end_, x_cf[list(disp.features_)])
+    assert disp.changed_ == [f"x{j}" for j in np.flatnonzero(result.changed_[1])]
+    # When only the two drawn features change, the arrow ends in a region of the
+    # counterfactual's class.
+    if len(disp.changed_) <= 2:
+        regions = disp.background_
+        i = np.searchsorted(regions.x_edges_, np.float32(disp.end_[0]), side="left") - 1
+        j = np.searchsorted(regions.y_edges_, np.float32(disp.end_[1]), side="left") - 1
+        assert regions.predictions_[j, i] == result.cf_prediction_[1]
