@@ -1,7 +1,7 @@
 """Batches at scale: feature tweaking over many rows in one process and on Dask.
 
 For a synthetic 20-feature dataset (``make_classification``) written as a Parquet
-dataset of 16 parts, and a 100-tree random forest (``max_depth=8``), prints:
+dataset, and a 100-tree random forest (``max_depth=8``), prints:
 
 1. single process: rows per second and peak resident memory of the Parquet
    dataset run (``treelens tweak ... --out-dir``: parts read in batches, results
@@ -9,8 +9,8 @@ dataset of 16 parts, and a 100-tree random forest (``max_depth=8``), prints:
    ``resource.getrusage`` (target: under 2 GB whatever the row count); and of
    ``treelens.feature_tweak`` over a stream of chunks returning the whole result
    in memory;
-2. Dask: the same dataset run on a local cluster of one single-threaded worker
-   and of two (workers started and warmed before timing), and the speed-up
+2. Dask: a dataset run (16 parts) on a local cluster of one single-threaded
+   worker and of two (workers started and warmed before timing), and the speed-up
    (target: at least 1.7x on a 2-core machine).
 
 Usage::
@@ -37,7 +37,8 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 N_FEATURES = 20
-N_PARTS = 16
+N_PARTS = 16  # parts of the Dask run
+DEFAULT_BATCH_ROWS = 65_536  # treelens._dataset.DEFAULT_BATCH_ROWS
 TARGET = 1
 
 
@@ -56,14 +57,13 @@ def _model(n_trees: int, max_depth: int):
     return model, X
 
 
-def _write_dataset(directory: Path, rows: int) -> None:
-    """``rows`` rows of the synthetic distribution as ``N_PARTS`` Parquet parts."""
+def _write_dataset(directory: Path, rows: int, per_part: int) -> None:
+    """``rows`` rows of the synthetic distribution as Parquet parts of ``per_part``."""
     import numpy as np
     import pandas as pd
 
     directory.mkdir(parents=True)
     columns = [f"x{j}" for j in range(N_FEATURES)]
-    per_part = -(-rows // N_PARTS)
     for i, start in enumerate(range(0, rows, per_part)):
         n = min(per_part, rows - start)
         values = np.random.default_rng(1000 + i).normal(size=(n, N_FEATURES)) * 1.5
@@ -128,7 +128,7 @@ def _dask_times(model, reference, data: Path, root: Path) -> dict[int, float]:
     from treelens._dataset import tweak_dataset
 
     warm = root / "warm"
-    _write_dataset(warm, 64)
+    _write_dataset(warm, 64, 4)
     times = {}
     for workers in (1, 2):
         with LocalCluster(
@@ -187,8 +187,9 @@ def main() -> None:
         model_path = root / "model.pkl"
         with open(model_path, "wb") as handle:
             pickle.dump((model, reference), handle)
+        # Parts as large as one batch read from them (the largest unit of work).
         data = root / "data"
-        _write_dataset(data, args.rows)
+        _write_dataset(data, args.rows, DEFAULT_BATCH_ROWS)
         for kind, label in (
             ("dataset", "Parquet dataset run (parts in, parts out)"),
             ("stream", "feature_tweak over a stream (result in memory)"),
@@ -200,10 +201,8 @@ def main() -> None:
                 f"(model loaded: {r['before_mb']:,.0f} MB; target < 2048 MB)"
             )
         dask_rows = args.dask_rows or args.rows
-        dask_data = data
-        if dask_rows != args.rows:
-            dask_data = root / "dask-data"
-            _write_dataset(dask_data, dask_rows)
+        dask_data = root / "dask-data"
+        _write_dataset(dask_data, dask_rows, -(-dask_rows // N_PARTS))
         times = _dask_times(model, reference, dask_data, root)
         print(
             f"dask, Parquet dataset run of {dask_rows:,} rows in {N_PARTS} parts: "
