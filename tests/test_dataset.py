@@ -309,5 +309,23 @@ def test_cli_workers_starts_and_stops_a_local_cluster(
         "--json",
     )
     assert result.exit_code == 0, result.output
-    assert len(started) == 1 and len(started[0].cluster.workers) == 0
+    assert len(started) == 1
     assert started[0].status == "closed"
+    assert started[0].cluster.status.name == "closed"
+
+
+def test_cli_scheduler_and_workers_exclude_each_other(case, model_file, tmp_path):
+    result = _cli(
+        "tweak",
+        model_file,
+        case[3],
+        "--target-class",
+        "1",
+        "--out-dir",
+        tmp_path / "cf",
+        "--scheduler",
+        "tcp://127.0.0.1:9",
+        "--workers",
+        "2",
+    )
+    assert result.exit_code == 2 and "got both" in result.stderr

@@ -192,13 +192,15 @@ def _batches(part: Path, batch_rows: int) -> Iterator[Any]:
 def _part_rows(part: Path) -> int:
     import pyarrow.parquet as pq
 
-    return int(pq.ParquetFile(str(part)).metadata.num_rows)
+    with pq.ParquetFile(str(part)) as handle:
+        return int(handle.metadata.num_rows)
 
 
 def _part_columns(part: Path) -> list[str]:
     import pyarrow.parquet as pq
 
-    return list(pq.ParquetFile(str(part)).schema_arrow.names)
+    with pq.ParquetFile(str(part)) as handle:
+        return list(handle.schema_arrow.names)
 
 
 # --------------------------------------------------------------- per part
@@ -337,6 +339,11 @@ def _run_parts(
     """Run ``task(model, part, out, *args)`` for every job; return the rows done."""
     from ._batch import ProgressBar
 
+    if scheduler is not None and workers is not None:
+        raise InputError(
+            "Give either a scheduler address or a number of local workers; got both "
+            f"({scheduler!r} and {workers})."
+        )
     if not jobs:
         return 0
     if scheduler is None and workers is None:
@@ -350,11 +357,6 @@ def _run_parts(
         return done
     from .dask import connect, local_cluster
 
-    if scheduler is not None and workers is not None:
-        raise InputError(
-            "Give either a scheduler address or a number of local workers; got both "
-            f"({scheduler!r} and {workers})."
-        )
     client = (
         connect(scheduler, timeout=timeout)
         if scheduler is not None
@@ -387,10 +389,7 @@ def _run_parts(
                 bar.advance(1)
         return done
     finally:
-        cluster = getattr(client, "_treelens_owns_cluster", None)
         client.close()
-        if cluster is not None:
-            cluster.close()
 
 
 def _plan(
