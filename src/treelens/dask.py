@@ -28,6 +28,8 @@ Examples
 >>> model = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y)
 >>> stats = treelens.dask.node_statistics(
 ...     model, dd.from_pandas(X, npartitions=3), dd.from_pandas(y, npartitions=3))
+>>> int(stats.n_node_samples_[0][0])  # every row reaches the root
+150
 """
 
 from __future__ import annotations
