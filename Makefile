@@ -3,7 +3,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo install clean bench
+.PHONY: test demo install clean bench browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -15,7 +15,10 @@ $(STAMP): $(BIN)/python pyproject.toml
 
 install: $(STAMP)
 
-test: $(STAMP)
+browser:
+	@[ -n "$$TREELENS_CHROMIUM" ] || tools/ensure-chromium
+
+test: $(STAMP) browser
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 demo: $(STAMP)

@@ -1,9 +1,11 @@
 """Prediction parity of XGBoost, LightGBM and HistGradientBoosting Forests with the
 libraries' own predictions, on random models and on inputs at the thresholds."""
 
+import lightgbm as lgb
 import numpy as np
 import pandas as pd
 import pytest
+import xgboost as xgb
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.ensemble import (
@@ -19,9 +21,6 @@ from tests.models import (
     probe_inputs,
 )
 from treelens import InputError, NotFittedError, UnsupportedModelError
-
-xgb = pytest.importorskip("xgboost")
-lgb = pytest.importorskip("lightgbm")
 
 SETTINGS = settings(max_examples=6, deadline=None)
 

@@ -600,3 +600,56 @@ def test_interrupt_leaves_no_output(files, tmp_path, monkeypatch, capsys):
     assert code == 130
     assert "interrupted; no output file was written" in captured.err
     assert os.listdir(tmp_path) == []
+
+
+def test_tweak_optimal_never_costs_more_than_tweaking(files):
+    args = ("tweak", files["root"] / "forest.skops", files["root"] / "data.csv",
+            "--target", "species", "--target-class", "2", "--rows", "0-5",
+            "--cost", "l1", "--json")  # fmt: skip
+    tweaked = run(*args)
+    proven = run(*args, "--optimal", "--time-limit", "20")
+    assert tweaked.exit_code == 0 and proven.exit_code == 0, proven.output
+    tweak_rows = json.loads(tweaked.stdout)["rows"]
+    optimal_rows = json.loads(proven.stdout)["rows"]
+    assert all(r["status"] == "optimal" for r in optimal_rows)
+    for fast, best in zip(tweak_rows, optimal_rows, strict=True):
+        assert best["found"]
+        if fast["found"]:
+            assert best["cost"] <= fast["cost"] + 1e-9
+
+
+def test_tweak_regressor_towards_a_range(tmp_path):
+    from sklearn.datasets import load_diabetes
+    from sklearn.tree import DecisionTreeRegressor
+
+    X, y = load_diabetes(return_X_y=True, as_frame=True)
+    model = DecisionTreeRegressor(max_depth=3, random_state=0).fit(X, y)
+    skops.io.dump(model, tmp_path / "tree.skops")
+    X.iloc[:40].to_csv(tmp_path / "rows.csv", index=False)
+    result = run("tweak", tmp_path / "tree.skops", tmp_path / "rows.csv",
+                 "--target-range", "200:", "--max-rows", "3", "--json")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert len(payload["rows"]) == 3
+    counterfactuals = X.iloc[:40].copy()
+    for change in payload["changes"]:
+        counterfactuals.loc[change["row"], change["feature"]] = change["after"]
+    found = [r["row"] for r in payload["rows"] if r["found"]]
+    assert found and (model.predict(counterfactuals.loc[found]) >= 200).all()
+    assert all(r["prediction"] < 200 for r in payload["rows"])
+
+
+def test_plot_counterfactual_and_regression_refusal(files, tmp_path):
+    out = tmp_path / "cf.png"
+    result = run("plot", "counterfactual", files["root"] / "forest.skops",
+                 files["root"] / "data.csv", "--target", "species", "--row", "0",
+                 "--target-class", "2", "--out", out)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes().startswith(b"\x89PNG")
+    result = run("plot", "counterfactual", files["root"] / "forest.skops",
+                 files["root"] / "data.csv", "--target", "species", "--out", out)  # fmt: skip
+    assert_bad_input(result, "needs --row I and --target-class C")
+    result = run("plot", "tree", files["root"] / "forest.skops",
+                 files["root"] / "data.csv", "--target", "species", "--row", "99",
+                 "--out", out)  # fmt: skip
+    assert_bad_input(result, "--row must be in [0, 14]")

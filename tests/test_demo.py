@@ -21,6 +21,7 @@ def test_demo_prints_the_tables_and_writes_the_report(tmp_path):
         "Per-node breakdown",
         "Top 10 features by the forest's MDI",
         "Breast cancer test rows: towards class 1 (benign)",
+        "Optimal (mixed-integer program, HiGHS) against feature tweaking",
         "Iris (forest of 50 trees): towards class 2 (virginica)",
     ):
         assert title in out, title

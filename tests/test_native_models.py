@@ -13,13 +13,11 @@ from treelens._adapters._native import booster_predict, load_native_model
 
 @pytest.fixture(scope="module")
 def xgb_case():
-    pytest.importorskip("xgboost")
     return NATIVE_BOOSTING_FACTORIES["xgboost.XGBClassifier"]()
 
 
 @pytest.fixture(scope="module")
 def lgb_case():
-    pytest.importorskip("lightgbm")
     return NATIVE_BOOSTING_FACTORIES["lightgbm.LGBMClassifier"]()
 
 

@@ -346,8 +346,8 @@ def _parse_rows(text: str, n_rows: int) -> list[int]:
     return rows
 
 
-def _parse_bounds(items: Sequence[str]) -> dict[str, tuple[float, float]]:
-    bounds: dict[str, tuple[float, float]] = {}
+def _parse_bounds(items: Sequence[str]) -> dict[str, tuple[float | None, float | None]]:
+    bounds: dict[str, tuple[float | None, float | None]] = {}
     for item in items:
         name, sep, span = item.partition("=")
         low, sep2, high = span.partition(":")
@@ -355,8 +355,8 @@ def _parse_bounds(items: Sequence[str]) -> dict[str, tuple[float, float]]:
             if not (sep and sep2 and name):
                 raise ValueError
             bounds[name.strip()] = (
-                float(low) if low.strip() else float("-inf"),
-                float(high) if high.strip() else float("inf"),
+                float(low) if low.strip() else None,
+                float(high) if high.strip() else None,
             )
         except ValueError:
             raise InputError(
@@ -383,7 +383,7 @@ def _parse_class(forest: Any, text: str) -> Any:
     )
 
 
-def _parse_range(forest: Any, text: str) -> tuple[float, float]:
+def _parse_range(forest: Any, text: str) -> tuple[float | None, float | None]:
     if forest.task != "regression":
         raise InputError(
             "--target-range needs a regressor; this model is a classifier, use "
@@ -394,8 +394,8 @@ def _parse_range(forest: Any, text: str) -> tuple[float, float]:
         if not sep:
             raise ValueError
         return (
-            float(low) if low.strip() else float("-inf"),
-            float(high) if high.strip() else float("inf"),
+            float(low) if low.strip() else None,
+            float(high) if high.strip() else None,
         )
     except ValueError:
         raise InputError(
@@ -665,6 +665,13 @@ def report(
     cost: Annotated[
         str, typer.Option("--cost", help="Counterfactual cost: l2, l1, mad, ...")
     ] = "l2",
+    optimal: Annotated[
+        bool,
+        typer.Option("--optimal", help="Proven least-cost counterfactuals (MILP)."),
+    ] = False,
+    time_limit: Annotated[
+        float, typer.Option("--time-limit", help="--optimal: seconds per row.")
+    ] = 30.0,
     title: Annotated[str | None, typer.Option("--title")] = None,
     trust_pickle: TrustPickle = False,
     trust: TrustTypes = None,
@@ -689,6 +696,8 @@ def report(
             target=goal,
             max_counterfactuals=max_counterfactuals,
             cost=cost,
+            optimal=optimal,
+            time_limit=time_limit,
             title=title or f"treelens report: {model_path.name}",
             progress=progress.step,
         )

@@ -166,7 +166,12 @@ def price_cells(
         middle = np.where(is_int, np.clip(np.round(middle), r_lo, r_hi), middle)
     s_lo = np.where(narrow, middle, s_lo)
     s_hi = np.where(narrow, middle, s_hi)
-    inside = (xc >= r_lo) & (xc <= r_hi)
+    # x itself (as given, maybe not a value of input_dtype) in the cell the model
+    # routes it to, when the constraints let it stay.
+    x_cast = x.astype(dtype).astype(np.float64)[f]
+    stay = (x >= lo) & (x <= hi) & (~integer | (x == np.round(x)))
+    inside = (x_cast >= program.cell_min) & (x_cast <= program.cell_high) & stay[f]
+    feasible |= inside
     points = np.where(inside, xc, np.clip(xc, s_lo, s_hi))
     points = np.where(feasible, points, np.nan)
     # Cost.terms works on rows of n_features deltas: lay the cells out as a
@@ -269,11 +274,15 @@ def solve_cells(
     varying = np.flatnonzero(~constant_tree)
     split_keep = np.flatnonzero(~constant_tree[program.split_tree])
     split_rows = n_cells + program.n_trees + 2 * split_keep
+    span_rows = n_cells + program.n_trees + 2 * program.split_tree.size + np.flatnonzero(
+        ~constant_tree[program.span_tree]
+    )
     row_keep = np.concatenate(
         [
             np.arange(n_cells),
             n_cells + varying,
             np.column_stack([split_rows, split_rows + 1]).ravel(),
+            span_rows,
         ]
     )
     n_base = n_cells + n_thr + y_leaves.size
@@ -329,12 +338,10 @@ def solve_cells(
         add_row(y_range, y_scores[:, 0], low, high)
     else:
         assert decision.strict is not None
-        targets = decision.targets
-        n_choice = len(targets) if len(targets) > 1 else 0
-        feasible_targets = 0
-        for position, k in enumerate(targets):
+        # Rows each reachable target class needs (pairs always met are dropped).
+        needs = []
+        for k in decision.targets:
             pending = []
-            possible = True
             for j in range(scores.shape[1]):
                 if j == k:
                     continue
@@ -342,20 +349,21 @@ def solve_cells(
                 diff = y_scores[:, k] - y_scores[:, j]
                 least, most = reach(diff)
                 if most < need:
-                    possible = False
-                elif least < need:
+                    break  # class k cannot win
+                if least < need:
                     pending.append((diff, need, need - least))
-            if not possible:
-                continue
-            feasible_targets += 1
+            else:
+                needs.append(pending)
+        if not needs:
+            return MilpOutcome("infeasible", None, np.inf, np.inf)
+        n_choice = len(needs) if len(needs) > 1 else 0
+        for position, pending in enumerate(needs):
             for diff, need, big in pending:
                 if n_choice:
                     # Enforced only for the class chosen: D >= need - big * (1 - w).
                     add_row(np.r_[y_range, n_base + position], np.r_[diff, -big], need - big, np.inf)
                 else:
                     add_row(y_range, diff, need, np.inf)
-        if not feasible_targets:
-            return MilpOutcome("infeasible", None, np.inf, np.inf)
         if n_choice:
             add_row(n_base + np.arange(n_choice), np.ones(n_choice), 1.0, 1.0)
 

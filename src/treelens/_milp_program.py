@@ -103,6 +103,8 @@ class ForestProgram:
         first and last cell the box covers on that feature.
     split_tree : ndarray of shape (n_splits,)
         Tree of each split node (two rows each in ``matrix``).
+    span_tree : ndarray of shape (n_spans,)
+        Tree of each interval row (after the split rows in ``matrix``).
     matrix : scipy.sparse.csr_matrix
         The link, tree and split rows over the ``z, v, y`` columns.
     row_lower, row_upper : ndarray of shape (n_rows,)
@@ -124,6 +126,7 @@ class ForestProgram:
     pair_first: NDArray[np.intp]
     pair_last: NDArray[np.intp]
     split_tree: NDArray[np.intp]
+    span_tree: NDArray[np.intp]
     matrix: sp.csr_matrix
     row_lower: NDArray[np.float64]
     row_upper: NDArray[np.float64]
@@ -170,12 +173,13 @@ def estimate_program_bytes(forest: Forest) -> tuple[int, int, int, int]:
     n_cells = n_splits + forest.n_features  # at most one new threshold per split
     rows = n_cells + forest.n_trees + 2 * n_splits
     cols = 2 * n_cells + n_leaves
-    nnz = 3 * n_cells + n_leaves + depth_sum + 2 * n_splits
+    # Split rows hold each leaf once per ancestor, or more when strengthened.
+    nnz = 3 * n_cells + n_leaves + 2 * depth_sum + 2 * n_splits
     return _BYTES_PER_ENTRY * (rows + cols + nnz), rows, cols, nnz
 
 
 def forest_program(
-    forest: Forest, *, extra_cuts: tuple[int, ...] = (), max_memory: float = 1e9
+    forest: Forest, *, extra_cuts: tuple[int, ...] = (), memory_budget: float = 1e9
 ) -> ForestProgram:
     """Build (or fetch from the forest's cache) the program of ``forest``.
 
@@ -184,26 +188,26 @@ def forest_program(
     forest : Forest
     extra_cuts : tuple of int, default=()
         Features that get an additional cut at 0 (one-hot members).
-    max_memory : float, default=1e9
+    memory_budget : float, default=1e9
         Budget in bytes; a model whose program would need more is refused.
 
     Raises
     ------
     InputError
-        If the program would exceed ``max_memory``.
+        If the program would exceed ``memory_budget``.
     """
     cache = forest.__dict__.setdefault("_forest_programs", {})
     key = tuple(sorted(extra_cuts))
     if key in cache:
         return cache[key]
     size, rows, cols, nnz = estimate_program_bytes(forest)
-    if size > max_memory:
+    if size > memory_budget:
         raise InputError(
             f"The optimization program of this model ({forest.n_trees} trees) would "
             f"have about {rows:,} constraints, {cols:,} variables and {nnz:,} "
             f"nonzeros, needing about {size / 1e6:,.0f} MB; expected at most "
-            f"`max_memory` = {max_memory / 1e6:,.0f} MB. Use a smaller model or raise "
-            "`max_memory`."
+            f"`memory_budget` = {memory_budget / 1e6:,.0f} MB. Use a smaller model or raise "
+            "`memory_budget`."
         )
     program = _build(forest, key)
     cache[key] = program
@@ -279,17 +283,30 @@ def _build(forest: Forest, extra_cuts: tuple[int, ...]) -> ForestProgram:
     n_nodes = flat["left"].size
     node_tree = np.repeat(np.arange(forest.n_trees), np.diff(np.append(flat["offsets"], n_nodes)))
     split_cell = thr_cell[split_thr]  # global cell just below each split's threshold
-    split_rows, split_cols = _split_incidence(
-        boxes.tree[pair_leaf] * n_features + pair_feature,
-        pair_leaf,
-        pair_first,
-        pair_last,
-        node_tree[inner] * n_features + split_feature,
-        split_cell,
+    pair_key = boxes.tree[pair_leaf] * n_features + pair_feature
+    split_of, pair = _same_key_pairs(pair_key, node_tree[inner] * n_features + split_feature)
+    left = pair_last[pair] <= split_cell[split_of]
+    right = pair_first[pair] > split_cell[split_of]
+    split_rows = np.concatenate([2 * split_of[left], 2 * split_of[right] + 1])
+    split_cols = np.concatenate([pair_leaf[pair[left]], pair_leaf[pair[right]]])
+    # Interval rows: for every range [a, b] of cells a leaf box of tree T spans on
+    # feature j (bounded on both sides), the leaves of T whose range lies inside
+    # it are reached only if the chosen cell does: sum y <= sum_{a..b} z
+    # = v(b) - v(a - 1).  Prefix and suffix ranges are the split rows.
+    both = (pair_first > cell_offsets[pair_feature]) & (
+        pair_last < cell_offsets[pair_feature + 1] - 1
     )
-    node_tree = np.repeat(np.arange(forest.n_trees), np.diff(np.append(flat["offsets"], n_nodes)))
+    spans = np.unique(
+        np.column_stack([pair_key[both], pair_first[both], pair_last[both]]), axis=0
+    )
+    span_of, pair = _same_key_pairs(pair_key, spans[:, 0])
+    inside = (pair_first[pair] >= spans[span_of, 1]) & (pair_last[pair] <= spans[span_of, 2])
+    span_rows, span_cols = span_of[inside], pair_leaf[pair[inside]]
+    span_high = spans[:, 2] - cell_feature[spans[:, 2]]  # v of the upper edge
+    span_low = spans[:, 1] - 1 - cell_feature[spans[:, 1] - 1]  # v of the lower edge
+    span_tree = spans[:, 0] // max(n_features, 1)
     split_tree = node_tree[inner]
-
+    n_spans = spans.shape[0]
     # Assemble [link | tree | split] x [z | v | y].
     z0, v0, y0 = 0, n_cells, n_cells + n_thr
     r_tree, r_split = n_cells, n_cells + forest.n_trees
@@ -322,16 +339,28 @@ def _build(forest: Forest, extra_cuts: tuple[int, ...]) -> ForestProgram:
     rows.append(r_split + 2 * np.arange(n_splits) + 1)
     cols.append(v0 + split_thr)
     vals.append(np.ones(n_splits))
-    n_rows = r_split + 2 * n_splits
+    r_span = r_split + 2 * n_splits
+    rows.append(r_span + span_rows)
+    cols.append(y0 + span_cols)
+    vals.append(np.ones(span_rows.size))
+    rows.append(r_span + np.arange(n_spans))
+    cols.append(v0 + span_high)
+    vals.append(-np.ones(n_spans))
+    rows.append(r_span + np.arange(n_spans))
+    cols.append(v0 + span_low)
+    vals.append(np.ones(n_spans))
+    n_rows = r_span + n_spans
     matrix = sp.csr_matrix(
         (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
         shape=(n_rows, y0 + n_leaves),
     )
     row_lower = np.concatenate(
-        [link_lower, np.ones(forest.n_trees), np.full(2 * n_splits, -np.inf)]
+        [link_lower, np.ones(forest.n_trees), np.full(2 * n_splits + n_spans, -np.inf)]
     )
     split_upper = np.tile([0.0, 1.0], n_splits)
-    row_upper = np.concatenate([link_lower, np.ones(forest.n_trees), split_upper])
+    row_upper = np.concatenate(
+        [link_lower, np.ones(forest.n_trees), split_upper, np.zeros(n_spans)]
+    )
     for array in (cell_low, cell_high, cell_min):
         array.setflags(write=False)
     return ForestProgram(
@@ -348,6 +377,7 @@ def _build(forest: Forest, extra_cuts: tuple[int, ...]) -> ForestProgram:
         pair_first=pair_first.astype(np.intp),
         pair_last=pair_last.astype(np.intp),
         split_tree=split_tree,
+        span_tree=span_tree.astype(np.intp),
         matrix=matrix,
         row_lower=row_lower,
         row_upper=row_upper,
@@ -372,30 +402,14 @@ def _search_within(
     return out
 
 
-def _split_incidence(
-    pair_key: NDArray[np.intp],
-    pair_leaf: NDArray[np.intp],
-    pair_first: NDArray[np.intp],
-    pair_last: NDArray[np.intp],
-    split_key: NDArray[np.intp],
-    split_cell: NDArray[np.intp],
+def _same_key_pairs(
+    pair_key: NDArray[np.intp], query_key: NDArray[np.intp]
 ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-    """Rows (``2 * split + side``) and leaf columns of the split rows.
-
-    Keys are ``tree * n_features + feature``; a leaf joins the left row of a
-    split with the same key when its box ends at or below the split's cell, the
-    right row when it starts above.
-    """
+    """Every (query, pair) with equal keys, as two index arrays."""
     order = np.argsort(pair_key, kind="stable")
     keys = pair_key[order]
-    start = np.searchsorted(keys, split_key, side="left")
-    stop = np.searchsorted(keys, split_key, side="right")
-    count = stop - start
-    split_of = np.repeat(np.arange(split_key.size), count)
+    start = np.searchsorted(keys, query_key, side="left")
+    count = np.searchsorted(keys, query_key, side="right") - start
+    query = np.repeat(np.arange(query_key.size), count)
     within = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)
-    pair = order[np.repeat(start, count) + within]
-    left = pair_last[pair] <= split_cell[split_of]
-    right = pair_first[pair] > split_cell[split_of]
-    rows = np.concatenate([2 * split_of[left], 2 * split_of[right] + 1])
-    cols = np.concatenate([pair_leaf[pair[left]], pair_leaf[pair[right]]])
-    return rows, cols
+    return query, order[np.repeat(start, count) + within]

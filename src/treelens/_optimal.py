@@ -191,7 +191,7 @@ def optimal_counterfactual(
     resolved = problem.constraints
     one_hot_features = tuple(int(j) for group in resolved.one_hot for j in group)
     program = forest_program(
-        problem.forest, extra_cuts=one_hot_features, max_memory=float(memory_budget)
+        problem.forest, extra_cuts=one_hot_features, memory_budget=float(memory_budget)
     )
     tweak = None
     todo = np.flatnonzero(~problem.at_target)
@@ -347,9 +347,8 @@ def _meets(problem: Problem, x_cf: NDArray[np.float64], i: int) -> bool:
 
 def _gap(outcome: MilpOutcome, norm: str | None) -> float:
     """Proven relative gap in cost units (the objective is squared for l2)."""
-    value, bound = outcome.objective, outcome.bound
+    # Costs are never negative, so 0 is always a proven lower bound.
+    value, bound = outcome.objective, max(outcome.bound, 0.0)
     if norm == "l2":
-        value, bound = np.sqrt(value), np.sqrt(max(bound, 0.0))
-    if not np.isfinite(bound):
-        return np.inf
+        value, bound = np.sqrt(value), np.sqrt(bound)
     return float(max(value - bound, 0.0) / value) if value > 0 else 0.0

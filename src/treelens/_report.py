@@ -175,6 +175,8 @@ def render_report(
     max_counterfactuals: int = 5,
     cost: str = "l2",
     reference: Any = None,
+    optimal: bool = False,
+    time_limit: float = 30.0,
     title: str | None = None,
     progress: Progress = None,
 ) -> str:
@@ -202,6 +204,11 @@ def render_report(
         Cost of the counterfactuals (see :func:`~treelens.feature_tweak`).
     reference : array-like of shape (n_reference, n_features), optional
         Data for the counterfactuals' epsilon and scaled costs; default ``X``.
+    optimal : bool, default=False
+        Proven least-cost counterfactuals (:func:`treelens.optimal_counterfactual`)
+        instead of feature tweaking.
+    time_limit : float, default=30.0
+        Seconds per row for ``optimal``.
     title : str, optional
     progress : callable, optional
         Called with a short message before each step.
@@ -253,7 +260,15 @@ def render_report(
         _step(progress, "counterfactuals")
         goal = forest.classes_[-1] if target is None else target
         context["counterfactuals"] = _counterfactual_section(
-            model, X, y, goal, max_counterfactuals, cost=cost, reference=reference
+            model,
+            X,
+            y,
+            goal,
+            max_counterfactuals,
+            cost=cost,
+            reference=reference,
+            optimal=optimal,
+            time_limit=time_limit,
         )
     environment = jinja2.Environment(
         loader=jinja2.PackageLoader("treelens", "templates"),
@@ -351,53 +366,67 @@ def _pictures(model: Any, forest: Any, X: Any, y: Any) -> list[dict[str, Any]]:
 
 
 def _counterfactual_section(
-    model: Any, X: Any, y: Any, goal: Any, max_rows: int, *, cost: str, reference: Any
+    model: Any,
+    X: Any,
+    y: Any,
+    goal: Any,
+    max_rows: int,
+    *,
+    cost: str,
+    reference: Any,
+    optimal: bool,
+    time_limit: float,
 ) -> dict[str, Any]:
     import treelens
 
     from ._pictures import new_figure
-    from ._tables import counterfactual_tables
+    from ._tables import counterfactual_result_tables, counterfactuals
 
-    tables = counterfactual_tables(
-        model, X, target=goal, max_rows=max_rows, cost=cost, reference=reference
+    method = (
+        "optimal counterfactuals (mixed-integer program)"
+        if optimal
+        else ("feature tweaking")
     )
-    if "changes" not in tables:
+    chosen, result = counterfactuals(
+        model,
+        X,
+        target=goal,
+        max_rows=max_rows,
+        cost=cost,
+        reference=reference,
+        optimal=optimal,
+        time_limit=time_limit,
+    )
+    if result is None:
         return {
             "intro": f"Every row is already predicted as class {goal}; nothing to change.",
             "rows": None,
         }
+    tables = counterfactual_result_tables(result, chosen, result.prediction_)
     rows = tables["rows"][1]
     found = int(rows["found"].sum())
     intro = (
         f"For the first {len(rows)} rows not predicted as class {goal}: the least costly "
-        f"change (feature tweaking, {cost} cost) that makes the model predict {goal}; "
+        f"change ({method}, {cost} cost) that makes the model predict {goal}; "
         f"found for {found} of {len(rows)}. Row numbers count data rows from 0."
     )
     pictures = []
     if found:
-        first = int(rows.loc[rows["found"], "row"].iloc[0])
+        index = int(np.flatnonzero(result.found_)[0])
 
         def arrow() -> Any:
-            subset = X.iloc[[first]] if hasattr(X, "iloc") else np.asarray(X)[[first]]
-            result = treelens.feature_tweak(
-                model,
-                subset,
-                target=goal,
-                cost=cost,
-                reference=X if reference is None else reference,
-            )
             figure, ax = new_figure(6.4, 5)
             drawn = (
                 model if hasattr(model, "n_features_in_") else treelens.to_forest(model)
             )
             treelens.CounterfactualDisplay.from_result(
-                drawn, result, X_background=X, y_background=y, ax=ax
+                drawn, result, index=index, X_background=X, y_background=y, ax=ax
             )
             return figure
 
         pictures.append(
             _picture(
-                f"Counterfactual of row {first}",
+                f"Counterfactual of row {chosen[index]}",
                 "The row (start of the arrow) and its counterfactual (end), over the "
                 "model's regions in the two features that changed most.",
                 arrow,

@@ -20,6 +20,7 @@ from ._exceptions import InputError, TreelensError
 
 __all__ = [
     "counterfactual_tables",
+    "counterfactuals",
     "importance_frame",
     "importance_results",
     "importance_tables",
@@ -219,7 +220,10 @@ def selected_rows(
         return list(rows)
     predicted = predict(model, X)
     if isinstance(target, tuple):
-        low, high = target
+        low, high = (
+            (-np.inf if target[0] is None else target[0]),
+            (np.inf if target[1] is None else target[1]),
+        )
         declined = ~((predicted >= low) & (predicted <= high))
     elif isinstance(target, str) and target == "other":
         declined = np.ones(len(predicted), dtype=bool)
@@ -232,7 +236,7 @@ def _take_rows(X: Any, rows: Sequence[int]) -> Any:
     return X.iloc[list(rows)] if hasattr(X, "iloc") else np.asarray(X)[list(rows)]
 
 
-def counterfactual_tables(
+def counterfactuals(
     model: Any,
     X: Any,
     *,
@@ -246,21 +250,18 @@ def counterfactual_tables(
     time_limit: float = 30.0,
     reference: Any = None,
     progress: Progress = None,
-) -> Tables:
-    """Compute counterfactuals for the chosen rows and tabulate them.
+) -> tuple[list[int], Any]:
+    """Counterfactuals of the chosen rows: the data row numbers and the result.
 
-    Returns the tables ``rows`` (one row per data row: prediction, found, cost,
-    the changes in words, reason) and ``changes`` (the result's ``to_frame()``: one
-    row per changed feature, with the data row number).
+    The result is None when no row needs a change.  ``optimal`` uses
+    :func:`treelens.optimal_counterfactual`, else :func:`treelens.feature_tweak`;
+    ``constraints`` holds plain lists (``immutable``, ``increase_only``, ...).
     """
     import treelens
 
     chosen = selected_rows(model, X, target, rows=rows, max_rows=max_rows)
     if not chosen:
-        empty = pd.DataFrame(columns=["row", "found", "cost", "changes", "reason"])
-        return {
-            "rows": ("No row needs a change: every row already has the target", empty)
-        }
+        return chosen, None
     subset = _take_rows(X, chosen)
     built = _constraints(constraints)
     reference = X if reference is None else reference
@@ -292,6 +293,22 @@ def counterfactual_tables(
             constraints=built,
             reference=reference,
         )
+    return chosen, result
+
+
+def counterfactual_tables(model: Any, X: Any, **kwargs: Any) -> Tables:
+    """Compute counterfactuals (see :func:`counterfactuals`) and tabulate them.
+
+    Returns the tables ``rows`` (one row per data row: prediction, found, cost,
+    the changes in words, reason) and ``changes`` (the result's ``to_frame()``: one
+    row per changed feature, with the data row number).
+    """
+    chosen, result = counterfactuals(model, X, **kwargs)
+    if result is None:
+        empty = pd.DataFrame(columns=["row", "found", "cost", "changes", "reason"])
+        return {
+            "rows": ("No row needs a change: every row already has the target", empty)
+        }
     return counterfactual_result_tables(result, chosen, result.prediction_)
 
 
