@@ -209,7 +209,7 @@ def test_one_hot_groups_stay_one_hot():
 def test_infeasible_when_nothing_may_change():
     model, X = _model("rf_binary", 2)
     label = model.predict(X[:1])[0]
-    other = [c for c in model.classes_ if c != label][0]
+    other = next(c for c in model.classes_ if c != label)
     constraints = Constraints(immutable=[0, 1, 2])
     result = optimal_counterfactual(model, X[:1], target=other, constraints=constraints)
     assert result.status_[0] == "infeasible" and not result.found_[0]

@@ -36,6 +36,14 @@ __all__ = ["Decision", "MilpOutcome", "decision_for", "price_cells", "solve_cell
 STRICT_MARGIN = 1e-6
 # Relative optimality gap under which HiGHS stops and reports optimality.
 MIP_REL_GAP = 1e-6
+_NO_HEURISTICS = {
+    "mip_heuristic_effort": 0.0,
+    "mip_heuristic_run_rins": False,
+    "mip_heuristic_run_rens": False,
+    "mip_heuristic_run_root_reduced_cost": False,
+    "mip_heuristic_run_zi_round": False,
+    "mip_heuristic_run_shifting": False,
+}
 
 
 @dataclass(frozen=True, eq=False)
@@ -435,12 +443,18 @@ def solve_cells(
     col_upper[:n_cells] = allowed
     col_upper[c0:] = cutoff + slack if np.isfinite(cutoff) else np.inf
 
-    options = {
+    options: dict[str, Any] = {
         "time_limit": float(time_limit),
         "mip_rel_gap": MIP_REL_GAP,
         "presolve": True,
         "disp": False,
+        # Trust pseudocosts at once: fewer strong-branching LPs, measured faster.
+        "mip_pscost_minreliable": 0,
     }
+    if np.isfinite(cutoff):
+        # A known answer bounds the search; primal heuristics (most of the root
+        # time on these programs) then matter less than the bound.
+        options.update(_NO_HEURISTICS, objective_bound=cutoff + slack)
     options.update(highs_options or {})
     with warnings.catch_warnings():
         # scipy warns that options beyond its own are passed to HiGHS verbatim,

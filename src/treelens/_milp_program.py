@@ -299,6 +299,14 @@ def _build(forest: Forest, extra_cuts: tuple[int, ...]) -> ForestProgram:
     spans = np.unique(
         np.column_stack([pair_key[both], pair_first[both], pair_last[both]]), axis=0
     )
+    # Also every range between two thresholds the tree uses on the feature.
+    cuts = np.unique(
+        np.column_stack([node_tree[inner] * n_features + split_feature, split_cell]), axis=0
+    )
+    a_of, b_of = _same_key_pairs(cuts[:, 0], cuts[:, 0])
+    keep = cuts[a_of, 1] < cuts[b_of, 1]
+    between = np.column_stack([cuts[a_of[keep], 0], cuts[a_of[keep], 1] + 1, cuts[b_of[keep], 1]])
+    spans = np.unique(np.concatenate([spans, between]), axis=0)
     span_of, pair = _same_key_pairs(pair_key, spans[:, 0])
     inside = (pair_first[pair] >= spans[span_of, 1]) & (pair_last[pair] <= spans[span_of, 2])
     span_rows, span_cols = span_of[inside], pair_leaf[pair[inside]]

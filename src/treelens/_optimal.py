@@ -27,7 +27,14 @@ from ._counterfactual import (
     prepare_problem,
 )
 from ._exceptions import InputError
-from ._milp import STRICT_MARGIN, Decision, MilpOutcome, decision_for, price_cells, solve_cells
+from ._milp import (
+    STRICT_MARGIN,
+    Decision,
+    MilpOutcome,
+    decision_for,
+    price_cells,
+    solve_cells,
+)
 from ._milp_program import ForestProgram, forest_program
 from ._streaming import stream_counterfactuals, wants_streaming
 from ._targets import encode_classes
