@@ -35,7 +35,8 @@ def unwritable_dir(tmp_path):
 def dask_cluster():
     """A local Dask cluster of two single-threaded worker processes, shared by the
     Dask tests (starting one costs seconds)."""
-    distributed = pytest.importorskip("distributed")
+    import distributed
+
     cluster = distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
     )

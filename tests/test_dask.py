@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import time
 
+import dask.array as da
+import dask.dataframe as dd
+import distributed
 import numpy as np
 import pandas as pd
 import pytest
@@ -11,12 +14,8 @@ from sklearn.datasets import make_classification
 from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
 
 import treelens
+import treelens.dask as tdask
 from treelens import InputError
-
-dd = pytest.importorskip("dask.dataframe")
-da = pytest.importorskip("dask.array")
-distributed = pytest.importorskip("distributed")
-tdask = pytest.importorskip("treelens.dask")
 
 N = 240
 FEATURES = [f"f{i}" for i in range(5)]
