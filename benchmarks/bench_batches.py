@@ -190,6 +190,9 @@ def main() -> None:
     )
     parser.add_argument("--trees", type=int, default=100)
     parser.add_argument("--max-depth", type=int, default=8)
+    parser.add_argument(
+        "--dask-only", action="store_true", help="skip the single-process runs"
+    )
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -210,8 +213,12 @@ def main() -> None:
         data = root / "data"
         _write_dataset(data, args.rows, DEFAULT_BATCH_ROWS)
         for kind, label in (
-            ("dataset", "Parquet dataset run (parts in, parts out)"),
-            ("stream", "feature_tweak over a stream (result in memory)"),
+            ()
+            if args.dask_only
+            else (
+                ("dataset", "Parquet dataset run (parts in, parts out)"),
+                ("stream", "feature_tweak over a stream (result in memory)"),
+            )
         ):
             r = _run_child(kind, model_path, data, root / f"single-{kind}")
             print(
