@@ -109,7 +109,7 @@ KINDS = ["rf_binary", "rf_multiclass", "gb_binary", "gb_multiclass", "rf_regress
 COSTS = ["l1", "l2", "l0", "linf", {"norm": "l1", "weights": [1.0, 3.0, 0.5]}]
 
 
-@settings(max_examples=14, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     kind=st.sampled_from(KINDS),
     seed=st.integers(0, 10_000),
@@ -133,7 +133,7 @@ def test_optimum_equals_brute_force_over_cells(kind, seed, n_features, cost):
         _check_valid(model, result, target)
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), kind=st.sampled_from(["rf_binary", "gb_multiclass"]))
 def test_brute_force_with_constraints(seed, kind):
     model, X = _model(kind, seed, n_features=3, n_trees=4)

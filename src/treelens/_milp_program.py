@@ -26,11 +26,18 @@ model only, built once per model and cached on the :class:`Forest`:
   - link, one per cell: ``v_{j,0} = z_{j,0}``, ``v_{j,i} = v_{j,i-1} + z_{j,i}``,
     ``v_{j,m-1} + z_{j,m} = 1`` (so exactly one cell per feature);
   - one per tree: ``sum_leaves y = 1``;
-  - two per split node ``s`` on ``(j, t_i)``: ``sum_{l left of s} y_l <= v_{j,i}``
-    and ``sum_{l right of s} y_l <= 1 - v_{j,i}``.
+  - two per split node ``s`` on ``(j, t_i)`` of tree ``T``:
+    ``sum y_l <= v_{j,i}`` over the leaves of ``T`` whose box lies at or below
+    ``t_i`` on feature ``j`` (the leaves under the left child, and any other),
+    and ``sum y_l <= 1 - v_{j,i}`` over those wholly above;
+  - one per tree ``T``, feature ``j`` and range of cells ``[a, b]`` between two
+    thresholds ``T`` uses on ``j`` or spanned by a leaf box:
+    ``sum y_l <= z_{j,a} + ... + z_{j,b} = v_{j,b} - v_{j,a-1}`` over the leaves
+    of ``T`` whose box on ``j`` lies within the range.
 
-  With binary ``z`` these force ``y`` to the one leaf each tree routes the chosen
-  point to; ``y`` need not be declared integer.
+  With binary ``z`` the split rows alone force ``y`` to the one leaf each tree
+  routes the chosen point to, so ``y`` need not be declared integer; the
+  stronger rows tighten the linear relaxation (fewer branch-and-bound nodes).
 """
 
 from __future__ import annotations

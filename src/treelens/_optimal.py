@@ -250,21 +250,22 @@ def _solve_rows(
         outcome = _solve_checked(
             problem, program, decision, points, terms, incumbent, one_cells, deadline, i
         )
-        if outcome.cells is None:
-            if outcome.status == "infeasible":
-                status[i], reason[i], gap[i] = "infeasible", REASON_INFEASIBLE, np.nan
-            else:
-                status[i], reason[i], gap[i] = "time_limit", REASON_TIME_LIMIT, np.inf
-            continue
-        X_cf[i] = points[outcome.cells]
-        cost[i] = problem.cost.many(x[None, :], X_cf[i][None, :])[0]
-        found[i] = True
-        status[i] = outcome.status
-        gap[i] = 0.0 if outcome.status == "optimal" else _gap(outcome, norm)
+        if outcome.cells is not None:
+            X_cf[i] = points[outcome.cells]
+            cost[i] = problem.cost.many(x[None, :], X_cf[i][None, :])[0]
+            found[i] = True
         if tweak is not None and tweak.found_[position] and tweak.cost_[position] < cost[i]:
             # Feature tweaking's point may sit closer than epsilon to another
-            # tree's threshold, which the cells avoid; never return more.
-            X_cf[i], cost[i] = tweak.X_cf_[position], tweak.cost_[position]
+            # tree's threshold, which the cells avoid: never return more than it.
+            X_cf[i], cost[i], found[i] = tweak.X_cf_[position], tweak.cost_[position], True
+        if found[i]:
+            stopped = outcome.status == "time_limit"
+            status[i] = "time_limit" if stopped else "optimal"
+            gap[i] = _gap(cost[i], outcome.bound, norm) if stopped else 0.0
+        elif outcome.status == "infeasible":
+            status[i], reason[i], gap[i] = "infeasible", REASON_INFEASIBLE, np.nan
+        else:
+            status[i], reason[i], gap[i] = "time_limit", REASON_TIME_LIMIT, np.inf
     return finish(
         problem,
         X_cf=X_cf,
@@ -352,10 +353,10 @@ def _meets(problem: Problem, x_cf: NDArray[np.float64], i: int) -> bool:
     return bool(problem.target.meets(predicted, problem.current[i : i + 1])[0])
 
 
-def _gap(outcome: MilpOutcome, norm: str | None) -> float:
-    """Proven relative gap in cost units (the objective is squared for l2)."""
+def _gap(cost: float, bound: float, norm: str | None) -> float:
+    """Proven relative gap ``(cost - lower bound) / cost`` (the bound is squared for l2)."""
     # Costs are never negative, so 0 is always a proven lower bound.
-    value, bound = outcome.objective, max(outcome.bound, 0.0)
+    bound = max(bound, 0.0)
     if norm == "l2":
-        value, bound = np.sqrt(value), np.sqrt(bound)
-    return float(max(value - bound, 0.0) / value) if value > 0 else 0.0
+        bound = float(np.sqrt(bound))
+    return float(max(cost - bound, 0.0) / cost) if cost > 0 else 0.0
