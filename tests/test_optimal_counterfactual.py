@@ -28,6 +28,8 @@ from treelens._counterfactual import (
 from treelens._milp import MilpOutcome, price_cells
 from treelens._milp_program import forest_program
 
+from .models import MODEL_FACTORIES
+
 
 def _data(seed: int, n_features: int, n: int = 60) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
@@ -176,6 +178,36 @@ def test_never_costlier_than_feature_tweak_and_valid(kind, cost):
     )
     _check_valid(model, exact, target)
     assert (exact.cost_[found] <= tweak.cost_[found] + 1e-12).all()
+
+
+@pytest.mark.parametrize("name", sorted(MODEL_FACTORIES))
+def test_every_supported_model_gets_valid_counterfactuals(name):
+    case = MODEL_FACTORIES[name]()
+    complete = case.X[~np.isnan(case.X).any(axis=1)]
+    rows = complete[:3]
+    forest = treelens.to_forest(case.model)
+    if forest.is_classifier:
+        targets = ["other", forest.classes_[-1]]
+    else:
+        targets = [(float(np.quantile(forest.predict(complete), 0.75)), None)]
+    for target in targets:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", CounterfactualCheckWarning)
+            # An explicit epsilon, the same for both: the shared "auto" rule is NaN
+            # on features split at an infinite threshold (missing-value splits),
+            # which optimal_counterfactual replaces (checked just below).
+            tweak = feature_tweak(case.model, rows, target=target, cost="l1", epsilon=0.01)
+            optimal = optimal_counterfactual(
+                case.model, rows, target=target, cost="l1", epsilon=0.01
+            )
+            auto = optimal_counterfactual(
+                case.model, rows, target=target, cost="l1", reference=complete
+            )
+        assert (auto.found_ == optimal.found_).all()
+        # finish() has confirmed every found row with the library's own predict.
+        assert set(optimal.status_) <= {"optimal", "infeasible"}
+        assert (optimal.found_ >= tweak.found_).all()
+        assert (optimal.cost_[tweak.found_] <= tweak.cost_[tweak.found_] + 1e-12).all()
 
 
 def test_rows_already_at_target_cost_nothing():

@@ -264,7 +264,7 @@ def solve_cells(
         np.maximum.at(entry, program.pair_leaf, pair_least)
     else:
         entry = np.bincount(program.pair_leaf, weights=pair_least, minlength=program.n_leaves)
-    live = np.isfinite(entry) & (entry <= cutoff + slack)
+    live = np.isfinite(entry) & (entry <= cutoff + slack) & program.leaf_reachable
     # Trees whose live leaves all score the same add a constant.
     scores = decision.scores
     offsets = program.tree_leaf_offsets[:-1]

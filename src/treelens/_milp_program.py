@@ -110,6 +110,8 @@ class ForestProgram:
         first and last cell the box covers on that feature.
     split_tree : ndarray of shape (n_splits,)
         Tree of each split node (two rows each in ``matrix``).
+    leaf_reachable : ndarray of shape (n_leaves,), bool
+        False for leaves only missing values reach (behind an infinite threshold).
     span_tree : ndarray of shape (n_spans,)
         Tree of each interval row (after the split rows in ``matrix``).
     matrix : scipy.sparse.csr_matrix
@@ -133,6 +135,7 @@ class ForestProgram:
     pair_first: NDArray[np.intp]
     pair_last: NDArray[np.intp]
     split_tree: NDArray[np.intp]
+    leaf_reachable: NDArray[np.bool_]
     span_tree: NDArray[np.intp]
     matrix: sp.csr_matrix
     row_lower: NDArray[np.float64]
@@ -225,7 +228,9 @@ def _build(forest: Forest, extra_cuts: tuple[int, ...]) -> ForestProgram:
     dtype = forest.input_dtype
     n_features = forest.n_features
     flat = forest._flat
-    split = ~flat["is_leaf"]
+    # A split at an infinite threshold (missing-value-only splits) sends every
+    # finite value one way: it adds no cell, and the other side is unreachable.
+    split = ~flat["is_leaf"] & np.isfinite(flat["threshold"])
     split_feature = flat["feature"][split]
     split_threshold = round_down(flat["threshold"][split], dtype)
 
@@ -264,7 +269,8 @@ def _build(forest: Forest, extra_cuts: tuple[int, ...]) -> ForestProgram:
     tree_leaf_offsets = boxes.tree_offsets
 
     # Cell range of each leaf box on each bounded feature.
-    bounded = np.isfinite(boxes.lower) | np.isfinite(boxes.upper)
+    reachable = ~((boxes.lower == np.inf) | (boxes.upper == -np.inf)).any(axis=1)
+    bounded = (np.isfinite(boxes.lower) | np.isfinite(boxes.upper)) & reachable[:, None]
     pair_leaf, pair_feature = np.nonzero(bounded)
     lower = round_down(boxes.lower[pair_leaf, pair_feature], dtype)
     upper = round_down(boxes.upper[pair_leaf, pair_feature], dtype)
@@ -392,6 +398,7 @@ def _build(forest: Forest, extra_cuts: tuple[int, ...]) -> ForestProgram:
         pair_first=pair_first.astype(np.intp),
         pair_last=pair_last.astype(np.intp),
         split_tree=split_tree,
+        leaf_reachable=reachable,
         span_tree=span_tree.astype(np.intp),
         matrix=matrix,
         row_lower=row_lower,

@@ -12,6 +12,7 @@ which ships inside SciPy.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,7 @@ from ._counterfactual import (
     finish,
     prepare_problem,
 )
+from ._epsilon import AUTO_FRACTION, split_thresholds
 from ._exceptions import InputError
 from ._milp import (
     STRICT_MARGIN,
@@ -195,6 +197,8 @@ def optimal_counterfactual(
             f"{problem.cost.name!r}, which is not a sum of per-feature terms. Use "
             "feature_tweak for it."
         )
+    if not np.isfinite(problem.epsilon).all():
+        problem = replace(problem, epsilon=_finite_epsilon(problem))
     resolved = problem.constraints
     one_hot_features = tuple(int(j) for group in resolved.one_hot for j in group)
     program = forest_program(
@@ -360,3 +364,21 @@ def _gap(cost: float, bound: float, norm: str | None) -> float:
     if norm == "l2":
         bound = float(np.sqrt(bound))
     return float(max(cost - bound, 0.0) / cost) if cost > 0 else 0.0
+
+
+def _finite_epsilon(problem: Problem) -> NDArray[np.float64]:
+    """``"auto"`` epsilon where the shared rule gave NaN (a feature split at an
+    infinite threshold, as missing-value splits are): the same rule on the
+    feature's finite thresholds."""
+    forest, epsilon = problem.forest, problem.epsilon.copy()
+    for j in np.flatnonzero(~np.isfinite(epsilon)):  # a few features at most
+        t = split_thresholds(forest)[j]
+        t = t[np.isfinite(t)]
+        if problem.reference is not None:
+            spread = float(np.nanstd(problem.reference[:, j]))
+        else:
+            spread = float(t[-1] - t[0]) if t.size > 1 else (abs(float(t[0])) if t.size else 0.0)
+        largest = np.abs(t).max() if t.size else 0.0
+        floor = 4.0 * float(np.spacing(forest.input_dtype.type(largest)))
+        epsilon[j] = max(AUTO_FRACTION * (spread if np.isfinite(spread) else 0.0), floor)
+    return epsilon
