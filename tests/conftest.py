@@ -29,3 +29,16 @@ def unwritable_dir(tmp_path):
     locked.chmod(0o555)
     yield locked
     locked.chmod(0o755)
+
+
+@pytest.fixture(scope="session")
+def dask_cluster():
+    """A local Dask cluster of two single-threaded worker processes, shared by the
+    Dask tests (starting one costs seconds)."""
+    import distributed
+
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+    )
+    yield cluster
+    cluster.close()

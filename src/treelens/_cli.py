@@ -20,6 +20,17 @@ from typing import Annotated, Any, Literal, Self, TypeVar
 
 import typer
 
+from ._adapters import to_forest
+from ._cli_dataset import (
+    OutDirOpt,
+    ResumeOpt,
+    SchedulerOpt,
+    TimeoutOpt,
+    WorkersOpt,
+    dataset_mode,
+    importance_dataset_tables,
+    tweak_dataset_tables,
+)
 from ._exceptions import InputError, TreelensError
 from ._pictures import PICTURE_KINDS as PLOT_KINDS
 
@@ -185,6 +196,12 @@ def _load(
     return model, forest, X, y
 
 
+def _load_model(model_path: Path, trust_pickle: bool, trust: Sequence[str] | None) -> Any:
+    from ._io import load_model
+
+    return load_model(model_path, trust_pickle=trust_pickle, trusted=trust or ())
+
+
 def _emit(
     text: str,
     *,
@@ -247,6 +264,11 @@ def importance(
     out: OutOpt = None,
     trust_pickle: TrustPickle = False,
     trust: TrustTypes = None,
+    out_dir: OutDirOpt = None,
+    scheduler: SchedulerOpt = None,
+    workers: WorkersOpt = None,
+    resume: ResumeOpt = False,
+    timeout: TimeoutOpt = 10.0,
 ) -> None:
     """Mean decrease in impurity (MDI), held-out MDI and permutation importance.
 
@@ -264,6 +286,13 @@ def importance(
         )
     if permutation and data is None:
         raise InputError("--permutation needs --data FILE --target COL; got no data.")
+    if dataset_mode(data, out_dir, scheduler=scheduler, workers=workers, resume=resume):
+        tables = importance_dataset_tables(
+            _load_model(model_path, trust_pickle, trust), data, out_dir, target=target,
+            permutation=permutation, top=top, scheduler=scheduler, workers=workers,
+            resume=resume, timeout=timeout,
+        )
+        return _emit(render(tables, fmt), out=out, inputs=inputs)
     model, forest, X, y = _load(
         model_path, data, target=target, trust_pickle=trust_pickle, trust=trust
     )
@@ -450,6 +479,11 @@ def tweak(
     out: OutOpt = None,
     trust_pickle: TrustPickle = False,
     trust: TrustTypes = None,
+    out_dir: OutDirOpt = None,
+    scheduler: SchedulerOpt = None,
+    workers: WorkersOpt = None,
+    resume: ResumeOpt = False,
+    timeout: TimeoutOpt = 10.0,
 ) -> None:
     """Counterfactuals: the smallest changes that give the chosen rows the target.
 
@@ -461,12 +495,6 @@ def tweak(
     fmt = _format(json_out, csv_out)
     inputs = _inputs(model_path, data)
     _check_out(out, inputs)
-    model, forest, X, _ = _load(
-        model_path, data, target=target, trust_pickle=trust_pickle, trust=trust
-    )
-    goal = _parse_target(forest, target_class, target_range)
-    n_rows = X.shape[0]
-    selected = _parse_rows(rows, n_rows) if rows is not None else None
     constraints = {
         "immutable": _names(immutable),
         "increase_only": _names(increase_only),
@@ -474,6 +502,21 @@ def tweak(
         "integer": _names(integer),
         "bounds": _parse_bounds(bounds or []),
     }
+    if dataset_mode(data, out_dir, scheduler=scheduler, workers=workers, resume=resume):
+        model = _load_model(model_path, trust_pickle, trust)
+        tables = tweak_dataset_tables(
+            model, data, out_dir, target=_parse_target(to_forest(model), target_class,
+            target_range), cost=cost, mode=mode, constraints=constraints, optimal=optimal,
+            time_limit=time_limit, scheduler=scheduler, workers=workers, resume=resume,
+            timeout=timeout,
+        )
+        return _emit(render(tables, fmt), out=out, inputs=inputs)
+    model, forest, X, _ = _load(
+        model_path, data, target=target, trust_pickle=trust_pickle, trust=trust
+    )
+    goal = _parse_target(forest, target_class, target_range)
+    n_rows = X.shape[0]
+    selected = _parse_rows(rows, n_rows) if rows is not None else None
     with _Progress(enabled=True) as progress:
         tables = counterfactual_tables(
             model,

@@ -11,10 +11,12 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ._adapters import to_forest
+from ._batch import DEFAULT_MEMORY_BUDGET
 from ._exceptions import InputError, UnsupportedModelError
 from ._forest import Forest
 from ._importance_result import ImportanceResult
 from ._node_statistics import node_statistics
+from ._streaming import stream_mdi_importance, wants_node_streaming
 
 __all__ = ["MDIImportance", "mdi_importance"]
 
@@ -58,6 +60,8 @@ def mdi_importance(
     y: Any = None,
     *,
     sample_weight: Any = None,
+    progress: bool = False,
+    memory_budget: int = DEFAULT_MEMORY_BUDGET,
 ) -> MDIImportance:
     r"""Mean decrease in impurity of every feature, following scikit-learn.
 
@@ -81,6 +85,8 @@ def mdi_importance(
     y : array-like of shape (n_samples,), optional
     sample_weight : array-like of shape (n_samples,), optional
         Weights of the rows of ``X``.
+    progress, memory_budget
+        As :func:`node_statistics` (``X`` may be an iterable of chunks).
 
     Returns
     -------
@@ -103,6 +109,10 @@ def mdi_importance(
     >>> bool(abs(result.nodes_.groupby("feature")["share"].sum().sum() - 1.0) < 1e-12)
     True
     """
+    if X is not None and wants_node_streaming(model_or_forest, X, progress, memory_budget):
+        return stream_mdi_importance(
+            model_or_forest, X, y, sample_weight, progress=progress, memory_budget=memory_budget
+        )
     forest = to_forest(model_or_forest)
     if (X is None) != (y is None):
         raise InputError(

@@ -10,9 +10,11 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ._adapters import to_forest
+from ._batch import DEFAULT_MEMORY_BUDGET
 from ._exceptions import InputError, UnsupportedModelError
 from ._forest import Forest, Tree
 from ._losses import BOOSTING_LOSSES, negative_gradient
+from ._streaming import stream_node_statistics, wants_node_streaming
 from ._validation import check_sample_weight, check_X, check_y
 
 __all__ = ["NodeStatistics", "node_statistics"]
@@ -96,6 +98,9 @@ def node_statistics(
     X: Any,
     y: Any,
     sample_weight: Any = None,
+    *,
+    progress: bool = False,
+    memory_budget: int = DEFAULT_MEMORY_BUDGET,
 ) -> NodeStatistics:
     r"""Route data through every tree and recompute each node's statistics.
 
@@ -113,6 +118,13 @@ def node_statistics(
         targets (regressors).
     sample_weight : array-like of shape (n_samples,), optional
         Non-negative weights; ones by default.
+    progress : bool, default=False
+        Show a progress bar over the rows.
+    memory_budget : int, default=2**30
+        Bytes one chunk of rows may take; larger data, and an iterable of chunks
+        given as ``X`` (arrays, DataFrames, or ``(X, y[, sample_weight])``
+        tuples), are processed chunk by chunk and summed exactly
+        (:mod:`treelens._streaming`).
 
     Returns
     -------
@@ -157,6 +169,10 @@ def node_statistics(
     >>> stats.n_node_samples_[0].tolist() == model.tree_.n_node_samples.tolist()
     True
     """
+    if wants_node_streaming(model_or_forest, X, progress, memory_budget):
+        return stream_node_statistics(
+            model_or_forest, X, y, sample_weight, progress=progress, memory_budget=memory_budget
+        )
     forest = to_forest(model_or_forest)
     X = check_X(forest, X)
     n_samples = X.shape[0]

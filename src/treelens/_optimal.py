@@ -36,6 +36,7 @@ from ._milp import (
     solve_cells,
 )
 from ._milp_program import ForestProgram, forest_program
+from ._streaming import stream_counterfactuals, wants_streaming
 from ._targets import encode_classes
 
 __all__ = ["optimal_counterfactual"]
@@ -59,6 +60,7 @@ def optimal_counterfactual(
     time_limit: float = 30.0,
     warm_start: bool = True,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    progress: bool = False,
 ) -> CounterfactualResult:
     """Least-cost counterfactuals over the whole ensemble, proven optimal.
 
@@ -112,6 +114,10 @@ def optimal_counterfactual(
     memory_budget : int, default=2**30
         Largest number of bytes the program of the model may need; larger
         models are refused with the program's size.
+    progress : bool, default=False
+        Show a progress bar over the rows.  ``X`` may also be an iterable of
+        chunks (arrays or DataFrames), solved chunk by chunk
+        (:mod:`treelens._streaming`).
 
     Returns
     -------
@@ -157,6 +163,8 @@ def optimal_counterfactual(
     >>> result.status_.tolist(), model.predict(result.X_cf_).tolist()
     (['optimal', 'optimal'], [2, 2])
     """
+    if wants_streaming(X, progress):
+        return stream_counterfactuals(optimal_counterfactual, **locals())
     if (
         isinstance(time_limit, bool)
         or not isinstance(time_limit, (int, float, np.integer, np.floating))

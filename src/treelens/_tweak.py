@@ -35,6 +35,7 @@ from ._counterfactual import (
 )
 from ._exceptions import InputError
 from ._incremental import IncrementalPredictor
+from ._streaming import check_candidate_budget, stream_counterfactuals, wants_streaming
 from ._targets import target_leaf_mask, voting_trees
 from ._tweak_candidates import Changes, candidate_changes, change_costs
 
@@ -60,6 +61,7 @@ def feature_tweak(
     constraints: Constraints | None = None,
     reference: Any = None,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    progress: bool = False,
 ) -> CounterfactualResult:
     """Least-cost counterfactuals built from single leaves (actionable feature tweaking).
 
@@ -112,7 +114,12 @@ def feature_tweak(
         Data for ``"mad"`` costs and ``"auto"`` epsilon (typically the training
         set).
     memory_budget : int, default=2**30
-        Largest number of bytes one chunk of work allocates.
+        Largest number of bytes one chunk of work allocates; a budget that cannot
+        hold the candidates of one row is refused.
+    progress : bool, default=False
+        Show a progress bar over the rows.  ``X`` may also be an iterable of
+        chunks (arrays or DataFrames), processed one by one
+        (:mod:`treelens._streaming`).
 
     Returns
     -------
@@ -143,6 +150,8 @@ def feature_tweak(
     >>> result.found_.tolist(), model.predict(result.X_cf_).tolist()
     ([True, True, True], [2, 2, 2])
     """
+    if wants_streaming(X, progress):
+        return stream_counterfactuals(feature_tweak, **locals())
     if mode not in ("minimal", "paper"):
         raise InputError(f"`mode` must be 'minimal' or 'paper'; got {mode!r}.")
     if not isinstance(memory_budget, (int, np.integer)) or memory_budget < 2**20:
@@ -150,6 +159,7 @@ def feature_tweak(
             f"`memory_budget` must be a number of bytes of at least 2**20; got "
             f"{memory_budget!r}."
         )
+    check_candidate_budget(model, target, memory_budget)
     problem = prepare_problem(
         model,
         X,

@@ -1,0 +1,249 @@
+"""Batches at scale: feature tweaking over many rows in one process and on Dask.
+
+For a synthetic 20-feature dataset (``make_classification``) written as a Parquet
+dataset, and a 100-tree random forest (``max_depth=8``), prints:
+
+1. single process: rows per second and peak resident memory of the Parquet
+   dataset run (``treelens tweak ... --out-dir``: parts read in batches, results
+   written part by part), measured in a fresh subprocess with
+   ``resource.getrusage`` (target: under 2 GB whatever the row count); and of
+   ``treelens.feature_tweak`` over a stream of chunks returning the whole result
+   in memory;
+2. Dask: a dataset run (16 parts) on a local cluster of one single-threaded
+   worker and of two (workers started and warmed before timing), and the speed-up
+   (target: at least 1.7x on a 2-core machine).
+
+Usage::
+
+    python benchmarks/bench_batches.py [--rows 1000000] [--dask-rows N]
+
+The defaults are those of the issue; ``--rows`` scales the run down.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# One thread per process: the comparison is between processes, not BLAS threads.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+N_FEATURES = 20
+N_PARTS = 16  # parts of the Dask run
+DEFAULT_BATCH_ROWS = 65_536  # treelens._dataset.DEFAULT_BATCH_ROWS
+TARGET = 1
+
+
+def _model(n_trees: int, max_depth: int):
+    from sklearn.datasets import make_classification
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, y = make_classification(
+        20_000, N_FEATURES, n_informative=10, random_state=0, shuffle=False
+    )
+    model = RandomForestClassifier(
+        n_estimators=n_trees, max_depth=max_depth, random_state=0, n_jobs=2
+    )
+    model.fit(X, y)
+    model.n_jobs = 1
+    return model, X
+
+
+def _write_dataset(directory: Path, rows: int, per_part: int) -> None:
+    """``rows`` rows of the synthetic distribution as Parquet parts of ``per_part``."""
+    import numpy as np
+    import pandas as pd
+
+    directory.mkdir(parents=True)
+    columns = [f"x{j}" for j in range(N_FEATURES)]
+    for i, start in enumerate(range(0, rows, per_part)):
+        n = min(per_part, rows - start)
+        values = np.random.default_rng(1000 + i).normal(size=(n, N_FEATURES)) * 1.5
+        pd.DataFrame(values, columns=columns).to_parquet(
+            directory / f"part-{i:03d}.parquet", index=False
+        )
+
+
+def _child(kind: str, model_path: str, data: str, out: str) -> dict[str, float]:
+    """Run in a fresh process, so that its peak memory is the batch's alone."""
+    import resource
+
+    import pandas as pd
+
+    import treelens
+    from treelens._dataset import dataset_parts, tweak_dataset
+
+    with open(model_path, "rb") as handle:
+        model, reference = pickle.load(handle)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    if kind == "dataset":
+        run = tweak_dataset(model, data, out, target=TARGET, reference=reference)
+        rows = run.rows
+    else:  # one streamed call, the whole result in memory
+        chunks = (pd.read_parquet(p) for p in dataset_parts(data))
+        result = treelens.feature_tweak(
+            model, chunks, target=TARGET, reference=reference
+        )
+        rows = len(result)
+    elapsed = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {
+        "rows": rows,
+        "seconds": elapsed,
+        "peak_mb": peak / 1024,
+        "before_mb": before / 1024,
+    }
+
+
+def _run_child(kind: str, model_path: Path, data: Path, out: Path) -> dict[str, float]:
+    child = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--child",
+            kind,
+            str(model_path),
+            str(data),
+            str(out),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(child.stdout.strip().splitlines()[-1])
+
+
+def _busy(_: int) -> int:
+    total = 0
+    for i in range(10_000_000):
+        total += i
+    return total
+
+
+def cpu_parallelism() -> float:
+    """How many times faster two pure-Python busy processes finish together than
+    one after the other (2.0 on two idle cores): the ceiling of any speed-up of
+    two workers on this machine right now."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(2) as pool:
+        list(pool.map(_busy, [0, 1]))  # start the processes
+        start = time.perf_counter()
+        list(pool.map(_busy, [0]))
+        one = time.perf_counter() - start
+        start = time.perf_counter()
+        list(pool.map(_busy, [0, 1]))
+        two = time.perf_counter() - start
+    return 2 * one / two
+
+
+def _dask_times(model, reference, data: Path, root: Path) -> dict[int, float]:
+    from treelens._dataset import tweak_dataset
+    from treelens.dask import local_cluster
+
+    warm = root / "warm"
+    _write_dataset(warm, 64, 4)
+    times = {}
+    for workers in (1, 2):
+        # The clusters of `treelens tweak --workers N`.
+        with local_cluster(workers) as client:
+            address = client.scheduler.address
+            # Imports and the first model transfer happen here, not in the timing.
+            tweak_dataset(
+                model,
+                warm,
+                root / f"warm-out-{workers}",
+                target=TARGET,
+                reference=reference,
+                scheduler=address,
+            )
+            start = time.perf_counter()
+            tweak_dataset(
+                model,
+                data,
+                root / f"out-{workers}",
+                target=TARGET,
+                reference=reference,
+                scheduler=address,
+            )
+            times[workers] = time.perf_counter() - start
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument(
+        "--dask-rows",
+        type=int,
+        default=None,
+        help="rows of the Dask comparison (default: --rows)",
+    )
+    parser.add_argument("--trees", type=int, default=100)
+    parser.add_argument("--max-depth", type=int, default=8)
+    parser.add_argument(
+        "--dask-only", action="store_true", help="skip the single-process runs"
+    )
+    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(_child(*args.child)))
+        return
+    print(
+        f"feature_tweak, {args.trees}-tree random forest (max_depth={args.max_depth}), "
+        f"{N_FEATURES} features, target class {TARGET}; {os.cpu_count()} CPUs, load "
+        f"average {os.getloadavg()[0]:.1f} at the start"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        model, reference = _model(args.trees, args.max_depth)
+        model_path = root / "model.pkl"
+        with open(model_path, "wb") as handle:
+            pickle.dump((model, reference), handle)
+        # Parts as large as one batch read from them (the largest unit of work).
+        data = root / "data"
+        _write_dataset(data, args.rows, DEFAULT_BATCH_ROWS)
+        for kind, label in (
+            ()
+            if args.dask_only
+            else (
+                ("dataset", "Parquet dataset run (parts in, parts out)"),
+                ("stream", "feature_tweak over a stream (result in memory)"),
+            )
+        ):
+            r = _run_child(kind, model_path, data, root / f"single-{kind}")
+            print(
+                f"single process, {label}: {r['rows']:,} rows in {r['seconds']:.1f} s = "
+                f"{r['rows'] / r['seconds']:,.0f} rows/s; peak RSS {r['peak_mb']:,.0f} MB "
+                f"(model loaded: {r['before_mb']:,.0f} MB; target < 2048 MB)"
+            )
+        dask_rows = args.dask_rows or args.rows
+        dask_data = root / "dask-data"
+        _write_dataset(dask_data, dask_rows, -(-dask_rows // N_PARTS))
+        before = cpu_parallelism()
+        times = _dask_times(model, reference, dask_data, root)
+        after = cpu_parallelism()
+        print(
+            f"dask, Parquet dataset run of {dask_rows:,} rows in {N_PARTS} parts: "
+            f"1 worker {times[1]:.1f} s, 2 workers {times[2]:.1f} s, speed-up "
+            f"{times[1] / times[2]:.2f}x (target >= 1.7x; load average "
+            f"{os.getloadavg()[0]:.1f} at the end)"
+        )
+        print(
+            f"CPU available to two processes right now: {before:.2f}x before the Dask "
+            f"runs, {after:.2f}x after (2.00x on two idle cores; the ceiling of the "
+            "speed-up)"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,561 @@
+"""treelens on Dask collections: counterfactuals and node statistics at scale.
+
+The functions here take a ``dask.dataframe.DataFrame`` or a 2-D ``dask.array``
+and run on whatever Dask scheduler is active: the threaded or process scheduler
+of plain ``dask``, or a ``distributed.Client`` connected to a cluster (see
+:func:`connect`).  Results equal those of the single-machine functions row for
+row:
+
+- counterfactuals (:func:`feature_tweak`, :func:`optimal_counterfactual`) are
+  computed per partition; the model is shipped once to each worker
+  (``Client.scatter(..., broadcast=True)`` under distributed, one shared graph key
+  otherwise), not once per task;
+- node statistics (:func:`node_statistics`, :func:`mdi_importance`) are computed
+  per partition as additive per-node sums, added exactly in a tree reduction,
+  and turned into statistics once: held-out MDI over a Dask dataset is the
+  single-machine result.
+
+dask and distributed are the ``treelens[dask]`` extra; they are imported only when
+these functions run.
+
+Examples
+--------
+>>> import dask.dataframe as dd, pandas as pd
+>>> from sklearn.datasets import load_iris
+>>> from sklearn.ensemble import RandomForestClassifier
+>>> import treelens.dask
+>>> X, y = load_iris(return_X_y=True, as_frame=True)
+>>> model = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y)
+>>> stats = treelens.dask.node_statistics(
+...     model, dd.from_pandas(X, npartitions=3), dd.from_pandas(y, npartitions=3))
+>>> int(stats.n_node_samples_[0][0])  # every row reaches the root
+150
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ._adapters import to_forest
+from ._exceptions import InputError, TreelensError
+from ._forest import Forest
+
+__all__ = [
+    "SchedulerUnreachableError",
+    "connect",
+    "counterfactual_frame",
+    "feature_tweak",
+    "local_cluster",
+    "mdi_importance",
+    "node_statistics",
+    "optimal_counterfactual",
+]
+
+
+class SchedulerUnreachableError(TreelensError, ValueError):
+    """A Dask scheduler address could not be reached in time."""
+
+
+# ------------------------------------------------------------- schedulers
+def connect(address: str, *, timeout: float = 10.0) -> Any:
+    """Connect a ``distributed.Client`` to a running Dask scheduler.
+
+    Parameters
+    ----------
+    address : str
+        Scheduler address, for example ``"tcp://10.0.0.5:8786"``.
+    timeout : float, default=10.0
+        Seconds to wait for the scheduler before giving up.
+
+    Returns
+    -------
+    client : distributed.Client
+        Registered as the default client, so Dask computations run on it.
+
+    Raises
+    ------
+    SchedulerUnreachableError
+        If no scheduler answers at ``address`` within ``timeout`` seconds.
+    """
+    from distributed import Client
+
+    if not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise InputError(
+            f"`timeout` must be a positive number of seconds; got {timeout!r}."
+        )
+    try:
+        return Client(address, timeout=f"{float(timeout)}s")
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
+        raise SchedulerUnreachableError(
+            f"Could not reach a Dask scheduler at {address!r} within {timeout:g} s; "
+            "expected the address of a running scheduler (for example "
+            f"'tcp://host:8786'); got: {exc}."
+        ) from exc
+
+
+def local_cluster(n_workers: int, *, processes: bool = True) -> Any:
+    """Start a local Dask cluster of ``n_workers`` single-threaded workers.
+
+    Parameters
+    ----------
+    n_workers : int
+    processes : bool, default=True
+        Workers in their own processes (threads of this one when False).
+
+    Returns
+    -------
+    client : distributed.Client
+        Owning the cluster: closing the client (``client.close()``, or leaving a
+        ``with`` block) shuts the cluster down.
+
+    Notes
+    -----
+    distributed starts its worker processes with ``MALLOC_TRIM_THRESHOLD_`` set,
+    which turns off glibc's dynamic mmap threshold: every large temporary array
+    of the vectorized searches is then mapped and unmapped afresh, which halves
+    their speed.  The workers started here keep glibc's default.
+    """
+    import dask
+    from distributed import Client
+
+    if not isinstance(n_workers, (int, np.integer)) or n_workers < 1:
+        raise InputError(f"`n_workers` must be a positive integer; got {n_workers!r}.")
+    environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
+    environ.pop("MALLOC_TRIM_THRESHOLD_", None)
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
+        return Client(
+            n_workers=int(n_workers),
+            threads_per_worker=1,
+            processes=processes,
+            dashboard_address=":0",
+        )
+
+
+def _active_client() -> Any:
+    try:
+        from distributed import get_client
+    except ImportError:  # pragma: no cover - distributed is part of the extra
+        return None
+    try:
+        return get_client()
+    except ValueError:
+        return None
+
+
+def ship(obj: Any, scheduler: Any = None) -> Any:
+    """A reference to ``obj`` that tasks share, so it travels once per worker.
+
+    Under a distributed client (and no other ``scheduler`` asked for) the object
+    is scattered to every worker (``broadcast=True``) and a future is returned;
+    otherwise it becomes one ``dask.delayed`` key that every task depends on.
+    """
+    client = _active_client() if scheduler is None else None
+    if client is not None:
+        # A list of one, so that a tuple travels as one object.
+        return client.scatter([obj], broadcast=True, hash=False)[0]
+    import dask
+
+    return dask.delayed(obj, traverse=False)
+
+
+# -------------------------------------------------------------- partitions
+def _is_dask_dataframe(X: Any) -> bool:
+    if not type(X).__module__.startswith("dask"):
+        return False
+    import dask.dataframe as dd
+
+    return isinstance(X, dd.DataFrame)
+
+
+def _is_dask_series(X: Any) -> bool:
+    if not type(X).__module__.startswith("dask"):
+        return False
+    import dask.dataframe as dd
+
+    return isinstance(X, dd.Series)
+
+
+def _is_dask_array(X: Any) -> bool:
+    if not type(X).__module__.startswith("dask"):
+        return False
+    import dask.array as da
+
+    return isinstance(X, da.Array)
+
+
+def check_columns(forest: Forest, columns: Sequence[Any]) -> None:
+    """Raise when ``columns`` are not the model's features (any order)."""
+    names = [str(c) for c in columns]
+    if forest.has_feature_names:
+        expected = list(forest.feature_names)
+        missing = [n for n in expected if n not in names]
+        extra = [n for n in names if n not in expected]
+        if missing or extra or len(names) != len(expected):
+            raise InputError(
+                "The columns of the Dask collection must be the model's features "
+                f"{expected}; missing {missing}, unexpected {extra}."
+            )
+    elif len(names) != forest.n_features:
+        raise InputError(
+            f"The Dask collection has {len(names)} columns, but the model expects "
+            f"{forest.n_features} features."
+        )
+
+
+def _feature_partitions(forest: Forest, X: Any) -> list[Any]:
+    """Delayed pandas/numpy partitions of ``X`` after checking its columns."""
+    if _is_dask_dataframe(X):
+        check_columns(forest, list(X.columns))
+        if forest.has_feature_names:
+            X = X[list(forest.feature_names)]
+        return list(X.to_delayed())
+    if _is_dask_array(X):
+        if X.ndim != 2:
+            raise InputError(
+                f"X must be a 2-D dask array of shape (n_samples, {forest.n_features}); "
+                f"got {X.ndim} dimensions."
+            )
+        if X.shape[1] != forest.n_features:
+            raise InputError(
+                f"The dask array has {X.shape[1]} columns, but the model expects "
+                f"{forest.n_features} features."
+            )
+        X = X.rechunk({1: -1})
+        return list(X.to_delayed().ravel())
+    raise InputError(
+        "X must be a dask.dataframe.DataFrame or a 2-D dask.array; got "
+        f"{type(X).__module__}.{type(X).__qualname__}."
+    )
+
+
+def _label_partitions(X: Any, y: Any, n_parts: int, name: str) -> list[Any] | None:
+    if y is None:
+        return None
+    if _is_dask_series(y) or _is_dask_dataframe(y):
+        parts = list(y.to_delayed())
+    elif _is_dask_array(y):
+        if _is_dask_array(X):
+            y = y.rechunk((X.chunks[0],))  # the row blocks of X
+        parts = list(y.to_delayed().ravel())
+    else:
+        raise InputError(
+            f"`{name}` must be a dask Series or dask array partitioned like X, or a "
+            f"column name of X; got {type(y).__qualname__}."
+        )
+    if len(parts) != n_parts:
+        raise InputError(
+            f"`{name}` must be partitioned like X; expected {n_parts} partitions, got "
+            f"{len(parts)}."
+        )
+    return parts
+
+
+def _split_columns(X: Any, y: Any, sample_weight: Any) -> tuple[Any, Any, Any]:
+    """Take ``y`` and ``sample_weight`` given as column names out of ``X``."""
+    named = {
+        k: v
+        for k, v in (("y", y), ("sample_weight", sample_weight))
+        if isinstance(v, str)
+    }
+    for name, column in named.items():
+        if not _is_dask_dataframe(X) or column not in X.columns:
+            raise InputError(
+                f"`{name}` names the column {column!r}, but X has no such column; "
+                f"expected one of {list(getattr(X, 'columns', []))}."
+            )
+    if not named:
+        return X, y, sample_weight
+    y = X[y] if isinstance(y, str) else y
+    sample_weight = (
+        X[sample_weight] if isinstance(sample_weight, str) else sample_weight
+    )
+    return X.drop(columns=list(named.values())), y, sample_weight
+
+
+def _compute(tasks: list[Any], scheduler: Any, progress: bool) -> list[Any]:
+    import dask
+
+    client = _active_client() if scheduler is None else None
+    if client is not None:
+        futures = client.compute(tasks)
+        if progress:
+            from distributed import as_completed
+
+            from ._batch import ProgressBar
+
+            with ProgressBar(
+                enabled=True, total=len(futures), description="partitions"
+            ) as bar:
+                for _ in as_completed(futures):
+                    bar.advance(1)
+        return client.gather(futures)
+    if progress:
+        from dask.diagnostics import ProgressBar as DaskProgressBar
+
+        with DaskProgressBar():
+            return list(dask.compute(*tasks, scheduler=scheduler))
+    return list(dask.compute(*tasks, scheduler=scheduler))
+
+
+# ------------------------------------------------------------ counterfactuals
+def _counterfactual_part(function: Callable[..., Any], shared: Any, part: Any) -> Any:
+    model, kwargs = shared
+    return function(model, part, **kwargs)
+
+
+def _map_counterfactuals(
+    function: Callable[..., Any],
+    model: Any,
+    X: Any,
+    scheduler: Any,
+    progress: bool,
+    kwargs: dict[str, Any],
+) -> Any:
+    import dask
+
+    from ._streaming import concat_counterfactuals
+
+    forest = to_forest(model)
+    parts = _feature_partitions(forest, X)
+    # The model and the arguments (reference data can be large) travel once.
+    shared = ship((model, kwargs), scheduler)
+    task = dask.delayed(_counterfactual_part, pure=True)
+    tasks = [task(function, shared, part) for part in parts]
+    return concat_counterfactuals(_compute(tasks, scheduler, progress))
+
+
+def feature_tweak(
+    model: Any,
+    X: Any,
+    *,
+    target: Any,
+    scheduler: Any = None,
+    progress: bool = False,
+    **kwargs: Any,
+) -> Any:
+    """:func:`treelens.feature_tweak` over a Dask collection, partition by partition.
+
+    Parameters
+    ----------
+    model : fitted tree model
+    X : dask.dataframe.DataFrame or dask.array of shape (n_samples, n_features)
+    target, **kwargs
+        As :func:`treelens.feature_tweak`.
+    scheduler : str or None
+        Passed to ``dask.compute`` (``"threads"``, ``"processes"``,
+        ``"synchronous"``); None uses the active distributed client if any, else
+        Dask's default.
+    progress : bool, default=False
+        Show progress over partitions.
+
+    Returns
+    -------
+    CounterfactualResult
+        Equal row for row to ``treelens.feature_tweak(model, X.compute(), ...)``.
+    """
+    from . import feature_tweak as single
+
+    return _map_counterfactuals(
+        single, model, X, scheduler, progress, {"target": target, **kwargs}
+    )
+
+
+def optimal_counterfactual(
+    model: Any,
+    X: Any,
+    *,
+    target: Any,
+    scheduler: Any = None,
+    progress: bool = False,
+    **kwargs: Any,
+) -> Any:
+    """:func:`treelens.optimal_counterfactual` over a Dask collection.
+
+    Parameters and result as :func:`feature_tweak` of this module.
+    """
+    from . import optimal_counterfactual as single
+
+    return _map_counterfactuals(
+        single, model, X, scheduler, progress, {"target": target, **kwargs}
+    )
+
+
+def _frame_part(
+    function: Callable[..., Any], shared: Any, part: Any, optimal: bool
+) -> Any:
+    import pandas as pd
+
+    from ._dataset import counterfactual_frame as wide
+
+    model, kwargs = shared
+    result = function(model, part, **kwargs)
+    frame = wide(result, to_forest(model), 0, optimal).drop(columns="row")
+    frame.index = (
+        part.index if isinstance(part, pd.DataFrame) else pd.RangeIndex(len(frame))
+    )
+    return frame
+
+
+def counterfactual_frame(
+    model: Any,
+    X: Any,
+    *,
+    target: Any,
+    optimal: bool = False,
+    scheduler: Any = None,
+    **kwargs: Any,
+) -> Any:
+    """Counterfactuals of every row as a lazy Dask DataFrame, one partition per
+    partition of ``X``: for datasets larger than the client's memory.
+
+    Parameters
+    ----------
+    model : fitted tree model
+    X : dask.dataframe.DataFrame or dask.array of shape (n_samples, n_features)
+    target, **kwargs
+        As :func:`treelens.feature_tweak` (or
+        :func:`treelens.optimal_counterfactual` with ``optimal=True``).
+    optimal : bool, default=False
+        Proven least-cost counterfactuals instead of feature tweaking.
+    scheduler : str or None
+        The scheduler the result will be computed with; None for the active
+        distributed client if any (the model is then scattered to its workers).
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+        Indexed like ``X`` (a range per partition for a dask array), with columns
+        ``found``, ``cost``, ``reason`` (and ``status``, ``gap`` when
+        ``optimal``) and the counterfactual values as ``cf_<feature>`` (NaN where
+        none was found).  Write it with ``.to_parquet(...)`` or compute it.
+    """
+    import dask
+    import dask.dataframe as dd
+    import pandas as pd
+
+    from . import feature_tweak as tweak
+    from . import optimal_counterfactual as exact
+
+    forest = to_forest(model)
+    parts = _feature_partitions(forest, X)
+    shared = ship((model, {"target": target, **kwargs}), scheduler)
+    task = dask.delayed(_frame_part, pure=True)
+    function = exact if optimal else tweak
+    columns: dict[str, Any] = {"found": bool, "cost": float, "reason": object}
+    if optimal:
+        columns |= {"status": object, "gap": float}
+    columns |= {f"cf_{name}": float for name in forest.feature_names}
+    meta = pd.DataFrame({k: pd.Series(dtype=v) for k, v in columns.items()})
+    return dd.from_delayed(
+        [task(function, shared, part, optimal) for part in parts],
+        meta=meta,
+        verify_meta=False,
+    )
+
+
+# --------------------------------------------------------- node statistics
+def _sums_part(model: Any, X: Any, y: Any, sample_weight: Any) -> Any:
+    from ._streaming import chunk_node_sums
+
+    return chunk_node_sums(model, X, y, sample_weight)
+
+
+def _add(*parts: Any) -> Any:
+    from ._node_sums import sum_node_sums
+
+    return sum_node_sums(parts)
+
+
+def node_sums(
+    model: Any,
+    X: Any,
+    y: Any,
+    sample_weight: Any = None,
+    *,
+    scheduler: Any = None,
+    progress: bool = False,
+    split_every: int = 8,
+) -> Any:
+    """Per-node partial sums over a Dask collection, summed in a tree reduction.
+
+    Returns
+    -------
+    NodeSums
+    """
+    import dask
+
+    from ._node_sums import check_mergeable
+
+    forest = to_forest(model)
+    if y is None:
+        raise InputError("`y` is required for node statistics; got None.")
+    X, y, sample_weight = _split_columns(X, y, sample_weight)
+    parts = _feature_partitions(forest, X)
+    y_parts = _label_partitions(X, y, len(parts), "y")
+    w_parts = _label_partitions(X, sample_weight, len(parts), "sample_weight")
+    check_mergeable(forest)
+    shared = ship(forest, scheduler)
+    task = dask.delayed(_sums_part, pure=True)
+    level = [
+        task(shared, part, y_parts[i], None if w_parts is None else w_parts[i])
+        for i, part in enumerate(parts)
+    ]
+    add = dask.delayed(_add, pure=True)
+    while len(level) > 1:
+        level = [
+            add(*level[i : i + split_every]) for i in range(0, len(level), split_every)
+        ]
+    return _compute(level, scheduler, progress)[0]
+
+
+def node_statistics(
+    model: Any,
+    X: Any,
+    y: Any,
+    sample_weight: Any = None,
+    *,
+    scheduler: Any = None,
+    progress: bool = False,
+) -> Any:
+    """:func:`treelens.node_statistics` over a Dask collection.
+
+    Parameters
+    ----------
+    model : fitted tree model
+    X : dask.dataframe.DataFrame or dask.array of shape (n_samples, n_features)
+    y : dask Series, dask array, or the name of a column of X
+        Partitioned like X.
+    sample_weight : dask Series, dask array or column name of X, optional
+    scheduler, progress
+        As :func:`feature_tweak` of this module.
+
+    Returns
+    -------
+    The same result as :func:`treelens.node_statistics` on the computed data.
+    """
+    from ._streaming import statistics_result
+
+    sums = node_sums(model, X, y, sample_weight, scheduler=scheduler, progress=progress)
+    return statistics_result(model, sums)
+
+
+def mdi_importance(
+    model: Any,
+    X: Any,
+    y: Any,
+    sample_weight: Any = None,
+    *,
+    scheduler: Any = None,
+    progress: bool = False,
+    **kwargs: Any,
+) -> Any:
+    """Held-out MDI (:func:`treelens.mdi_importance` with ``X`` and ``y``) over a
+    Dask collection; equal to the single-machine result.
+    """
+    from ._streaming import importance_from_sums
+
+    sums = node_sums(model, X, y, sample_weight, scheduler=scheduler, progress=progress)
+    return importance_from_sums(model, sums, **kwargs)
