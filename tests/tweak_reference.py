@@ -85,6 +85,10 @@ def _candidate(x, lower, upper, eps, rc, mode, cost_weights):
         if j in in_group:
             continue
         L, U, e = lower[j], upper[j], eps[j]
+        if L == np.inf or U == -np.inf:
+            # The far side of a split at an infinite threshold (a split that only
+            # separates missing values): no finite value reaches it.
+            return None
         constrained = np.isfinite(L) or np.isfinite(U)
         inside = L < _cast(x[j]) <= U and flo <= x[j] <= fhi
         sl, su = L + e, U - e
