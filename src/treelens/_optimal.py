@@ -38,6 +38,7 @@ from ._milp import (
 from ._milp_program import ForestProgram, forest_program
 from ._streaming import stream_counterfactuals, wants_streaming
 from ._targets import encode_classes
+from ._validation import check_memory_budget
 
 __all__ = ["optimal_counterfactual"]
 
@@ -174,11 +175,7 @@ def optimal_counterfactual(
         raise InputError(
             f"`time_limit` must be a positive number of seconds; got {time_limit!r}."
         )
-    if not isinstance(memory_budget, (int, np.integer)) or memory_budget < 2**20:
-        raise InputError(
-            "`memory_budget` must be a number of bytes of at least 2**20; got "
-            f"{memory_budget!r}."
-        )
+    check_memory_budget(memory_budget)
     problem = prepare_problem(
         model,
         X,

@@ -38,6 +38,7 @@ from ._incremental import IncrementalPredictor
 from ._streaming import check_candidate_budget, stream_counterfactuals, wants_streaming
 from ._targets import target_leaf_mask, voting_trees
 from ._tweak_candidates import Changes, candidate_changes, change_costs
+from ._validation import check_memory_budget
 
 __all__ = ["feature_tweak"]
 
@@ -154,11 +155,7 @@ def feature_tweak(
         return stream_counterfactuals(feature_tweak, **locals())
     if mode not in ("minimal", "paper"):
         raise InputError(f"`mode` must be 'minimal' or 'paper'; got {mode!r}.")
-    if not isinstance(memory_budget, (int, np.integer)) or memory_budget < 2**20:
-        raise InputError(
-            f"`memory_budget` must be a number of bytes of at least 2**20; got "
-            f"{memory_budget!r}."
-        )
+    check_memory_budget(memory_budget)
     check_candidate_budget(model, target, memory_budget)
     problem = prepare_problem(
         model,

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "check_X",
+    "check_memory_budget",
     "check_sample_weight",
     "check_y",
     "column_names",
@@ -240,3 +241,17 @@ def check_sample_weight(sample_weight: Any, n_samples: int) -> NDArray[np.float6
             f"{weights[row]} at row {row}."
         )
     return weights
+
+
+def check_memory_budget(memory_budget: Any) -> int:
+    """Validate a counterfactual search's memory budget (bytes, at least 1 MiB)."""
+    if (
+        isinstance(memory_budget, bool)
+        or not isinstance(memory_budget, (int, np.integer))
+        or memory_budget < 2**20
+    ):
+        raise InputError(
+            "`memory_budget` must be a number of bytes of at least 2**20; got "
+            f"{memory_budget!r}."
+        )
+    return int(memory_budget)
