@@ -16,6 +16,7 @@ dataset, and a 100-tree random forest (``max_depth=8``), prints:
 Usage::
 
     python benchmarks/bench_batches.py [--rows 1000000] [--dask-rows N]
+        [--single both|dataset|stream] [--no-dask | --dask-only]
 
 The defaults are those of the issue; ``--rows`` scales the run down.
 """
@@ -193,6 +194,15 @@ def main() -> None:
     parser.add_argument(
         "--dask-only", action="store_true", help="skip the single-process runs"
     )
+    parser.add_argument(
+        "--single",
+        choices=("both", "dataset", "stream"),
+        default="both",
+        help="which single-process runs to make",
+    )
+    parser.add_argument(
+        "--no-dask", action="store_true", help="skip the Dask comparison"
+    )
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -212,20 +222,21 @@ def main() -> None:
         # Parts as large as one batch read from them (the largest unit of work).
         data = root / "data"
         _write_dataset(data, args.rows, DEFAULT_BATCH_ROWS)
-        for kind, label in (
-            ()
-            if args.dask_only
-            else (
-                ("dataset", "Parquet dataset run (parts in, parts out)"),
-                ("stream", "feature_tweak over a stream (result in memory)"),
-            )
-        ):
+        runs = (
+            ("dataset", "Parquet dataset run (parts in, parts out)"),
+            ("stream", "feature_tweak over a stream (result in memory)"),
+        )
+        for kind, label in runs:
+            if args.dask_only or args.single not in ("both", kind):
+                continue
             r = _run_child(kind, model_path, data, root / f"single-{kind}")
             print(
                 f"single process, {label}: {r['rows']:,} rows in {r['seconds']:.1f} s = "
                 f"{r['rows'] / r['seconds']:,.0f} rows/s; peak RSS {r['peak_mb']:,.0f} MB "
                 f"(model loaded: {r['before_mb']:,.0f} MB; target < 2048 MB)"
             )
+        if args.no_dask:
+            return
         dask_rows = args.dask_rows or args.rows
         dask_data = root / "dask-data"
         _write_dataset(dask_data, dask_rows, -(-dask_rows // N_PARTS))
