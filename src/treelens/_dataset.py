@@ -253,9 +253,10 @@ def _tweak_part(
 
     import treelens
 
-    from . import _adapters
+    from ._counterfactual import forest_of
 
-    forest = _adapters.to_forest(model)
+    # The Forest the search itself uses (built once per model and process).
+    forest = forest_of(model)
     function = getattr(treelens, function_name)
     optimal = function_name == "optimal_counterfactual"
     schema = _counterfactual_schema(forest, optimal)

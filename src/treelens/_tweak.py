@@ -250,18 +250,10 @@ class _Search:
         predictor = IncrementalPredictor(
             self.forest, problem.target, X, problem.leaves[rows], problem.current[rows]
         )
-        # Which path nodes each change flips, once; candidates a loose bound rules
-        # out leave before the ordered checks (removing invalid candidates cannot
-        # change which valid one comes first).
-        flips = predictor.flips(changes)
-        alive = np.flatnonzero(~predictor.hopeless(changes, flips))
-        if not alive.size:
-            return
-        alive_changes, source = changes.take_with_source(alive)
-        winner = self._first_valid(
-            alive_changes, (flips[0][source], flips[1][source]), predictor, rows.size
-        )
-        winner = np.where(winner >= 0, alive[np.maximum(winner, 0)], -1)
+        # Candidates are checked in cost order a few at a time per row, so the
+        # routing work (and the bound that rules many out) is spent only on those
+        # before each row's first valid one.
+        winner = self._first_valid(changes, predictor, rows.size)
         local = np.flatnonzero(winner >= 0)
         chosen = winner[local]
         target_rows = rows[local]
@@ -275,7 +267,6 @@ class _Search:
     def _first_valid(
         self,
         changes: Changes,
-        flips: tuple[NDArray[np.intp], NDArray[np.intp]],
         predictor: IncrementalPredictor,
         n_rows: int,
     ) -> NDArray[np.intp]:
@@ -290,7 +281,6 @@ class _Search:
         pos = np.zeros(n_rows, dtype=np.intp)
         winner = np.full(n_rows, -1, dtype=np.intp)
         per_round = max(1, self.budget // self.bytes_per_check)
-        flip_start, flip_stop = flips
         chunk = _FIRST_CHECK
         while True:
             active = np.flatnonzero((winner < 0) & (pos < count))
@@ -306,8 +296,7 @@ class _Search:
                 total
             )
             owner = np.repeat(active, take)
-            batch, source = changes.take_with_source(idx)
-            ok = predictor.valid(batch, (flip_start[source], flip_stop[source]))
+            ok = predictor.valid(changes.take(idx))
             if ok.any():
                 # idx grows within each row, so the first hit per row is its least.
                 hit_rows, first = np.unique(owner[ok], return_index=True)
