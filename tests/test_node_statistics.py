@@ -187,3 +187,17 @@ def test_class_labels_are_matched_by_value():
     labels = np.array(["c", "a", "b"])[y]
     model = DecisionTreeClassifier(max_depth=3, class_weight={"a": 2.0}).fit(X, labels)
     check_reproduces(model, X, labels)
+
+
+@pytest.mark.parametrize("criterion", ["gini", "squared_error", "absolute_error"])
+def test_large_inputs_reproduce_the_training_statistics(criterion):
+    # From 4096 rows on, each tree's statistics are computed as soon as a thread
+    # has routed it through scikit-learn's compiled tree.
+    task = "regression" if criterion != "gini" else "classification"
+    X, y = make_data(3, task=task, n_samples=5000)
+    cls = RandomForestClassifier if task == "classification" else RandomForestRegressor
+    model = cls(
+        n_estimators=4, max_depth=6, bootstrap=False, criterion=criterion, random_state=0
+    ).fit(X, y)
+    assert treelens.to_forest(model)._compiled_trees is not None
+    check_reproduces(model, X, y)

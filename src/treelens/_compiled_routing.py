@@ -16,8 +16,9 @@ Should a future scikit-learn change that state, :func:`compiled_trees` returns
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -25,7 +26,9 @@ from numpy.typing import NDArray
 if TYPE_CHECKING:
     from ._forest import Forest
 
-__all__ = ["apply_compiled", "compiled_trees", "routing_threads"]
+__all__ = ["apply_compiled", "compiled_trees", "map_compiled", "routing_threads"]
+
+T = TypeVar("T")
 
 # Most threads a single routing call starts.
 _MAX_THREADS = 8
@@ -76,6 +79,31 @@ def compiled_trees(forest: Forest) -> list[Any] | None:
     return trees
 
 
+def map_compiled(
+    trees: list[Any],
+    X: NDArray[np.float32],
+    function: Callable[[int, NDArray[np.intp]], T],
+) -> list[T]:
+    """``function(j, leaves_j)`` for every tree ``j``, routed and run on a thread pool.
+
+    ``leaves_j`` holds the leaf each row of ``X`` (float32) reaches in tree ``j``.
+    While one thread runs ``function`` (numpy work that mostly holds the GIL),
+    the others route trees in compiled code that releases it.  Results come back
+    in tree order.
+    """
+    X = np.ascontiguousarray(X, dtype=np.float32)
+
+    def work(j: int) -> T:
+        return function(j, trees[j].apply(X))
+
+    n_threads = min(routing_threads(), len(trees))
+    if n_threads <= 1:
+        return [work(j) for j in range(len(trees))]
+    with ThreadPoolExecutor(n_threads) as pool:
+        # list() re-raises the first error of any tree.
+        return list(pool.map(work, range(len(trees))))
+
+
 def apply_compiled(
     trees: list[Any], X: NDArray[np.float32], out: NDArray[np.intp]
 ) -> NDArray[np.intp]:
@@ -84,17 +112,9 @@ def apply_compiled(
     ``X`` is float32; ``out`` is best a transposed tree-major array, so that each
     tree's column is one contiguous write.
     """
-    X = np.ascontiguousarray(X, dtype=np.float32)
 
-    def route(j: int) -> None:
-        out[:, j] = trees[j].apply(X)
+    def store(j: int, leaves: NDArray[np.intp]) -> None:
+        out[:, j] = leaves
 
-    n_threads = min(routing_threads(), len(trees))
-    if n_threads == 1:
-        for j in range(len(trees)):
-            route(j)
-        return out
-    with ThreadPoolExecutor(n_threads) as pool:
-        # list() re-raises the first error of any tree.
-        list(pool.map(route, range(len(trees))))
+    map_compiled(trees, X, store)
     return out

@@ -11,8 +11,9 @@ from numpy.typing import NDArray
 
 from ._adapters import to_forest
 from ._batch import DEFAULT_MEMORY_BUDGET
+from ._compiled_routing import map_compiled
 from ._exceptions import InputError, UnsupportedModelError
-from ._forest import Forest, Tree
+from ._forest import _PER_TREE_MIN_ROWS, Forest, Tree
 from ._losses import BOOSTING_LOSSES, negative_gradient
 from ._streaming import stream_node_statistics, wants_node_streaming
 from ._validation import check_sample_weight, check_X, check_y
@@ -171,7 +172,12 @@ def node_statistics(
     """
     if wants_node_streaming(model_or_forest, X, progress, memory_budget):
         return stream_node_statistics(
-            model_or_forest, X, y, sample_weight, progress=progress, memory_budget=memory_budget
+            model_or_forest,
+            X,
+            y,
+            sample_weight,
+            progress=progress,
+            memory_budget=memory_budget,
         )
     forest = to_forest(model_or_forest)
     X = check_X(forest, X)
@@ -183,16 +189,23 @@ def node_statistics(
     _check_replayable(forest, target)
     if forest.is_classifier and forest.kind != "boosting":
         weights = weights * _class_weights(forest, target, weights)
-    leaves = forest._apply(X)
     if forest.kind == "boosting":
-        return _boosting_statistics(forest, leaves, target, weights)
+        return _boosting_statistics(forest, forest._apply(X), target, weights)
     n_classes = forest.n_classes if forest.is_classifier else 0
-    parts = [
-        tree_statistics(
-            tree, leaves[:, j], target, weights, forest.criterion, n_classes
+
+    def statistics(j: int, leaves: NDArray[np.intp]) -> tuple[NDArray[Any], ...]:
+        return tree_statistics(
+            forest.trees[j], leaves, target, weights, forest.criterion, n_classes
         )
-        for j, tree in enumerate(forest.trees)
-    ]
+
+    compiled = forest._compiled_trees
+    if compiled is not None and n_samples >= _PER_TREE_MIN_ROWS:
+        # Each tree's statistics as soon as it is routed, while other threads
+        # route the next trees.
+        parts = map_compiled(compiled, X, statistics)
+    else:
+        leaves = forest._apply(X)
+        parts = [statistics(j, leaves[:, j]) for j in range(forest.n_trees)]
     return NodeStatistics(forest, *(tuple(p[i] for p in parts) for i in range(4)))
 
 
