@@ -93,3 +93,17 @@ def test_numpy_routing_when_scikit_learn_refuses_the_tree_state(monkeypatch):
     monkeypatch.setattr(sklearn.tree._tree, "NODE_DTYPE", np.dtype([("other", "f8")]))
     assert forest._compiled_trees is None
     np.testing.assert_array_equal(forest.apply(X), expected)
+
+
+@pytest.mark.parametrize(
+    ("omp", "expected"), [(None, 2), ("1", 1), ("3", 2), ("1,2", 1), ("bad", 2)]
+)
+def test_routing_threads_follow_affinity_and_omp_num_threads(
+    monkeypatch, omp, expected
+):
+    monkeypatch.setattr(_compiled_routing.os, "sched_getaffinity", lambda pid: {0, 1})
+    if omp is None:
+        monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OMP_NUM_THREADS", omp)
+    assert _compiled_routing.routing_threads() == expected

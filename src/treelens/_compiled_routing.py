@@ -4,9 +4,10 @@ A :class:`~treelens.Forest` whose input dtype is float32 routes samples exactly 
 scikit-learn's ``Tree.apply`` does: ``float32(x) <= threshold`` (a float64), NaN to
 the side ``missing_go_left`` names.  So its trees can be rebuilt as scikit-learn
 ``Tree`` objects, whatever library they came from, and routed by that compiled
-loop.  It releases the GIL, so a thread pool routes several trees at once: on
-large inputs this is as fast as scikit-learn's own ``apply`` on one core and
-scales with the cores, where a numpy loop per depth level is bound to one.
+loop.  It releases the GIL, so a thread pool routes several trees at once (one
+thread per core, see :func:`routing_threads`): on large inputs this is as fast
+as scikit-learn's own ``apply`` on one core and scales with the cores, where a
+numpy loop per depth level is bound to one.
 
 The rebuild goes through the state scikit-learn itself pickles a tree with.
 Should a future scikit-learn change that state, :func:`compiled_trees` returns
@@ -35,11 +36,20 @@ _MAX_THREADS = 8
 
 
 def routing_threads() -> int:
-    """Cores this process may run on (its CPU affinity), at most ``_MAX_THREADS``."""
+    """Threads a routing call may use.
+
+    The cores this process may run on (its CPU affinity), no more than
+    ``OMP_NUM_THREADS`` when that is set (as Dask workers and job schedulers do,
+    and as scikit-learn honours for its own threads), and at most
+    ``_MAX_THREADS``.
+    """
     try:
         available = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not on Linux
         available = os.cpu_count() or 1
+    limit = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    if limit.isdigit() and int(limit) > 0:
+        available = min(available, int(limit))
     return max(1, min(available, _MAX_THREADS))
 
 
