@@ -136,6 +136,20 @@ def test_exact_regions_of_a_forest(iris, forest):
     )
 
 
+def test_exact_overlay_too_fine_is_refused(iris, forest):
+    X, _y = iris
+    full = DecisionRegionDisplay.from_estimator(forest, X, features=(2, 3), exact=True)
+    n_cells = full.predictions_.size
+    with pytest.raises(InputError, match=f"{n_cells:,} cells.*max_cells={n_cells - 1:,}"):
+        DecisionRegionDisplay.from_estimator(
+            forest, X, features=(2, 3), exact=True, max_cells=n_cells - 1
+        )
+    at_cap = DecisionRegionDisplay.from_estimator(
+        forest, X, features=(2, 3), exact=True, max_cells=n_cells
+    )
+    np.testing.assert_array_equal(at_cap.predictions_, full.predictions_)
+
+
 def test_exact_refused_for_non_tree_models(iris):
     X, y = iris
     with pytest.raises(UnsupportedModelError, match="exact=True"):

@@ -86,8 +86,13 @@ def exact_regions(
     features: tuple[int, int],
     reference: NDArray[np.float64],
     window: NDArray[np.float64],
+    max_cells: int = 250_000,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[Any]]:
     """Exact class regions of a tree model from the overlay of its split lines.
+
+    Raises :class:`~treelens.InputError` when the overlay has more than
+    ``max_cells`` cells: each is routed through every tree, and a large forest on
+    two continuous features can cut the window into millions.
 
     Returns
     -------
@@ -97,6 +102,14 @@ def exact_regions(
         The model's prediction on every cell.
     """
     tx, ty = split_thresholds(forest, features, reference, window)
+    n_cells = (tx.size + 1) * (ty.size + 1)
+    if n_cells > max_cells:
+        raise InputError(
+            f"`exact=True` would cut the window into {tx.size + 1} x {ty.size + 1} = "
+            f"{n_cells:,} cells, each predicted by all {forest.n_trees} trees; "
+            f"expected at most max_cells={max_cells:,}. Raise `max_cells` or draw "
+            "the grid (exact=False)."
+        )
     x_edges = np.concatenate([[window[0, 0]], tx, [window[0, 1]]])
     y_edges = np.concatenate([[window[1, 0]], ty, [window[1, 1]]])
     # One point inside every cell of the overlay of all split lines; every tree is
@@ -230,6 +243,7 @@ class DecisionRegionDisplay:
         response_method: ResponseMethod = "predict",
         grid_resolution: int = 100,
         exact: bool = False,
+        max_cells: int = 250_000,
         margin: float = 0.05,
         ax: Any = None,
         **plot_kwargs: Any,
@@ -255,6 +269,9 @@ class DecisionRegionDisplay:
             Grid points per axis.
         exact : bool, default=False
             For tree models: exact regions from the split lines, not a grid.
+        max_cells : int, default=250_000
+            ``exact=True``: most cells the overlay of the split lines may have;
+            more raises an error rather than exhausting memory.
         margin : float, default=0.05
             Fraction of each feature's range added around the data.
         ax : matplotlib Axes, optional
@@ -306,7 +323,9 @@ class DecisionRegionDisplay:
                     "`exact=True` draws predicted classes; expected "
                     f"response_method='predict', got {response_method!r}."
                 )
-            x_edges, y_edges, labels = exact_regions(forest, (f0, f1), ref, window)
+            x_edges, y_edges, labels = exact_regions(
+                forest, (f0, f1), ref, window, max_cells
+            )
             display = cls(
                 predictions=labels,
                 response=labels,
