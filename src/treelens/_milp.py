@@ -36,6 +36,15 @@ __all__ = ["Decision", "MilpOutcome", "decision_for", "price_cells", "solve_cell
 STRICT_MARGIN = 1e-6
 # Relative optimality gap under which HiGHS stops and reports optimality.
 MIP_REL_GAP = 1e-6
+# HiGHS options when a known counterfactual gives the cutoff.
+_WITH_CUTOFF: dict[str, Any] = {
+    "mip_heuristic_effort": 0.0,
+    "mip_heuristic_run_rins": False,
+    "mip_heuristic_run_rens": False,
+    "mip_heuristic_run_root_reduced_cost": False,
+    "mip_heuristic_run_zi_round": False,
+    "mip_heuristic_run_shifting": False,
+}
 
 
 @dataclass(frozen=True, eq=False)
@@ -276,15 +285,11 @@ def solve_cells(
     varying = np.flatnonzero(~constant_tree)
     split_keep = np.flatnonzero(~constant_tree[program.split_tree])
     split_rows = n_cells + program.n_trees + 2 * split_keep
-    span_rows = n_cells + program.n_trees + 2 * program.split_tree.size + np.flatnonzero(
-        ~constant_tree[program.span_tree]
-    )
     row_keep = np.concatenate(
         [
             np.arange(n_cells),
             n_cells + varying,
             np.column_stack([split_rows, split_rows + 1]).ravel(),
-            span_rows,
         ]
     )
     n_base = n_cells + n_thr + y_leaves.size
@@ -431,6 +436,11 @@ def solve_cells(
         "mip_pscost_minreliable": 0,
         "mip_detect_symmetry": False,
     }
+    if np.isfinite(cutoff):
+        # A known answer bounds the search: HiGHS prunes against it (and fixes
+        # columns by reduced cost at the root) from the start, and its primal
+        # heuristics, which otherwise take most of the time, are not needed.
+        options.update(_WITH_CUTOFF, objective_bound=cutoff + slack)
     options.update(highs_options or {})
 
     def solve(options: dict[str, Any]) -> Any:

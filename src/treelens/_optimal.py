@@ -36,6 +36,7 @@ from ._milp import (
     solve_cells,
 )
 from ._milp_program import ForestProgram, forest_program
+from ._milp_search import GridSearch, descend, greedy_ascent
 from ._streaming import stream_counterfactuals, wants_streaming
 from ._targets import encode_classes
 from ._validation import check_memory_budget
@@ -240,10 +241,11 @@ def _solve_rows(
         )
         one_cells = points == 1.0 if one_hot else None
         decision = _decision(problem, i)
-        incumbent = None
-        if tweak is not None and tweak.found_[position]:
-            incumbent = _on_grid(program, tweak.X_cf_[position], points, terms, norm)
         deadline = time.perf_counter() + time_limit
+        known = None
+        if tweak is not None and tweak.found_[position]:
+            known = _on_grid(program, tweak.X_cf_[position], points, terms, norm)
+        incumbent = _incumbent(problem, program, decision, points, terms, known, i)
         outcome = _solve_checked(
             problem, program, decision, points, terms, incumbent, one_cells, deadline, i
         )
@@ -300,6 +302,42 @@ def _on_grid(
     return cells, float(picked.max(initial=0.0) if norm == "linf" else picked.sum())
 
 
+def _incumbent(
+    problem: Problem,
+    program: ForestProgram,
+    decision: Decision,
+    points: NDArray[np.float64],
+    terms: NDArray[np.float64],
+    known: tuple[NDArray[np.intp], float] | None,
+    i: int,
+) -> tuple[NDArray[np.intp], float] | None:
+    """The best counterfactual the local search finds, from the row itself and
+    from a known one (feature tweaking's, on the grid), as cells and objective."""
+    forest = problem.forest
+    search = GridSearch(
+        forest=forest,
+        program=program,
+        decision=decision,
+        meets=lambda X: _meets_many(problem, X, i),
+        points=points,
+        terms=terms,
+        movable=~problem.constraints.in_one_hot,
+        linf=problem.cost.norm == "linf",
+    )
+    found = []
+    if known is not None:
+        found.append(descend(search, known[0]))
+    own = program.cell_of(problem.X[i].astype(program.input_dtype).astype(np.float64)[None, :])[0]
+    if np.isfinite(terms[own]).all():
+        climbed = greedy_ascent(search, own)
+        if climbed is not None:
+            found.append(descend(search, climbed))
+    if not found:
+        return known
+    cells = min(found, key=search.objective)
+    return cells, search.objective(cells)
+
+
 def _solve_checked(
     problem: Problem,
     program: ForestProgram,
@@ -341,6 +379,14 @@ def _solve_checked(
             return MilpOutcome("optimal", incumbent[0], incumbent[1], incumbent[1])
         return MilpOutcome("time_limit", incumbent[0], incumbent[1], outcome.bound)
     return outcome
+
+
+def _meets_many(problem: Problem, X_cf: NDArray[np.float64], i: int) -> NDArray[np.bool_]:
+    """Whether the forest assigns each row of ``X_cf`` to the target of row ``i``."""
+    forest = problem.forest
+    predicted = forest._predict_from_leaves(forest._apply(X_cf.astype(forest.input_dtype)))
+    current = np.repeat(problem.current[i : i + 1], X_cf.shape[0])
+    return np.asarray(problem.target.meets(predicted, current), dtype=bool)
 
 
 def _meets(problem: Problem, x_cf: NDArray[np.float64], i: int) -> bool:
