@@ -108,11 +108,14 @@ def optimal_counterfactual(
     time_limit : float, default=30.0
         Seconds HiGHS may spend on each row.
     warm_start : bool, default=True
-        Run :func:`~treelens.feature_tweak` first and use its answer as the
-        starting incumbent: its cost is a cutoff that prunes every cell and leaf
-        that cannot do better, and its answer is returned when the time limit
-        stops the search first.  The answer returned is never costlier than
-        feature tweaking's.
+        Find a counterfactual before the exact search: feature tweaking's
+        answer (:func:`~treelens.feature_tweak`) and a local search over the
+        cells (greedy from the row, then cheaper single and paired moves,
+        :mod:`treelens._milp_search`).  The best one's cost is a cutoff: HiGHS
+        prunes against it from the start (much faster: a tighter cutoff lets it
+        fix most cells and leaves at the root), and it is returned when the
+        time limit stops the search first.  The answer returned is never
+        costlier than feature tweaking's.  ``False`` runs the program alone.
     memory_budget : int, default=2**30
         Largest number of bytes the program of the model may need; larger
         models are refused with the program's size.
@@ -213,7 +216,7 @@ def optimal_counterfactual(
             reference=problem.reference,
             memory_budget=int(memory_budget),
         )
-    return _solve_rows(problem, program, todo, tweak, float(time_limit))
+    return _solve_rows(problem, program, todo, tweak, float(time_limit), warm_start)
 
 
 def _solve_rows(
@@ -222,6 +225,7 @@ def _solve_rows(
     todo: NDArray[np.intp],
     tweak: CounterfactualResult | None,
     time_limit: float,
+    warm_start: bool = True,
 ) -> CounterfactualResult:
     n, n_features = problem.X.shape
     X_cf = np.full((n, n_features), np.nan)
@@ -245,7 +249,11 @@ def _solve_rows(
         known = None
         if tweak is not None and tweak.found_[position]:
             known = _on_grid(program, tweak.X_cf_[position], points, terms, norm)
-        incumbent = _incumbent(problem, program, decision, points, terms, known, i)
+        incumbent = (
+            _incumbent(problem, program, decision, points, terms, known, i)
+            if warm_start
+            else known
+        )
         outcome = _solve_checked(
             problem, program, decision, points, terms, incumbent, one_cells, deadline, i
         )
@@ -374,10 +382,10 @@ def _solve_checked(
     # An answer the forest still rejects goes on to the final check, which
     # reports it as a bug rather than returning it.
     if incumbent is not None and (outcome.cells is None or outcome.objective > incumbent[1]):
-        if outcome.status == "infeasible" or outcome.cells is not None:
-            # Nothing beats the incumbent: it is optimal.
+        if outcome.status != "time_limit":
+            # Proven that nothing beats the incumbent: it is optimal.
             return MilpOutcome("optimal", incumbent[0], incumbent[1], incumbent[1])
-        return MilpOutcome("time_limit", incumbent[0], incumbent[1], outcome.bound)
+        return MilpOutcome("time_limit", incumbent[0], incumbent[1], min(outcome.bound, incumbent[1]))
     return outcome
 
 
