@@ -15,6 +15,7 @@ and the constant rows tying cells to the leaves each tree reaches.  Here, per ro
 
 from __future__ import annotations
 
+import time
 import warnings
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -442,6 +443,7 @@ def solve_cells(
         # heuristics, which otherwise take most of the time, are not needed.
         options.update(_WITH_CUTOFF, objective_bound=cutoff + slack)
     options.update(highs_options or {})
+    started = time.perf_counter()
 
     def solve(options: dict[str, Any]) -> Any:
         with warnings.catch_warnings():
@@ -460,7 +462,24 @@ def solve_cells(
     if result.x is None and result.status not in (1, 2) and options["presolve"]:
         # HiGHS's presolve occasionally ends in a "solve error" on these
         # programs; the same program without presolve solves.
-        result = solve({**options, "presolve": False})
+        left = max(float(time_limit) - (time.perf_counter() - started), 1e-3)
+        result = solve({**options, "presolve": False, "time_limit": left})
+    if result.x is None and result.status not in (1, 2) and np.isfinite(cutoff):
+        # Pruned to the cutoff, a program whose only answers sit at the cutoff
+        # can end in a "solve error" too (a point off by the strict margin
+        # within tolerances); the program without the cutoff solves.
+        left = max(float(time_limit) - (time.perf_counter() - started), 1e-3)
+        return solve_cells(
+            program,
+            decision,
+            cost_terms,
+            linf=linf,
+            one_hot=one_hot,
+            one_cells=one_cells,
+            time_limit=left,
+            margin=margin,
+            highs_options=highs_options,
+        )
     if result.status == 2:
         return MilpOutcome("infeasible", None, np.inf, np.inf)
     bound = getattr(result, "mip_dual_bound", None)

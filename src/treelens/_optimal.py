@@ -36,7 +36,7 @@ from ._milp import (
     solve_cells,
 )
 from ._milp_program import ForestProgram, forest_program
-from ._milp_search import GridSearch, descend, greedy_ascent
+from ._milp_search import GridSearch, descend, greedy_ascent, kick
 from ._streaming import stream_counterfactuals, wants_streaming
 from ._targets import encode_classes
 from ._validation import check_memory_budget
@@ -342,7 +342,7 @@ def _incumbent(
             found.append(descend(search, climbed))
     if not found:
         return known
-    cells = min(found, key=search.objective)
+    cells = kick(search, min(found, key=search.objective), own)
     return cells, search.objective(cells)
 
 
