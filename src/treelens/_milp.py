@@ -45,6 +45,7 @@ _WITH_CUTOFF: dict[str, Any] = {
     "mip_heuristic_run_root_reduced_cost": False,
     "mip_heuristic_run_zi_round": False,
     "mip_heuristic_run_shifting": False,
+    "mip_heuristic_run_feasibility_jump": False,
 }
 
 
