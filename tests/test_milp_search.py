@@ -21,15 +21,25 @@ from .test_optimal_counterfactual import KINDS, _brute_force, _model, _target
 
 def _search(model, x, target, cost, constraints=None):
     problem = prepare_problem(
-        model, x[None, :], target=target, cost=cost, epsilon="auto",
-        constraints=constraints, reference=None,
+        model,
+        x[None, :],
+        target=target,
+        cost=cost,
+        epsilon="auto",
+        constraints=constraints,
+        reference=None,
     )
     resolved = problem.constraints
     groups = tuple(int(j) for g in resolved.one_hot for j in g)
     program = forest_program(problem.forest, extra_cuts=groups)
     lo, hi = resolved.feasible_intervals(problem.X)
     points, terms = price_cells(
-        program, problem.X[0], lo[0], hi[0], resolved.integer, problem.epsilon,
+        program,
+        problem.X[0],
+        lo[0],
+        hi[0],
+        resolved.integer,
+        problem.epsilon,
         problem.cost.terms,
     )
     search = GridSearch(
@@ -80,7 +90,10 @@ def test_search_answers_are_valid_cheaper_and_never_below_the_optimum(kind, seed
     x_cf = search.points[descended][None, :]
     value = problem.cost.many(problem.X, x_cf)[0]
     np.testing.assert_allclose(
-        search.objective(descended), value**2 if cost == "l2" else value, rtol=1e-9, atol=1e-12
+        search.objective(descended),
+        value**2 if cost == "l2" else value,
+        rtol=1e-9,
+        atol=1e-12,
     )
     assert value >= _brute_force(model, x, target, cost=cost) - 1e-9
 
@@ -93,7 +106,9 @@ def test_descent_from_a_far_counterfactual_only_lowers_the_cost():
         problem, search, _ = _search(model, x, 1, "l1")
         # Start from the accepted row farthest away.
         far = accepted[np.argmax(np.abs(accepted - x).sum(axis=1))]
-        start = search.program.cell_of(far.astype(np.float32).astype(np.float64)[None, :])[0]
+        start = search.program.cell_of(
+            far.astype(np.float32).astype(np.float64)[None, :]
+        )[0]
         _assert_valid(model, problem, search, start)
         cells = descend(search, start)
         _assert_valid(model, problem, search, cells)
@@ -106,7 +121,9 @@ def test_features_of_one_hot_groups_stay_where_they_are():
     hot = rng.integers(0, 3, n)
     X = np.column_stack([rng.normal(size=n), np.eye(3)[hot]])
     y = ((X[:, 0] + hot - 1 + 0.3 * rng.normal(size=n)) > 0.5).astype(int)
-    model = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+    model = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(
+        X, y
+    )
     constraints = Constraints(one_hot=[[1, 2, 3]])
     for x in X[model.predict(X) == 0][:5]:
         problem, search, own = _search(model, x, 1, "l1", constraints)

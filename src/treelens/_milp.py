@@ -38,7 +38,7 @@ STRICT_MARGIN = 1e-6
 # Relative optimality gap under which HiGHS stops and reports optimality.
 MIP_REL_GAP = 1e-6
 # HiGHS options when a known counterfactual gives the cutoff.
-_WITH_CUTOFF: dict[str, Any] = {
+_WITHOUT_HEURISTICS: dict[str, Any] = {
     "mip_heuristic_effort": 0.0,
     "mip_heuristic_run_rins": False,
     "mip_heuristic_run_rens": False,
@@ -226,6 +226,7 @@ def solve_cells(
     one_cells: NDArray[np.bool_] | None = None,
     time_limit: float = 30.0,
     margin: float = STRICT_MARGIN,
+    heuristics: bool | None = None,
     highs_options: dict[str, Any] | None = None,
 ) -> MilpOutcome:
     """Least-cost choice of one cell per feature meeting ``decision``.
@@ -251,6 +252,10 @@ def solve_cells(
         Margin of strict inequalities; above :data:`STRICT_MARGIN` (a retry
         after the model disagreed) also of non-strict ones and, scaled, of
         interval ends.
+    heuristics : bool, optional
+        Run HiGHS's primal heuristics; by default only without a cutoff (a
+        counterfactual close to the optimum makes them a waste of time; a poor
+        one, from a local search cut short, does not).
     highs_options : dict, optional
         Further HiGHS options (passed verbatim through :func:`scipy.optimize.milp`).
 
@@ -442,7 +447,9 @@ def solve_cells(
         # A known answer bounds the search: HiGHS prunes against it (and fixes
         # columns by reduced cost at the root) from the start, and its primal
         # heuristics, which otherwise take most of the time, are not needed.
-        options.update(_WITH_CUTOFF, objective_bound=cutoff + slack)
+        options["objective_bound"] = cutoff + slack
+        if not heuristics:
+            options.update(_WITHOUT_HEURISTICS)
     options.update(highs_options or {})
     started = time.perf_counter()
 
@@ -479,6 +486,7 @@ def solve_cells(
             one_cells=one_cells,
             time_limit=left,
             margin=margin,
+            heuristics=heuristics,
             highs_options=highs_options,
         )
     if result.status == 2:

@@ -11,7 +11,10 @@ the cell grid of :mod:`treelens._milp_program`, from the priced cells of a row:
    until the forest predicts the target;
 2. descent: each step takes the cheapest of all moves of one feature to a cheaper
    cell, or of one feature to a cheaper cell together with another feature to a
-   cell next to its own, that the forest still assigns to the target.
+   cell next to its own, that the forest still assigns to the target;
+3. kicks: each changed feature in turn is put back in the row's own cell and
+   held there while a greedy ascent repairs the rest, followed by a descent; the
+   cheapest result is kept.
 
 Every candidate of a step is scored at once (one :meth:`Forest._apply` over all
 candidates); the answer is confirmed with the forest's exact prediction, so it
@@ -21,8 +24,9 @@ started.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -31,7 +35,7 @@ from ._forest import Forest
 from ._milp import Decision
 from ._milp_program import ForestProgram
 
-__all__ = ["GridSearch", "descend", "greedy_ascent"]
+__all__ = ["GridSearch", "descend", "greedy_ascent", "kick"]
 
 # Steps of each phase (a step changes one or two features; a few dozen suffice).
 _MAX_STEPS = 200
@@ -67,6 +71,9 @@ class GridSearch:
         Features the search may change (one-hot members stay where they are).
     linf : bool
         The objective is the largest term rather than their sum.
+    deadline : float
+        :func:`time.perf_counter` time after which the search takes no new step
+        (an ascent under way gives up; a descent keeps what it has).
     """
 
     forest: Forest
@@ -77,6 +84,11 @@ class GridSearch:
     terms: NDArray[np.float64]
     movable: NDArray[np.bool_]
     linf: bool = False
+    deadline: float = np.inf
+
+    def out_of_time(self) -> bool:
+        """Whether the deadline has passed."""
+        return time.perf_counter() > self.deadline
 
     def objective(self, cells: NDArray[np.intp]) -> float:
         """Objective of one choice of cells, shape (n_features,)."""
@@ -125,7 +137,11 @@ class GridSearch:
 def _lead(decision: Decision) -> tuple[NDArray[np.float64], float] | None:
     """Per-leaf lead of the target class over the other, and the base lead,
     when the decision is one class against one other (else None)."""
-    if decision.kind != "classes" or decision.scores.shape[1] != 2 or len(decision.targets) != 1:
+    if (
+        decision.kind != "classes"
+        or decision.scores.shape[1] != 2
+        or len(decision.targets) != 1
+    ):
         return None
     k = decision.targets[0]
     sign = 1.0 if k == 1 else -1.0
@@ -191,13 +207,19 @@ def greedy_ascent(
         return cells
     margin = search.margin(point)[0]
     for _ in range(_MAX_STEPS):
-        candidates = np.flatnonzero(allowed & (np.arange(program.n_cells) != cells[program.cell_feature]))
-        if not candidates.size:
+        candidates = np.flatnonzero(
+            allowed & (np.arange(program.n_cells) != cells[program.cell_feature])
+        )
+        if not candidates.size or search.out_of_time():
             return None
         rows, objective = _moves(search, cells, candidates)
         below = objective < bound
         if not below.all():
-            rows, objective, candidates = rows[below], objective[below], candidates[below]
+            rows, objective, candidates = (
+                rows[below],
+                objective[below],
+                candidates[below],
+            )
             if not candidates.size:
                 return None
         gain = search.margin(rows) - margin
@@ -237,8 +259,10 @@ def descend(search: GridSearch, cells: NDArray[np.intp]) -> NDArray[np.intp]:
     cells = cells.copy()
     for _ in range(_MAX_STEPS):
         current = search.objective(cells)
-        cheaper = np.flatnonzero(allowed & (search.terms < search.terms[cells][feature_of]))
-        if not cheaper.size:
+        cheaper = np.flatnonzero(
+            allowed & (search.terms < search.terms[cells][feature_of])
+        )
+        if not cheaper.size or search.out_of_time():
             break
         rows, objective = _moves(search, cells, cheaper)
         best = search.cheapest_valid(rows, objective)
@@ -248,7 +272,9 @@ def descend(search: GridSearch, cells: NDArray[np.intp]) -> NDArray[np.intp]:
         # Paired moves: cheaper cell of feature j, a neighbour cell of feature k.
         near = np.concatenate([cells - 1, cells + 1])
         owner = np.tile(np.arange(program.n_features), 2)
-        inside = (near >= program.cell_offsets[owner]) & (near < program.cell_offsets[owner + 1])
+        inside = (near >= program.cell_offsets[owner]) & (
+            near < program.cell_offsets[owner + 1]
+        )
         near = near[inside]
         near = near[allowed[near]]
         first, second = np.repeat(cheaper, near.size), np.tile(near, cheaper.size)
@@ -275,16 +301,35 @@ def descend(search: GridSearch, cells: NDArray[np.intp]) -> NDArray[np.intp]:
     return cells
 
 
-def kick(search: GridSearch, cells: NDArray[np.intp], own: NDArray[np.intp]) -> NDArray[np.intp]:
-    """Try each changed feature back in its own cell, held there while the greedy
-    ascent repairs the rest, then descend; keep the cheapest."""
+def kick(
+    search: GridSearch, cells: NDArray[np.intp], own: NDArray[np.intp]
+) -> NDArray[np.intp]:
+    """Put each changed feature back in its own cell, held there while the greedy
+    ascent repairs the rest, then descend; keep the cheapest result.
+
+    Parameters
+    ----------
+    search : GridSearch
+    cells : ndarray of shape (n_features,)
+        A valid counterfactual's cells.
+    own : ndarray of shape (n_features,)
+        The cells of the row itself.
+
+    Returns
+    -------
+    ndarray of shape (n_features,)
+        Valid cells of objective at most that of ``cells``.
+    """
     best, best_value = cells, search.objective(cells)
-    for j in np.flatnonzero(cells != own):  # a handful of features
+    changed = (cells != own) & np.isfinite(search.terms[own]) & search.movable
+    for j in np.flatnonzero(changed):  # a handful of features
+        if search.out_of_time():
+            break
         movable = search.movable.copy()
         movable[j] = False
         start = best.copy()
         start[j] = own[j]
-        held = GridSearch(**{**search.__dict__, "movable": movable})
+        held = replace(search, movable=movable)
         climbed = greedy_ascent(held, start, bound=_KICK_SLACK * best_value)
         if climbed is None:
             continue

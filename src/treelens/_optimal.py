@@ -48,6 +48,9 @@ DEFAULT_MEMORY_BUDGET = 2**30
 # Margins tried in turn when the model's own prediction rejects an answer whose
 # scores sit within HiGHS's tolerances of a tie.
 _MARGINS = (STRICT_MARGIN, 1e-4, 1e-2)
+# Share of each row's time limit the local search of the warm start may take
+# (a fraction of a second suffices for 100 trees; 500 trees need seconds).
+_SEARCH_SHARE = 0.1
 
 
 def optimal_counterfactual(
@@ -106,7 +109,8 @@ def optimal_counterfactual(
         Data for ``"mad"`` costs and ``"auto"`` epsilon (typically the
         training set).
     time_limit : float, default=30.0
-        Seconds HiGHS may spend on each row.
+        Seconds each row may take: the local search of the warm start (at
+        most a tenth of it) and then HiGHS.
     warm_start : bool, default=True
         Find a counterfactual before the exact search: feature tweaking's
         answer (:func:`~treelens.feature_tweak`) and a local search over the
@@ -249,13 +253,15 @@ def _solve_rows(
         known = None
         if tweak is not None and tweak.found_[position]:
             known = _on_grid(program, tweak.X_cf_[position], points, terms, norm)
-        incumbent = (
-            _incumbent(problem, program, decision, points, terms, known, i)
-            if warm_start
-            else known
-        )
+        incumbent, settled = known, False
+        if warm_start:
+            incumbent, settled = _incumbent(
+                problem, program, decision, points, terms, known, i,
+                deadline=time.perf_counter() + _SEARCH_SHARE * time_limit,
+            )
         outcome = _solve_checked(
-            problem, program, decision, points, terms, incumbent, one_cells, deadline, i
+            problem, program, decision, points, terms, incumbent, one_cells, deadline, i,
+            heuristics=not settled,
         )
         if outcome.cells is not None:
             X_cf[i] = points[outcome.cells]
@@ -318,9 +324,12 @@ def _incumbent(
     terms: NDArray[np.float64],
     known: tuple[NDArray[np.intp], float] | None,
     i: int,
-) -> tuple[NDArray[np.intp], float] | None:
-    """The best counterfactual the local search finds, from the row itself and
-    from a known one (feature tweaking's, on the grid), as cells and objective."""
+    *,
+    deadline: float,
+) -> tuple[tuple[NDArray[np.intp], float] | None, bool]:
+    """The best counterfactual the local search finds by ``deadline``, from the
+    row itself and from a known one (feature tweaking's, on the grid), as cells
+    and objective (None if none), and whether the search ran to its end."""
     forest = problem.forest
     search = GridSearch(
         forest=forest,
@@ -331,9 +340,10 @@ def _incumbent(
         terms=terms,
         movable=~problem.constraints.in_one_hot,
         linf=problem.cost.norm == "linf",
+        deadline=deadline,
     )
     found = []
-    if known is not None:
+    if known is not None and search.meets(points[known[0]][None, :])[0]:
         found.append(descend(search, known[0]))
     own = program.cell_of(problem.X[i].astype(program.input_dtype).astype(np.float64)[None, :])[0]
     if np.isfinite(terms[own]).all():
@@ -341,9 +351,14 @@ def _incumbent(
         if climbed is not None:
             found.append(descend(search, climbed))
     if not found:
-        return known
+        return None, not search.out_of_time()
     cells = kick(search, min(found, key=search.objective), own)
-    return cells, search.objective(cells)
+    settled = not search.out_of_time()
+    # Every step was confirmed with the forest; checked once more, as the cutoff
+    # it gives proves nothing cheaper exists only if it is a counterfactual.
+    if not search.meets(points[cells][None, :])[0]:
+        return None, settled
+    return (cells, search.objective(cells)), settled
 
 
 def _solve_checked(
@@ -356,11 +371,15 @@ def _solve_checked(
     one_cells: NDArray[np.bool_] | None,
     deadline: float,
     i: int,
+    *,
+    heuristics: bool = True,
 ) -> MilpOutcome:
     """Solve, and confirm with the forest; raise the margin if a tie was misjudged.
 
     A known counterfactual (``incumbent``: its cells and objective) bounds the
-    search; when nothing beats it, it is the answer.
+    search; when nothing beats it, it is the answer.  ``heuristics``: whether
+    HiGHS's primal heuristics run under that bound (not worth it when the
+    local search ran to its end).
     """
     cutoff = np.inf if incumbent is None else incumbent[1]
     outcome = MilpOutcome("infeasible", None, np.inf, np.inf)
@@ -376,6 +395,7 @@ def _solve_checked(
             one_cells=one_cells,
             time_limit=remaining,
             margin=margin,
+            heuristics=heuristics,
         )
         if outcome.cells is None or _meets(problem, points[outcome.cells], i):
             break
