@@ -15,6 +15,7 @@ and the constant rows tying cells to the leaves each tree reaches.  Here, per ro
 
 from __future__ import annotations
 
+import time
 import warnings
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -36,6 +37,16 @@ __all__ = ["Decision", "MilpOutcome", "decision_for", "price_cells", "solve_cell
 STRICT_MARGIN = 1e-6
 # Relative optimality gap under which HiGHS stops and reports optimality.
 MIP_REL_GAP = 1e-6
+# HiGHS options when a known counterfactual gives the cutoff.
+_WITHOUT_HEURISTICS: dict[str, Any] = {
+    "mip_heuristic_effort": 0.0,
+    "mip_heuristic_run_rins": False,
+    "mip_heuristic_run_rens": False,
+    "mip_heuristic_run_root_reduced_cost": False,
+    "mip_heuristic_run_zi_round": False,
+    "mip_heuristic_run_shifting": False,
+    "mip_heuristic_run_feasibility_jump": False,
+}
 
 
 @dataclass(frozen=True, eq=False)
@@ -215,6 +226,7 @@ def solve_cells(
     one_cells: NDArray[np.bool_] | None = None,
     time_limit: float = 30.0,
     margin: float = STRICT_MARGIN,
+    heuristics: bool | None = None,
     highs_options: dict[str, Any] | None = None,
 ) -> MilpOutcome:
     """Least-cost choice of one cell per feature meeting ``decision``.
@@ -240,6 +252,10 @@ def solve_cells(
         Margin of strict inequalities; above :data:`STRICT_MARGIN` (a retry
         after the model disagreed) also of non-strict ones and, scaled, of
         interval ends.
+    heuristics : bool, optional
+        Run HiGHS's primal heuristics; by default only without a cutoff (a
+        counterfactual close to the optimum makes them a waste of time; a poor
+        one, from a local search cut short, does not).
     highs_options : dict, optional
         Further HiGHS options (passed verbatim through :func:`scipy.optimize.milp`).
 
@@ -276,15 +292,11 @@ def solve_cells(
     varying = np.flatnonzero(~constant_tree)
     split_keep = np.flatnonzero(~constant_tree[program.split_tree])
     split_rows = n_cells + program.n_trees + 2 * split_keep
-    span_rows = n_cells + program.n_trees + 2 * program.split_tree.size + np.flatnonzero(
-        ~constant_tree[program.span_tree]
-    )
     row_keep = np.concatenate(
         [
             np.arange(n_cells),
             n_cells + varying,
             np.column_stack([split_rows, split_rows + 1]).ravel(),
-            span_rows,
         ]
     )
     n_base = n_cells + n_thr + y_leaves.size
@@ -393,9 +405,9 @@ def solve_cells(
             np.full(program.n_features, np.inf),
         )
     else:
+        # The cutoff is HiGHS's objective bound (below), not a row: the row
+        # made the relaxation harder to solve (1.1 times slower over 16 rows).
         objective[c0 : c0 + program.n_features] = 1.0
-        if np.isfinite(cutoff):
-            add_row(c0 + features, np.ones(program.n_features), -np.inf, cutoff + slack)
     if one_hot:
         assert one_cells is not None
         for group in one_hot:
@@ -431,7 +443,15 @@ def solve_cells(
         "mip_pscost_minreliable": 0,
         "mip_detect_symmetry": False,
     }
+    if np.isfinite(cutoff):
+        # A known answer bounds the search: HiGHS prunes against it (and fixes
+        # columns by reduced cost at the root) from the start, and its primal
+        # heuristics, which otherwise take most of the time, are not needed.
+        options["objective_bound"] = cutoff + slack
+        if not heuristics:
+            options.update(_WITHOUT_HEURISTICS)
     options.update(highs_options or {})
+    started = time.perf_counter()
 
     def solve(options: dict[str, Any]) -> Any:
         with warnings.catch_warnings():
@@ -450,7 +470,25 @@ def solve_cells(
     if result.x is None and result.status not in (1, 2) and options["presolve"]:
         # HiGHS's presolve occasionally ends in a "solve error" on these
         # programs; the same program without presolve solves.
-        result = solve({**options, "presolve": False})
+        left = max(float(time_limit) - (time.perf_counter() - started), 1e-3)
+        result = solve({**options, "presolve": False, "time_limit": left})
+    if result.x is None and result.status not in (1, 2) and np.isfinite(cutoff):
+        # Pruned to the cutoff, a program whose only answers sit at the cutoff
+        # can end in a "solve error" too (a point off by the strict margin
+        # within tolerances); the program without the cutoff solves.
+        left = max(float(time_limit) - (time.perf_counter() - started), 1e-3)
+        return solve_cells(
+            program,
+            decision,
+            cost_terms,
+            linf=linf,
+            one_hot=one_hot,
+            one_cells=one_cells,
+            time_limit=left,
+            margin=margin,
+            heuristics=heuristics,
+            highs_options=highs_options,
+        )
     if result.status == 2:
         return MilpOutcome("infeasible", None, np.inf, np.inf)
     bound = getattr(result, "mip_dual_bound", None)

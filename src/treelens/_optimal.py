@@ -36,6 +36,7 @@ from ._milp import (
     solve_cells,
 )
 from ._milp_program import ForestProgram, forest_program
+from ._milp_search import GridSearch, descend, greedy_ascent, kick
 from ._streaming import stream_counterfactuals, wants_streaming
 from ._targets import encode_classes
 from ._validation import check_memory_budget
@@ -47,6 +48,9 @@ DEFAULT_MEMORY_BUDGET = 2**30
 # Margins tried in turn when the model's own prediction rejects an answer whose
 # scores sit within HiGHS's tolerances of a tie.
 _MARGINS = (STRICT_MARGIN, 1e-4, 1e-2)
+# Share of each row's time limit the local search of the warm start may take
+# (a fraction of a second suffices for 100 trees; 500 trees need seconds).
+_SEARCH_SHARE = 0.1
 
 
 def optimal_counterfactual(
@@ -105,13 +109,17 @@ def optimal_counterfactual(
         Data for ``"mad"`` costs and ``"auto"`` epsilon (typically the
         training set).
     time_limit : float, default=30.0
-        Seconds HiGHS may spend on each row.
+        Seconds each row may take: the local search of the warm start (at
+        most a tenth of it) and then HiGHS.
     warm_start : bool, default=True
-        Run :func:`~treelens.feature_tweak` first and use its answer as the
-        starting incumbent: its cost is a cutoff that prunes every cell and leaf
-        that cannot do better, and its answer is returned when the time limit
-        stops the search first.  The answer returned is never costlier than
-        feature tweaking's.
+        Find a counterfactual before the exact search: feature tweaking's
+        answer (:func:`~treelens.feature_tweak`) and a local search over the
+        cells (greedy from the row, then cheaper single and paired moves,
+        :mod:`treelens._milp_search`).  The best one's cost is a cutoff: HiGHS
+        prunes against it from the start (much faster: a tighter cutoff lets it
+        fix most cells and leaves at the root), and it is returned when the
+        time limit stops the search first.  The answer returned is never
+        costlier than feature tweaking's.  ``False`` runs the program alone.
     memory_budget : int, default=2**30
         Largest number of bytes the program of the model may need; larger
         models are refused with the program's size.
@@ -212,7 +220,7 @@ def optimal_counterfactual(
             reference=problem.reference,
             memory_budget=int(memory_budget),
         )
-    return _solve_rows(problem, program, todo, tweak, float(time_limit))
+    return _solve_rows(problem, program, todo, tweak, float(time_limit), warm_start)
 
 
 def _solve_rows(
@@ -221,6 +229,7 @@ def _solve_rows(
     todo: NDArray[np.intp],
     tweak: CounterfactualResult | None,
     time_limit: float,
+    warm_start: bool = True,
 ) -> CounterfactualResult:
     n, n_features = problem.X.shape
     X_cf = np.full((n, n_features), np.nan)
@@ -240,12 +249,19 @@ def _solve_rows(
         )
         one_cells = points == 1.0 if one_hot else None
         decision = _decision(problem, i)
-        incumbent = None
-        if tweak is not None and tweak.found_[position]:
-            incumbent = _on_grid(program, tweak.X_cf_[position], points, terms, norm)
         deadline = time.perf_counter() + time_limit
+        known = None
+        if tweak is not None and tweak.found_[position]:
+            known = _on_grid(program, tweak.X_cf_[position], points, terms, norm)
+        incumbent, settled = known, False
+        if warm_start:
+            incumbent, settled = _incumbent(
+                problem, program, decision, points, terms, known, i,
+                deadline=time.perf_counter() + _SEARCH_SHARE * time_limit,
+            )
         outcome = _solve_checked(
-            problem, program, decision, points, terms, incumbent, one_cells, deadline, i
+            problem, program, decision, points, terms, incumbent, one_cells, deadline, i,
+            heuristics=not settled,
         )
         if outcome.cells is not None:
             X_cf[i] = points[outcome.cells]
@@ -300,6 +316,51 @@ def _on_grid(
     return cells, float(picked.max(initial=0.0) if norm == "linf" else picked.sum())
 
 
+def _incumbent(
+    problem: Problem,
+    program: ForestProgram,
+    decision: Decision,
+    points: NDArray[np.float64],
+    terms: NDArray[np.float64],
+    known: tuple[NDArray[np.intp], float] | None,
+    i: int,
+    *,
+    deadline: float,
+) -> tuple[tuple[NDArray[np.intp], float] | None, bool]:
+    """The best counterfactual the local search finds by ``deadline``, from the
+    row itself and from a known one (feature tweaking's, on the grid), as cells
+    and objective (None if none), and whether the search ran to its end."""
+    forest = problem.forest
+    search = GridSearch(
+        forest=forest,
+        program=program,
+        decision=decision,
+        meets=lambda X: _meets_many(problem, X, i),
+        points=points,
+        terms=terms,
+        movable=~problem.constraints.in_one_hot,
+        linf=problem.cost.norm == "linf",
+        deadline=deadline,
+    )
+    found = []
+    if known is not None and search.meets(points[known[0]][None, :])[0]:
+        found.append(descend(search, known[0]))
+    own = program.cell_of(problem.X[i].astype(program.input_dtype).astype(np.float64)[None, :])[0]
+    if np.isfinite(terms[own]).all():
+        climbed = greedy_ascent(search, own)
+        if climbed is not None:
+            found.append(descend(search, climbed))
+    if not found:
+        return None, not search.out_of_time()
+    cells = kick(search, min(found, key=search.objective), own)
+    settled = not search.out_of_time()
+    # Every step was confirmed with the forest; checked once more, as the cutoff
+    # it gives proves nothing cheaper exists only if it is a counterfactual.
+    if not search.meets(points[cells][None, :])[0]:
+        return None, settled
+    return (cells, search.objective(cells)), settled
+
+
 def _solve_checked(
     problem: Problem,
     program: ForestProgram,
@@ -310,11 +371,15 @@ def _solve_checked(
     one_cells: NDArray[np.bool_] | None,
     deadline: float,
     i: int,
+    *,
+    heuristics: bool = True,
 ) -> MilpOutcome:
     """Solve, and confirm with the forest; raise the margin if a tie was misjudged.
 
     A known counterfactual (``incumbent``: its cells and objective) bounds the
-    search; when nothing beats it, it is the answer.
+    search; when nothing beats it, it is the answer.  ``heuristics``: whether
+    HiGHS's primal heuristics run under that bound (not worth it when the
+    local search ran to its end).
     """
     cutoff = np.inf if incumbent is None else incumbent[1]
     outcome = MilpOutcome("infeasible", None, np.inf, np.inf)
@@ -330,17 +395,26 @@ def _solve_checked(
             one_cells=one_cells,
             time_limit=remaining,
             margin=margin,
+            heuristics=heuristics,
         )
         if outcome.cells is None or _meets(problem, points[outcome.cells], i):
             break
     # An answer the forest still rejects goes on to the final check, which
     # reports it as a bug rather than returning it.
     if incumbent is not None and (outcome.cells is None or outcome.objective > incumbent[1]):
-        if outcome.status == "infeasible" or outcome.cells is not None:
-            # Nothing beats the incumbent: it is optimal.
+        if outcome.status != "time_limit":
+            # Proven that nothing beats the incumbent: it is optimal.
             return MilpOutcome("optimal", incumbent[0], incumbent[1], incumbent[1])
-        return MilpOutcome("time_limit", incumbent[0], incumbent[1], outcome.bound)
+        return MilpOutcome("time_limit", incumbent[0], incumbent[1], min(outcome.bound, incumbent[1]))
     return outcome
+
+
+def _meets_many(problem: Problem, X_cf: NDArray[np.float64], i: int) -> NDArray[np.bool_]:
+    """Whether the forest assigns each row of ``X_cf`` to the target of row ``i``."""
+    forest = problem.forest
+    predicted = forest._predict_from_leaves(forest._apply(X_cf.astype(forest.input_dtype)))
+    current = np.repeat(problem.current[i : i + 1], X_cf.shape[0])
+    return np.asarray(problem.target.meets(predicted, current), dtype=bool)
 
 
 def _meets(problem: Problem, x_cf: NDArray[np.float64], i: int) -> bool:
