@@ -10,23 +10,22 @@ and the constant rows tying cells to the leaves each tree reaches.  Here, per ro
 2. :func:`solve_cells` prunes cells that alone cost more than the cutoff (the cost
    of a known counterfactual), leaves whose box meets no remaining cell, and trees
    whose remaining leaves all agree; adds the decision rows of the target; and
-   solves with HiGHS (:func:`scipy.optimize.milp`).
+   solves with HiGHS (:func:`treelens._highs.solve_milp`).
 """
 
 from __future__ import annotations
 
 import time
-import warnings
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
-from scipy.optimize import Bounds, LinearConstraint, milp
 
 from ._exceptions import TreelensError
 from ._forest import Forest
+from ._highs import HighsResult, solve_milp
 from ._milp_program import ForestProgram, round_down, round_up
 
 __all__ = ["Decision", "MilpOutcome", "decision_for", "price_cells", "solve_cells"]
@@ -257,7 +256,7 @@ def solve_cells(
         counterfactual close to the optimum makes them a waste of time; a poor
         one, from a local search cut short, does not).
     highs_options : dict, optional
-        Further HiGHS options (passed verbatim through :func:`scipy.optimize.milp`).
+        Further HiGHS options (names and values as HiGHS takes them).
 
     Returns
     -------
@@ -437,7 +436,6 @@ def solve_cells(
         "time_limit": float(time_limit),
         "mip_rel_gap": MIP_REL_GAP,
         "presolve": True,
-        "disp": False,
         # Measured on forests of 100 trees: trusting pseudocosts at once (fewer
         # strong-branching LPs) and skipping symmetry detection are faster.
         "mip_pscost_minreliable": 0,
@@ -453,18 +451,17 @@ def solve_cells(
     options.update(highs_options or {})
     started = time.perf_counter()
 
-    def solve(options: dict[str, Any]) -> Any:
-        with warnings.catch_warnings():
-            # scipy warns that options beyond its own are passed to HiGHS
-            # verbatim, which is what is wanted here.
-            warnings.filterwarnings("ignore", "Unrecognized options", RuntimeWarning)
-            return milp(
-                objective,
-                integrality=integrality,
-                bounds=Bounds(np.zeros(n_cols), col_upper),
-                constraints=LinearConstraint(matrix, row_lower, row_upper),
-                options=options,
-            )
+    def solve(options: dict[str, Any]) -> HighsResult:
+        return solve_milp(
+            objective,
+            integrality,
+            np.zeros(n_cols),
+            col_upper,
+            matrix,
+            row_lower,
+            row_upper,
+            options,
+        )
 
     result = solve(options)
     if result.x is None and result.status not in (1, 2) and options["presolve"]:

@@ -79,7 +79,7 @@ def optimal_counterfactual(
     narrower than ``2 epsilon_j``; the nearest whole number for integer
     features).  The choice of cells is a mixed-integer program (one binary per
     cell, the leaf each tree reaches, the ensemble's decision as linear rows on
-    the reached leaves), solved by HiGHS through :func:`scipy.optimize.milp`.
+    the reached leaves), solved by HiGHS (through ``highspy``).
 
     Parameters
     ----------
