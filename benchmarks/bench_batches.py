@@ -10,8 +10,9 @@ dataset, and a 100-tree random forest (``max_depth=8``), prints:
    ``treelens.feature_tweak`` over a stream of chunks returning the whole result
    in memory;
 2. Dask: a dataset run (16 parts) on a local cluster of one single-threaded
-   worker and of two (workers started and warmed before timing), and the speed-up
-   (target: at least 1.7x on a 2-core machine).
+   worker and of two (workers started and warmed before timing; best of
+   ``--repeats`` runs, alternating), and the speed-up (target: at least 1.7x on a
+   2-core machine).
 
 Usage::
 
@@ -147,36 +148,41 @@ def cpu_parallelism() -> float:
     return 2 * one / two
 
 
-def _dask_times(model, reference, data: Path, root: Path) -> dict[int, float]:
+def _dask_times(
+    model, reference, data: Path, root: Path, repeats: int
+) -> dict[int, float]:
+    """Best time of ``repeats`` runs on 1 and on 2 workers, the two alternating (the
+    machine is shared: alternating spreads any outside load over both)."""
     from treelens._dataset import tweak_dataset
     from treelens.dask import local_cluster
 
     warm = root / "warm"
     _write_dataset(warm, 64, 4)
-    times = {}
-    for workers in (1, 2):
-        # The clusters of `treelens tweak --workers N`.
-        with local_cluster(workers) as client:
-            address = client.scheduler.address
-            # Imports and the first model transfer happen here, not in the timing.
-            tweak_dataset(
-                model,
-                warm,
-                root / f"warm-out-{workers}",
-                target=TARGET,
-                reference=reference,
-                scheduler=address,
-            )
-            start = time.perf_counter()
-            tweak_dataset(
-                model,
-                data,
-                root / f"out-{workers}",
-                target=TARGET,
-                reference=reference,
-                scheduler=address,
-            )
-            times[workers] = time.perf_counter() - start
+    times = {1: float("inf"), 2: float("inf")}
+    for repeat in range(repeats):
+        for workers in (1, 2):
+            # The clusters of `treelens tweak --workers N`.
+            with local_cluster(workers) as client:
+                address = client.scheduler.address
+                # Imports and the first model transfer happen here, not in the timing.
+                tweak_dataset(
+                    model,
+                    warm,
+                    root / f"warm-out-{workers}-{repeat}",
+                    target=TARGET,
+                    reference=reference,
+                    scheduler=address,
+                )
+                start = time.perf_counter()
+                tweak_dataset(
+                    model,
+                    data,
+                    root / f"out-{workers}-{repeat}",
+                    target=TARGET,
+                    reference=reference,
+                    scheduler=address,
+                )
+                times[workers] = min(times[workers], time.perf_counter() - start)
     return times
 
 
@@ -202,6 +208,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--no-dask", action="store_true", help="skip the Dask comparison"
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=2, help="Dask runs per worker count (best of)"
     )
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -241,11 +250,11 @@ def main() -> None:
         dask_data = root / "dask-data"
         _write_dataset(dask_data, dask_rows, -(-dask_rows // N_PARTS))
         before = cpu_parallelism()
-        times = _dask_times(model, reference, dask_data, root)
+        times = _dask_times(model, reference, dask_data, root, args.repeats)
         after = cpu_parallelism()
         print(
-            f"dask, Parquet dataset run of {dask_rows:,} rows in {N_PARTS} parts: "
-            f"1 worker {times[1]:.1f} s, 2 workers {times[2]:.1f} s, speed-up "
+            f"dask, Parquet dataset run of {dask_rows:,} rows in {N_PARTS} parts, best of "
+            f"{args.repeats}: 1 worker {times[1]:.1f} s, 2 workers {times[2]:.1f} s, speed-up "
             f"{times[1] / times[2]:.2f}x (target >= 1.7x; load average "
             f"{os.getloadavg()[0]:.1f} at the end)"
         )
