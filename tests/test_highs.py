@@ -54,3 +54,23 @@ def test_program_scipy_bundled_highs_got_wrong():
     assert result.status_[0] == "optimal"
     np.testing.assert_allclose(result.cost_[0], expected, rtol=1e-9)
     np.testing.assert_allclose(expected, 2.9351958723350684, rtol=1e-9)
+
+
+def test_nothing_reaches_standard_output():
+    # HiGHS prints a banner when a process makes its first instance; JSON and CSV
+    # output of the command line must not carry it.
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np, scipy.sparse as sp\n"
+        "from treelens._highs import solve_milp\n"
+        "r = solve_milp(np.array([-1.0]), np.ones(1, np.int8), np.zeros(1), np.ones(1),"
+        " sp.csr_matrix([[1.0]]), np.array([0.0]), np.array([1.0]), {})\n"
+        "print(r.status)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "0\n"

@@ -10,6 +10,8 @@ with :func:`scipy.optimize.milp`'s status codes.
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +48,37 @@ class HighsResult:
     mip_dual_bound: float
 
 
+_banner_shown = False
+
+
+def _new_highs() -> Any:
+    """A silent HiGHS instance.
+
+    HiGHS prints its banner on standard output when a process makes its first
+    instance, before any option can silence it: that one is made with file
+    descriptor 1 pointed at the null device.
+    """
+    global _banner_shown
+    import highspy
+
+    if _banner_shown:
+        highs = highspy.Highs()
+    else:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, 1)
+            highs = highspy.Highs()
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+            os.close(null)
+        _banner_shown = True
+    highs.setOptionValue("output_flag", False)
+    return highs
+
+
 def solve_milp(
     objective: NDArray[np.float64],
     integrality: NDArray[np.int8],
@@ -63,8 +96,7 @@ def solve_milp(
     """
     import highspy
 
-    highs = highspy.Highs()
-    highs.setOptionValue("output_flag", False)
+    highs = _new_highs()
     for name, value in options.items():
         if name == "presolve" and isinstance(value, bool):
             value = "on" if value else "off"
