@@ -150,6 +150,13 @@ def test_exact_overlay_too_fine_is_refused(iris, forest):
     np.testing.assert_array_equal(at_cap.predictions_, full.predictions_)
 
 
+@pytest.mark.parametrize("bad", [0, -5, 2.5, "many", True])
+def test_bad_max_cells(iris, forest, bad):
+    X, _y = iris
+    with pytest.raises(InputError, match="max_cells"):
+        DecisionRegionDisplay.from_estimator(forest, X, exact=True, max_cells=bad)
+
+
 def test_exact_refused_for_non_tree_models(iris):
     X, y = iris
     with pytest.raises(UnsupportedModelError, match="exact=True"):

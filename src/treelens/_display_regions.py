@@ -101,6 +101,12 @@ def exact_regions(
     labels : ndarray of shape (n_y, n_x)
         The model's prediction on every cell.
     """
+    if (
+        isinstance(max_cells, bool)
+        or not isinstance(max_cells, (int, np.integer))
+        or max_cells < 1
+    ):
+        raise InputError(f"`max_cells` must be a positive integer; got {max_cells!r}.")
     tx, ty = split_thresholds(forest, features, reference, window)
     n_cells = (tx.size + 1) * (ty.size + 1)
     if n_cells > max_cells:
