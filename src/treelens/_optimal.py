@@ -47,7 +47,7 @@ __all__ = ["optimal_counterfactual"]
 DEFAULT_MEMORY_BUDGET = 2**30
 # Margins tried in turn when the model's own prediction rejects an answer whose
 # scores sit within HiGHS's tolerances of a tie.
-_MARGINS = (STRICT_MARGIN, 1e-4, 1e-2)
+_MARGINS = (STRICT_MARGIN, 1e-5, 1e-4)
 # Share of each row's time limit the local search of the warm start may take
 # (a fraction of a second suffices for 100 trees; 500 trees need seconds).
 _SEARCH_SHARE = 0.1
@@ -157,8 +157,13 @@ def optimal_counterfactual(
     cost is a sum (or, for ``"linf"``, a maximum) of per-feature terms that
     depend on the cell only, so the objective is linear in the cell binaries
     and exact.  Ties between classes are strict where the model's rule is
-    strict: the program asks a margin of ``1e-6`` there (raised and solved
-    again in the rare case the model's own prediction disagrees).
+    strict: the program asks the winning score to lead by ``1e-6`` times the
+    spread of the scores compared (the sum over the trees of each tree's
+    range of that score difference: ``2e-4`` of summed probabilities, that is
+    ``2e-6`` of averaged ones, for a binary forest of 100 trees), so that
+    HiGHS's integrality tolerance cannot fake a win.  Answers are exact up to
+    that margin; in the rare case the model's own prediction still disagrees,
+    the margin is raised and the row solved again.
 
     Examples
     --------
