@@ -13,7 +13,13 @@ from treelens import Constraints
 from treelens._counterfactual import prepare_problem
 from treelens._milp import price_cells
 from treelens._milp_program import forest_program
-from treelens._milp_search import GridSearch, descend, greedy_ascent, kick
+from treelens._milp_search import (
+    GridSearch,
+    _paired_margins,
+    descend,
+    greedy_ascent,
+    kick,
+)
 from treelens._optimal import _decision, _meets_many
 
 from .test_optimal_counterfactual import KINDS, _brute_force, _model, _target
@@ -96,6 +102,44 @@ def test_search_answers_are_valid_cheaper_and_never_below_the_optimum(kind, seed
         atol=1e-12,
     )
     assert value >= _brute_force(model, x, target, cost=cost) - 1e-9
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    kind=st.sampled_from(KINDS),
+    seed=st.integers(0, 10_000),
+    depth=st.integers(1, 5),
+    n_features=st.sampled_from([2, 3, 5]),
+)
+def test_move_margins_equal_the_margins_of_routed_moves(kind, seed, depth, n_features):
+    # Scores read from the leaf boxes must equal those of routing each moved
+    # point through the forest, for every single move and for paired moves.
+    model, X = _model(kind, seed, n_features=n_features, n_trees=2 + seed % 6, depth=depth)
+    target = _target(model, kind, seed)
+    _, search, own = _search(model, X[seed % len(X)], target, "l1")
+    program = search.program
+    start = program.cell_of(
+        X[(seed + 1) % len(X)].astype(np.float32).astype(np.float64)[None, :]
+    )[0]
+    for cells in (own, start):
+        every = search.move_margins(cells)
+        assert every is not None
+        rows = np.tile(search.points[cells], (program.n_cells, 1))
+        rows[np.arange(program.n_cells), program.cell_feature] = search.points
+        np.testing.assert_allclose(every, search.margin(rows), rtol=1e-9, atol=1e-9)
+        first = np.arange(program.n_cells)
+        second = np.roll(first, program.n_cells // 2)
+        apart = program.cell_feature[first] != program.cell_feature[second]
+        first, second = first[apart], second[apart]
+        rows = np.tile(search.points[cells], (first.size, 1))
+        rows[np.arange(first.size), program.cell_feature[first]] = search.points[first]
+        rows[np.arange(first.size), program.cell_feature[second]] = search.points[second]
+        np.testing.assert_allclose(
+            _paired_margins(search, cells, first, second),
+            search.margin(rows),
+            rtol=1e-9,
+            atol=1e-9,
+        )
 
 
 def test_descent_from_a_far_counterfactual_only_lowers_the_cost():

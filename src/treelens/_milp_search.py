@@ -16,10 +16,14 @@ the cell grid of :mod:`treelens._milp_program`, from the priced cells of a row:
    held there while a greedy ascent repairs the rest, followed by a descent; the
    cheapest result is kept.
 
-Every candidate of a step is scored at once (one :meth:`Forest._apply` over all
-candidates); the answer is confirmed with the forest's exact prediction, so it
-is always a valid counterfactual on the grid, never costlier than where it
-started.
+Every candidate of a step is scored at once.  The moves of one feature are
+scored from the leaf boxes, without routing (:meth:`GridSearch.move_margins`):
+with the other features held, the cells of feature ``j`` send each tree to its
+current leaf or to a leaf whose box the point misses on ``j`` alone, so the
+score of every single move is a sum of range updates over the cells.  Paired
+moves are scored the same way from each second move.  The answer is confirmed
+with the forest's exact prediction, so it is always a valid counterfactual on
+the grid, never costlier than where it started.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import cached_property, partial
 
 import numpy as np
 from numpy.typing import NDArray
@@ -118,19 +123,77 @@ class GridSearch:
             out[start : start + _BATCH_ROWS] = _margin(decision, scores)
         return out
 
-    def cheapest_valid(
-        self, X: NDArray[np.float64], objective: NDArray[np.float64]
-    ) -> int | None:
-        """Index of the cheapest row of ``X`` the forest assigns to the target.
+    @cached_property
+    def _leaf_values(self) -> tuple[NDArray[np.float64], NDArray[np.float64], bool]:
+        """Per-leaf values summed into the decision, their base, and whether
+        the sum is the margin itself (one target class against one other)."""
+        lead = _lead(self.decision)
+        if lead is not None:
+            return lead[0][:, None], np.array([lead[1]]), True
+        return self.decision.scores, self.decision.base, False
 
-        Rows are screened by their score margin (one gather per row and tree),
-        and the cheapest few of positive margin confirmed with the exact test.
+    @cached_property
+    def _pair_feature(self) -> NDArray[np.intp]:
+        return self.program.cell_feature[self.program.pair_first]
+
+    def move_margins(self, cells: NDArray[np.intp]) -> NDArray[np.float64] | None:
+        """Margin of the point of ``cells`` with its feature ``j`` moved to
+        cell ``c``, for every cell ``c`` of every feature, shape (n_cells,).
+
+        Leaves are read from the boxes: a leaf is reached where the point meets
+        its cell range on every feature it bounds.  With the other features
+        held, the cells of ``j`` reach, in each tree, the current leaf or a leaf
+        that misses on ``j`` alone, over that leaf's range of cells; each such
+        leaf adds its difference to the current leaf's value on its range (a
+        difference array).  Returns None if the boxes do not give one current
+        leaf per tree (the caller then routes).
         """
-        ahead = np.flatnonzero(self.margin(X) > 0)
+        program = self.program
+        n_leaves, n_cells = program.n_leaves, program.n_cells
+        at = cells[self._pair_feature]
+        missed = (at < program.pair_first) | (at > program.pair_last)
+        n_missed = np.bincount(program.pair_leaf[missed], minlength=n_leaves)
+        n_missed[~program.leaf_reachable] = 2
+        current = np.flatnonzero(n_missed == 0)
+        # Leaves are numbered tree by tree: one current leaf per tree, in order.
+        if not np.array_equal(program.leaf_tree[current], np.arange(program.n_trees)):
+            return None
+        current_of = current
+        values, base, linear = self._leaf_values
+        now = base + values[current].sum(axis=0)
+        alone = np.flatnonzero(missed & (n_missed[program.pair_leaf] == 1))
+        leaf = program.pair_leaf[alone]
+        delta = values[leaf] - values[current_of[program.leaf_tree[leaf]]]
+        first, stop = program.pair_first[alone], program.pair_last[alone] + 1
+        moved = np.empty((n_cells, values.shape[1]))
+        for k in range(values.shape[1]):  # one column per class score
+            change = np.bincount(first, delta[:, k], minlength=n_cells + 1)
+            change -= np.bincount(stop, delta[:, k], minlength=n_cells + 1)
+            moved[:, k] = now[k] + np.cumsum(change[:n_cells])
+        return moved[:, 0] if linear else _margin(self.decision, moved)
+
+    def cheapest_valid(
+        self,
+        X: NDArray[np.float64] | None,
+        objective: NDArray[np.float64],
+        margins: NDArray[np.float64] | None = None,
+        rows_of: Callable[[NDArray[np.intp]], NDArray[np.float64]] | None = None,
+    ) -> int | None:
+        """Index of the cheapest candidate the forest assigns to the target.
+
+        Candidates are screened by their score margin (``margins``, or one
+        gather per row of ``X`` and tree), and the cheapest few of positive
+        margin confirmed with the exact test on their rows (``X[index]``, or
+        ``rows_of(index)``).
+        """
+        if margins is None:
+            assert X is not None
+            margins = self.margin(X)
+        ahead = np.flatnonzero(margins > 0)
         order = ahead[np.argsort(objective[ahead], kind="stable")][:_CONFIRM]
         if not order.size:
             return None
-        ok = self.meets(X[order])
+        ok = self.meets(X[order] if rows_of is None else rows_of(order))
         return int(order[np.argmax(ok)]) if ok.any() else None
 
 
@@ -205,7 +268,6 @@ def greedy_ascent(
     point = search.points[cells][None, :]
     if search.meets(point)[0]:
         return cells
-    margin = search.margin(point)[0]
     for _ in range(_MAX_STEPS):
         candidates = np.flatnonzero(
             allowed & (np.arange(program.n_cells) != cells[program.cell_feature])
@@ -222,14 +284,18 @@ def greedy_ascent(
             )
             if not candidates.size:
                 return None
-        gain = search.margin(rows) - margin
+        every = search.move_margins(cells)
+        if every is None:
+            margin = search.margin(search.points[cells][None, :])[0]
+            gain = search.margin(rows) - margin
+        else:
+            gain = every[candidates] - every[cells[0]]
         added = np.maximum(objective - search.objective(cells), 1e-12)
         ratio = np.where(gain > 0, gain / added, -np.inf)
         best = int(np.argmax(ratio))
         if not np.isfinite(ratio[best]):
             return None
         cells[program.cell_feature[candidates[best]]] = candidates[best]
-        margin = margin + gain[best]
         if search.meets(rows[best][None, :])[0]:
             return cells
     return None
@@ -265,7 +331,8 @@ def descend(search: GridSearch, cells: NDArray[np.intp]) -> NDArray[np.intp]:
         if not cheaper.size or search.out_of_time():
             break
         rows, objective = _moves(search, cells, cheaper)
-        best = search.cheapest_valid(rows, objective)
+        every = search.move_margins(cells)
+        best = search.cheapest_valid(rows, objective, None if every is None else every[cheaper])
         if best is not None:
             cells[feature_of[cheaper[best]]] = cheaper[best]
             continue
@@ -289,16 +356,57 @@ def descend(search: GridSearch, cells: NDArray[np.intp]) -> NDArray[np.intp]:
         first, second, objective = first[better], second[better], objective[better]
         if not first.size:
             break
-        rows = np.tile(search.points[cells], (first.size, 1))
-        index = np.arange(first.size)
-        rows[index, feature_of[first]] = search.points[first]
-        rows[index, feature_of[second]] = search.points[second]
-        best = search.cheapest_valid(rows, objective)
+        rows_of = partial(_paired_rows, search, cells.copy(), first, second)
+        margins = _paired_margins(search, cells, first, second)
+        best = search.cheapest_valid(
+            rows_of(np.arange(first.size)) if margins is None else None,
+            objective,
+            margins,
+            None if margins is None else rows_of,
+        )
         if best is None:
             break
         cells[feature_of[first[best]]] = first[best]
         cells[feature_of[second[best]]] = second[best]
     return cells
+
+
+def _paired_rows(
+    search: GridSearch,
+    cells: NDArray[np.intp],
+    first: NDArray[np.intp],
+    second: NDArray[np.intp],
+    index: NDArray[np.intp],
+) -> NDArray[np.float64]:
+    """Points of ``cells`` with the moves to ``first[index]`` and ``second[index]``."""
+    feature_of = search.program.cell_feature
+    rows = np.tile(search.points[cells], (index.size, 1))
+    span = np.arange(index.size)
+    rows[span, feature_of[first[index]]] = search.points[first[index]]
+    rows[span, feature_of[second[index]]] = search.points[second[index]]
+    return rows
+
+
+def _paired_margins(
+    search: GridSearch,
+    cells: NDArray[np.intp],
+    first: NDArray[np.intp],
+    second: NDArray[np.intp],
+) -> NDArray[np.float64] | None:
+    """Margins of the moves to ``first[i]`` and ``second[i]`` together: the
+    single-move margins from each distinct second move (a few per feature)."""
+    feature_of = search.program.cell_feature
+    out = np.empty(first.size)
+    seconds, which = np.unique(second, return_inverse=True)
+    for position, cell in enumerate(seconds):  # two neighbours per feature
+        moved = cells.copy()
+        moved[feature_of[cell]] = cell
+        every = search.move_margins(moved)
+        if every is None:
+            return None
+        sel = which == position
+        out[sel] = every[first[sel]]
+    return out
 
 
 def kick(
