@@ -1,4 +1,4 @@
-"""Optimal counterfactuals (HiGHS through scipy.optimize.milp) next to feature tweaking.
+"""Optimal counterfactuals (HiGHS through highspy) next to feature tweaking.
 
 For declined rows (predicted class 0) of random forests on standardized
 ``load_breast_cancer``, target class 1, L1 cost: the time of each row's

@@ -296,6 +296,34 @@ def test_a_rejected_answer_is_reported_not_returned(monkeypatch):
     assert not result.found_[0] and result.reason_[0] == REASON_CHECK_FAILED
 
 
+def test_exact_ties_are_not_met_through_the_integrality_tolerance(monkeypatch):
+    # Fully grown forests have pure leaves: summed votes are whole numbers, so
+    # exact ties are everywhere.  HiGHS accepts binaries 1e-6 off integer, and
+    # the leaf weights that leak through met a strict margin of 1e-6 at a tie
+    # on each of these rows, so the model rejected each first answer and
+    # each row was solved again with a larger margin.  The margin scaled to the
+    # votes' spread makes the first answer the model's.
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    model = RandomForestClassifier(n_estimators=20, random_state=0).fit(X, y)
+    rows = X[model.predict(X) == 0][:6]
+    margins = []
+    solve = treelens._optimal.solve_cells
+
+    def counted(*args, **kwargs):
+        margins.append(kwargs["margin"])
+        return solve(*args, **kwargs)
+
+    monkeypatch.setattr("treelens._optimal.solve_cells", counted)
+    result = optimal_counterfactual(model, rows, target=1, cost="l1", reference=X)
+    assert (result.status_ == "optimal").all()
+    assert (model.predict(result.X_cf_) == 1).all()
+    assert len(margins) == len(rows)  # one solve per row: no retry
+
+
 def test_result_frame_and_program_cache():
     model, X = _model("rf_multiclass", 4)
     forest = treelens.to_forest(model)

@@ -452,6 +452,10 @@ def solve_cells(
         # (median solve 2.7 s with them, 1.2 s without).
         "mip_allow_restart": False,
         "mip_allow_cut_separation_at_nodes": False,
+        # The root LP by the interior point method (then crossover to a basis
+        # the nodes start from): on 500 trees it takes 3 s instead of 11 s by
+        # dual simplex, and solves are about 1.2 times faster on 100 trees.
+        "mip_lp_solver": "ipx",
     }
     if np.isfinite(cutoff):
         # A known answer bounds the search: HiGHS prunes against it (and fixes
