@@ -289,6 +289,7 @@ def greedy_ascent(
             margin = search.margin(search.points[cells][None, :])[0]
             gain = search.margin(rows) - margin
         else:
+            # Feature 0 "moved" to its own cell is the point itself.
             gain = every[candidates] - every[cells[0]]
         added = np.maximum(objective - search.objective(cells), 1e-12)
         ratio = np.where(gain > 0, gain / added, -np.inf)
