@@ -142,6 +142,23 @@ def test_move_margins_equal_the_margins_of_routed_moves(kind, seed, depth, n_fea
         )
 
 
+def test_routing_fallback_finds_the_same_counterfactuals(monkeypatch):
+    # Moves are scored by routing when the boxes cannot be read (move_margins
+    # gives None); the search must reach the same cells either way.
+    model, X = _model("rf_multiclass", 11, n_features=3, n_trees=6, depth=3)
+    x = X[3]
+    _, search, own = _search(model, x, "other", "l1")
+
+    def run(search):
+        climbed = greedy_ascent(search, own)
+        assert climbed is not None
+        return kick(search, descend(search, climbed), own)
+
+    from_boxes = run(search)
+    monkeypatch.setattr(GridSearch, "move_margins", lambda self, cells: None)
+    np.testing.assert_array_equal(run(search), from_boxes)
+
+
 def test_descent_from_a_far_counterfactual_only_lowers_the_cost():
     model, X = _model("rf_binary", 7, n_features=4, n_trees=20, depth=4)
     declined = X[model.predict(X) == 0]

@@ -158,12 +158,11 @@ class GridSearch:
         # Leaves are numbered tree by tree: one current leaf per tree, in order.
         if not np.array_equal(program.leaf_tree[current], np.arange(program.n_trees)):
             return None
-        current_of = current
         values, base, linear = self._leaf_values
         now = base + values[current].sum(axis=0)
         alone = np.flatnonzero(missed & (n_missed[program.pair_leaf] == 1))
         leaf = program.pair_leaf[alone]
-        delta = values[leaf] - values[current_of[program.leaf_tree[leaf]]]
+        delta = values[leaf] - values[current[program.leaf_tree[leaf]]]
         first, stop = program.pair_first[alone], program.pair_last[alone] + 1
         moved = np.empty((n_cells, values.shape[1]))
         for k in range(values.shape[1]):  # one column per class score
@@ -174,26 +173,21 @@ class GridSearch:
 
     def cheapest_valid(
         self,
-        X: NDArray[np.float64] | None,
         objective: NDArray[np.float64],
-        margins: NDArray[np.float64] | None = None,
-        rows_of: Callable[[NDArray[np.intp]], NDArray[np.float64]] | None = None,
+        margins: NDArray[np.float64],
+        rows_of: Callable[[NDArray[np.intp]], NDArray[np.float64]],
     ) -> int | None:
         """Index of the cheapest candidate the forest assigns to the target.
 
-        Candidates are screened by their score margin (``margins``, or one
-        gather per row of ``X`` and tree), and the cheapest few of positive
-        margin confirmed with the exact test on their rows (``X[index]``, or
-        ``rows_of(index)``).
+        Candidates are screened by their score ``margins``, and the cheapest
+        few of positive margin confirmed with the exact test on their points,
+        ``rows_of(index)``.
         """
-        if margins is None:
-            assert X is not None
-            margins = self.margin(X)
         ahead = np.flatnonzero(margins > 0)
         order = ahead[np.argsort(objective[ahead], kind="stable")][:_CONFIRM]
         if not order.size:
             return None
-        ok = self.meets(X[order] if rows_of is None else rows_of(order))
+        ok = self.meets(rows_of(order))
         return int(order[np.argmax(ok)]) if ok.any() else None
 
 
@@ -333,7 +327,8 @@ def descend(search: GridSearch, cells: NDArray[np.intp]) -> NDArray[np.intp]:
             break
         rows, objective = _moves(search, cells, cheaper)
         every = search.move_margins(cells)
-        best = search.cheapest_valid(rows, objective, None if every is None else every[cheaper])
+        margins = search.margin(rows) if every is None else every[cheaper]
+        best = search.cheapest_valid(objective, margins, rows.__getitem__)
         if best is not None:
             cells[feature_of[cheaper[best]]] = cheaper[best]
             continue
@@ -359,12 +354,9 @@ def descend(search: GridSearch, cells: NDArray[np.intp]) -> NDArray[np.intp]:
             break
         rows_of = partial(_paired_rows, search, cells.copy(), first, second)
         margins = _paired_margins(search, cells, first, second)
-        best = search.cheapest_valid(
-            rows_of(np.arange(first.size)) if margins is None else None,
-            objective,
-            margins,
-            None if margins is None else rows_of,
-        )
+        if margins is None:
+            margins = search.margin(rows_of(np.arange(first.size)))
+        best = search.cheapest_valid(objective, margins, rows_of)
         if best is None:
             break
         cells[feature_of[first[best]]] = first[best]
