@@ -7,9 +7,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sklearn.ensemble import RandomForestClassifier
 
-from treelens import Constraints
 from treelens._counterfactual import prepare_problem
 from treelens._milp import price_cells
 from treelens._milp_program import forest_program
@@ -22,7 +20,13 @@ from treelens._milp_search import (
 )
 from treelens._optimal import _decision, _meets_many
 
-from .test_optimal_counterfactual import KINDS, _brute_force, _model, _target
+from .test_optimal_counterfactual import (
+    KINDS,
+    _brute_force,
+    _model,
+    _one_hot_model,
+    _target,
+)
 
 
 def _search(model, x, target, cost, constraints=None):
@@ -177,15 +181,7 @@ def test_descent_from_a_far_counterfactual_only_lowers_the_cost():
 
 
 def test_features_of_one_hot_groups_stay_where_they_are():
-    rng = np.random.default_rng(5)
-    n = 120
-    hot = rng.integers(0, 3, n)
-    X = np.column_stack([rng.normal(size=n), np.eye(3)[hot]])
-    y = ((X[:, 0] + hot - 1 + 0.3 * rng.normal(size=n)) > 0.5).astype(int)
-    model = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(
-        X, y
-    )
-    constraints = Constraints(one_hot=[[1, 2, 3]])
+    model, X, constraints = _one_hot_model()
     for x in X[model.predict(X) == 0][:5]:
         problem, search, own = _search(model, x, 1, "l1", constraints)
         cells = greedy_ascent(search, own)

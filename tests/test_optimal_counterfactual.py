@@ -235,14 +235,19 @@ def test_rows_already_at_target_cost_nothing():
     np.testing.assert_array_equal(result.X_cf_, X[:1])
 
 
-def test_one_hot_groups_stay_one_hot():
+def _one_hot_model():
+    """A forest on one numeric feature and a one-hot group of three columns."""
     rng = np.random.default_rng(5)
     n = 120
     hot = rng.integers(0, 3, n)
     X = np.column_stack([rng.normal(size=n), np.eye(3)[hot]])
     y = ((X[:, 0] + hot - 1 + 0.3 * rng.normal(size=n)) > 0.5).astype(int)
     model = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
-    constraints = Constraints(one_hot=[[1, 2, 3]])
+    return model, X, Constraints(one_hot=[[1, 2, 3]])
+
+
+def test_one_hot_groups_stay_one_hot():
+    model, X, constraints = _one_hot_model()
     rows = X[model.predict(X) == 0][:5]
     result = optimal_counterfactual(model, rows, target=1, constraints=constraints)
     assert result.found_.any()
