@@ -40,7 +40,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 N_FEATURES = 20
 N_PARTS = 16  # parts of the Dask run
-DEFAULT_BATCH_ROWS = 65_536  # treelens._dataset.DEFAULT_BATCH_ROWS
+DEFAULT_BATCH_ROWS = 65_536  # treelens._io._dataset.DEFAULT_BATCH_ROWS
 TARGET = 1
 
 
@@ -81,7 +81,7 @@ def _child(kind: str, model_path: str, data: str, out: str) -> dict[str, float]:
     import pandas as pd
 
     import treelens
-    from treelens._dataset import dataset_parts, tweak_dataset
+    from treelens._io._dataset import dataset_parts, tweak_dataset
 
     with open(model_path, "rb") as handle:
         model, reference = pickle.load(handle)
@@ -153,7 +153,7 @@ def _dask_times(
 ) -> dict[int, float]:
     """Best time of ``repeats`` runs on 1 and on 2 workers, the two alternating (the
     machine is shared: alternating spreads any outside load over both)."""
-    from treelens._dataset import tweak_dataset
+    from treelens._io._dataset import tweak_dataset
     from treelens.dask import local_cluster
 
     warm = root / "warm"

@@ -16,7 +16,7 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.preprocessing import StandardScaler
 
 import treelens
-from treelens._epsilon import resolve_epsilon
+from treelens._counterfactual._epsilon import resolve_epsilon
 
 N_NAIVE = 3  # rows timed with the naive algorithm per data set (it is slow)
 

@@ -23,7 +23,7 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.preprocessing import StandardScaler
 
 import treelens
-from treelens._milp_program import forest_program
+from treelens._counterfactual._milp._program import forest_program
 
 
 def run(n_trees: int, max_depth: int, n_rows: int, time_limit: float) -> None:
@@ -43,7 +43,12 @@ def run(n_trees: int, max_depth: int, n_rows: int, time_limit: float) -> None:
     for i in declined:
         start = time.perf_counter()
         result = treelens.optimal_counterfactual(
-            forest, X[i : i + 1], target=1, cost="l1", reference=X, time_limit=time_limit
+            forest,
+            X[i : i + 1],
+            target=1,
+            cost="l1",
+            reference=X,
+            time_limit=time_limit,
         )
         times.append(time.perf_counter() - start)
         costs.append(result.cost_[0])
@@ -53,7 +58,11 @@ def run(n_trees: int, max_depth: int, n_rows: int, time_limit: float) -> None:
             assert model.predict(result.X_cf_)[0] == 1
     times_a, costs_a = np.array(times), np.array(costs)
     both = tweak.found_ & np.isfinite(costs_a) & (costs_a > 0)
-    ratio = float(np.mean(tweak.cost_[both] / costs_a[both])) if both.any() else float("nan")
+    ratio = (
+        float(np.mean(tweak.cost_[both] / costs_a[both]))
+        if both.any()
+        else float("nan")
+    )
     optimal = sum(s == "optimal" for s in statuses)
     limited = [g for s, g in zip(statuses, gaps) if s == "time_limit"]
     print(
@@ -66,7 +75,11 @@ def run(n_trees: int, max_depth: int, n_rows: int, time_limit: float) -> None:
     )
     print(
         f"    proven optimal: {optimal}/{len(declined)}"
-        + (f"  (time limit on {len(limited)}, gaps {np.round(limited, 3).tolist()})" if limited else "")
+        + (
+            f"  (time limit on {len(limited)}, gaps {np.round(limited, 3).tolist()})"
+            if limited
+            else ""
+        )
     )
     print(
         f"    feature_tweak found {int(tweak.found_.sum())}/{len(declined)}; mean cost "
@@ -77,7 +90,9 @@ def run(n_trees: int, max_depth: int, n_rows: int, time_limit: float) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=20)
-    parser.add_argument("--rows-500", type=int, default=20, help="rows for the 500-tree forest")
+    parser.add_argument(
+        "--rows-500", type=int, default=20, help="rows for the 500-tree forest"
+    )
     parser.add_argument("--time-limit", type=float, default=30.0)
     args = parser.parse_args()
     run(100, 6, args.rows, args.time_limit)

@@ -6,32 +6,31 @@ representation of a fitted ensemble (:class:`Forest`).
 """
 
 from ._adapters import register_adapter, supported_models, to_forest
-from ._boxes import LeafBoxes, leaf_boxes
-from ._constraints import Constraints
-from ._counterfactual import CounterfactualResult
-from ._display_counterfactual import CounterfactualDisplay
-from ._display_importance import ImportanceDisplay
-from ._display_partition import ForestGridDisplay, PartitionDisplay
-from ._display_regions import DecisionRegionDisplay
-from ._display_steps import RegressionStepsDisplay
-from ._display_tree import TreeDiagramDisplay
-from ._dot import export_dot
+from ._core._boxes import LeafBoxes, leaf_boxes
+from ._core._forest import Forest, Tree
+from ._counterfactual._constraints import Constraints
+from ._counterfactual._optimal import optimal_counterfactual
+from ._counterfactual._problem import CounterfactualResult
+from ._counterfactual._tweak import feature_tweak
 from ._exceptions import (
     InputError,
     NotFittedError,
     TreelensError,
     UnsupportedModelError,
 )
-from ._forest import Forest, Tree
-from ._gain_importance import gain_importance
-from ._importance_result import ImportanceResult
-from ._mdi import MDIImportance, mdi_importance
-from ._node_statistics import NodeStatistics, node_statistics
-from ._optimal import optimal_counterfactual
-from ._permutation import permutation_importance
-from ._tweak import feature_tweak
-
-__version__ = "0.1.0"
+from ._importance._gain import gain_importance
+from ._importance._mdi import MDIImportance, mdi_importance
+from ._importance._node_statistics import NodeStatistics, node_statistics
+from ._importance._permutation import permutation_importance
+from ._importance._result import ImportanceResult
+from ._plots._display_counterfactual import CounterfactualDisplay
+from ._plots._display_importance import ImportanceDisplay
+from ._plots._display_partition import ForestGridDisplay, PartitionDisplay
+from ._plots._display_regions import DecisionRegionDisplay
+from ._plots._display_steps import RegressionStepsDisplay
+from ._plots._display_tree import TreeDiagramDisplay
+from ._plots._dot import export_dot
+from ._version import __version__ as __version__
 
 __all__ = [
     "Constraints",

@@ -1,6 +1,6 @@
 """``python -m treelens``: the same as the ``treelens`` command."""
 
-from ._cli import main
+from ._cli._app import main
 
 if __name__ == "__main__":
     main()

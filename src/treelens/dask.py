@@ -40,8 +40,8 @@ from typing import Any
 import numpy as np
 
 from ._adapters import to_forest
+from ._core._forest import Forest
 from ._exceptions import InputError, TreelensError
-from ._forest import Forest
 
 __all__ = [
     "SchedulerUnreachableError",
@@ -284,7 +284,7 @@ def _compute(tasks: list[Any], scheduler: Any, progress: bool) -> list[Any]:
         if progress:
             from distributed import as_completed
 
-            from ._batch import ProgressBar
+            from ._core._chunks import ProgressBar
 
             with ProgressBar(
                 enabled=True, total=len(futures), description="partitions"
@@ -316,7 +316,7 @@ def _map_counterfactuals(
 ) -> Any:
     import dask
 
-    from ._streaming import concat_counterfactuals
+    from ._importance._streaming import concat_counterfactuals
 
     forest = to_forest(model)
     parts = _feature_partitions(forest, X)
@@ -388,7 +388,7 @@ def _frame_part(
 ) -> Any:
     import pandas as pd
 
-    from ._dataset import counterfactual_frame as wide
+    from ._io._dataset import counterfactual_frame as wide
 
     model, kwargs = shared
     result = function(model, part, **kwargs)
@@ -458,13 +458,13 @@ def counterfactual_frame(
 
 # --------------------------------------------------------- node statistics
 def _sums_part(model: Any, X: Any, y: Any, sample_weight: Any) -> Any:
-    from ._streaming import chunk_node_sums
+    from ._importance._streaming import chunk_node_sums
 
     return chunk_node_sums(model, X, y, sample_weight)
 
 
 def _add(*parts: Any) -> Any:
-    from ._node_sums import sum_node_sums
+    from ._importance._node_sums import sum_node_sums
 
     return sum_node_sums(parts)
 
@@ -487,7 +487,7 @@ def node_sums(
     """
     import dask
 
-    from ._node_sums import check_mergeable
+    from ._importance._node_sums import check_mergeable
 
     forest = to_forest(model)
     if y is None:
@@ -536,7 +536,7 @@ def node_statistics(
     -------
     The same result as :func:`treelens.node_statistics` on the computed data.
     """
-    from ._streaming import statistics_result
+    from ._importance._streaming import statistics_result
 
     sums = node_sums(model, X, y, sample_weight, scheduler=scheduler, progress=progress)
     return statistics_result(model, sums)
@@ -555,7 +555,7 @@ def mdi_importance(
     """Held-out MDI (:func:`treelens.mdi_importance` with ``X`` and ``y``) over a
     Dask collection; equal to the single-machine result.
     """
-    from ._streaming import importance_from_sums
+    from ._importance._streaming import importance_from_sums
 
     sums = node_sums(model, X, y, sample_weight, scheduler=scheduler, progress=progress)
     return importance_from_sums(model, sums, **kwargs)

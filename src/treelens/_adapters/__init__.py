@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .._core._forest import Forest
 from .._exceptions import UnsupportedModelError
-from .._forest import Forest
 
 __all__ = ["register_adapter", "supported_models", "to_forest"]
 

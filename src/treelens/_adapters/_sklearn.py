@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from .._core._forest import Forest, Tree
 from .._exceptions import InputError, NotFittedError, UnsupportedModelError
-from .._forest import Forest, Tree
 from . import register_adapter
 
 __all__: list[str] = []

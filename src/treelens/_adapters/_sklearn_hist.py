@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from .._core._forest import Forest, Tree
 from .._exceptions import UnsupportedModelError
-from .._forest import Forest, Tree
 from . import register_adapter
 from ._dump import SplitStatistics
 from ._sklearn import _allow_missing, _check_fitted, _class_path, _resolve_names

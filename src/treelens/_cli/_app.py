@@ -1,0 +1,798 @@
+"""The ``treelens`` console command: a thin layer over the public API.
+
+This module parses arguments, loads files, calls treelens functions and prints or
+writes what they return; nothing is computed here.
+
+Exit codes: 0 on success; 2 on bad input or usage, with a one-line message on
+stderr and no traceback; 1 on an internal error (the traceback is printed only with
+``--debug``); 130 when interrupted.  Every output file is written atomically and
+never over an input file.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Annotated, Any, Literal, Self, TypeVar
+
+import typer
+
+from .._adapters import to_forest
+from .._exceptions import InputError, TreelensError
+from ._dataset_commands import (
+    OutDirOpt,
+    ResumeOpt,
+    SchedulerOpt,
+    TimeoutOpt,
+    WorkersOpt,
+    dataset_mode,
+    importance_dataset_tables,
+    tweak_dataset_tables,
+)
+from ._pictures import PICTURE_KINDS as PLOT_KINDS
+
+__all__ = ["app", "main"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+app = typer.Typer(
+    name="treelens",
+    help="Explain tree models: importance, counterfactuals, pictures and reports.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+class _State:
+    debug = False
+
+
+def _error(message: str) -> None:
+    line = " ".join(str(message).split())
+    typer.echo(f"treelens: error: {line}", err=True)
+
+
+def _command(function: F) -> F:
+    """Map exceptions to exit codes: 2 for bad input, 1 for internal errors."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except (typer.Exit, typer.Abort):
+            raise
+        except KeyboardInterrupt:
+            _error("interrupted; no output file was written.")
+            raise typer.Exit(130) from None
+        except Exception as exc:
+            if _is_click_error(exc):
+                raise
+            if _State.debug:
+                traceback.print_exc()
+            if isinstance(exc, TreelensError):
+                _error(str(exc))
+                raise typer.Exit(2) from None
+            hint = "" if _State.debug else " (run again with --debug for the traceback)"
+            _error(f"internal error: {type(exc).__name__}: {exc}{hint}")
+            raise typer.Exit(1) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _is_click_error(exc: BaseException) -> bool:
+    # typer >= 0.29 carries its own copy of click; recognise either by behaviour.
+    return hasattr(exc, "exit_code") and hasattr(exc, "format_message")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from .._version import __version__
+
+        typer.echo(f"treelens {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Print tracebacks of internal errors.")
+    ] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print the version.",
+        ),
+    ] = False,
+) -> None:
+    """Explain tree models: importance, counterfactuals, pictures and reports."""
+    _State.debug = debug
+
+
+# --------------------------------------------------------------------------- options
+
+ModelArg = Annotated[
+    Path,
+    typer.Argument(
+        metavar="MODEL",
+        help="Fitted model: .skops; .pkl/.joblib with --trust-pickle; XGBoost "
+        ".json/.ubj or LightGBM .txt.",
+        show_default=False,
+    ),
+]
+TrustPickle = Annotated[
+    bool,
+    typer.Option(
+        "--trust-pickle",
+        help="Allow pickle/joblib model files. Unpickling runs arbitrary code from "
+        "the file: use only for files you trust.",
+    ),
+]
+TrustTypes = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--trust",
+        metavar="TYPE",
+        help="Trust this type in a .skops file (repeatable); see the refusal message.",
+    ),
+]
+TargetCol = Annotated[
+    str | None,
+    typer.Option("--target", metavar="COL", help="Column of the data holding y."),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
+CsvOpt = Annotated[bool, typer.Option("--csv", help="Print CSV instead of tables.")]
+OutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--out", metavar="FILE", help="Write the output to FILE (atomically)."
+    ),
+]
+
+
+def _names(text: str | None) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()] if text else []
+
+
+def _format(json_out: bool, csv_out: bool) -> Literal["text", "json", "csv"]:
+    if json_out and csv_out:
+        raise InputError("--json and --csv exclude each other; got both.")
+    return "json" if json_out else "csv" if csv_out else "text"
+
+
+def _load(
+    model_path: Path,
+    data_path: Path | None,
+    *,
+    target: str | None,
+    trust_pickle: bool,
+    trust: Sequence[str] | None,
+) -> tuple[Any, Any, Any, Any]:
+    """Load the model and its forest, then the data matched to the model."""
+    from .._adapters import to_forest
+    from .._io._files import load_data, load_model
+
+    model = load_model(model_path, trust_pickle=trust_pickle, trusted=trust or ())
+    forest = to_forest(model)
+    X = y = None
+    if data_path is not None:
+        X, y = load_data(
+            data_path,
+            feature_names=forest.feature_names,
+            has_feature_names=forest.has_feature_names,
+            target=target,
+        )
+        if not forest.has_feature_names:
+            X = X.to_numpy()
+    elif target is not None:
+        raise InputError(f"--target {target} needs a data file; got none.")
+    return model, forest, X, y
+
+
+def _load_model(
+    model_path: Path, trust_pickle: bool, trust: Sequence[str] | None
+) -> Any:
+    from .._io._files import load_model
+
+    return load_model(model_path, trust_pickle=trust_pickle, trusted=trust or ())
+
+
+def _emit(
+    text: str,
+    *,
+    out: Path | None,
+    inputs: Sequence[Path],
+) -> None:
+    if out is None:
+        typer.echo(text, nl=not text.endswith("\n"))
+        return
+    from .._io._files import atomic_write
+
+    atomic_write(out, text, inputs=inputs)
+    typer.echo(f"Wrote {out}", err=True)
+
+
+def _check_out(out: Path | None, inputs: Sequence[Path]) -> None:
+    if out is not None:
+        from .._io._files import check_output_path
+
+        check_output_path(out, inputs=inputs)
+
+
+def _inputs(*paths: Path | None) -> list[Path]:
+    return [p for p in paths if p is not None]
+
+
+# ------------------------------------------------------------------------ importance
+
+
+@app.command()
+@_command
+def importance(
+    model_path: ModelArg,
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            "--data", metavar="FILE", help="CSV/Parquet data for held-out importance."
+        ),
+    ] = None,
+    target: TargetCol = None,
+    nodes: Annotated[
+        bool, typer.Option("--nodes", help="Also show the per-node breakdown.")
+    ] = False,
+    tree: Annotated[
+        int, typer.Option("--tree", help="Tree whose nodes --nodes shows.")
+    ] = 0,
+    permutation: Annotated[
+        bool,
+        typer.Option("--permutation", help="Also compute permutation importance."),
+    ] = False,
+    n_repeats: Annotated[
+        int, typer.Option("--n-repeats", help="Permutation repeats.", min=1)
+    ] = 5,
+    random_state: Annotated[int, typer.Option("--random-state")] = 0,
+    top: Annotated[
+        int | None, typer.Option("--top", help="Show the top K features only.", min=1)
+    ] = None,
+    json_out: JsonOpt = False,
+    csv_out: CsvOpt = False,
+    out: OutOpt = None,
+    trust_pickle: TrustPickle = False,
+    trust: TrustTypes = None,
+    out_dir: OutDirOpt = None,
+    scheduler: SchedulerOpt = None,
+    workers: WorkersOpt = None,
+    resume: ResumeOpt = False,
+    timeout: TimeoutOpt = 10.0,
+) -> None:
+    """Mean decrease in impurity (MDI), held-out MDI and permutation importance.
+
+    Example: treelens importance model.skops --data test.csv --target label --nodes
+    """
+    from ._tables import importance_tables, render
+
+    fmt = _format(json_out, csv_out)
+    inputs = _inputs(model_path, data)
+    _check_out(out, inputs)
+    if data is not None and target is None:
+        raise InputError(
+            "--data needs --target COL: held-out and permutation importance compare "
+            "predictions with the true target; got no --target."
+        )
+    if permutation and data is None:
+        raise InputError("--permutation needs --data FILE --target COL; got no data.")
+    if dataset_mode(data, out_dir, scheduler=scheduler, workers=workers, resume=resume):
+        tables = importance_dataset_tables(
+            _load_model(model_path, trust_pickle, trust),
+            data,
+            out_dir,
+            target=target,
+            permutation=permutation,
+            top=top,
+            scheduler=scheduler,
+            workers=workers,
+            resume=resume,
+            timeout=timeout,
+        )
+        return _emit(render(tables, fmt), out=out, inputs=inputs)
+    model, forest, X, y = _load(
+        model_path, data, target=target, trust_pickle=trust_pickle, trust=trust
+    )
+    if not 0 <= tree < forest.n_trees:
+        raise InputError(
+            f"--tree must be in [0, {forest.n_trees - 1}] for this model; got {tree}."
+        )
+    with _Progress(enabled=fmt == "text" or out is not None) as progress:
+        tables = importance_tables(
+            model,
+            X,
+            y,
+            nodes=nodes,
+            tree=tree,
+            permutation=permutation,
+            n_repeats=n_repeats,
+            random_state=random_state,
+            top=top,
+            progress=progress.step,
+        )
+    _emit(render(tables, fmt), out=out, inputs=inputs)
+
+
+# ----------------------------------------------------------------------------- tweak
+
+
+def _parse_rows(text: str, n_rows: int) -> list[int]:
+    rows: list[int] = []
+    for part in _names(text):
+        try:
+            low, dash, high = part[1:].partition("-")
+            if dash:
+                first, last = int(part[0] + low), int(high)
+                if last < first:
+                    raise ValueError
+                rows.extend(range(first, last + 1))
+            else:
+                rows.append(int(part))
+        except ValueError:
+            raise InputError(
+                f"--rows must be row numbers or ranges like 0,3,5-9; got {part!r}."
+            ) from None
+    bad = [r for r in rows if not 0 <= r < n_rows]
+    if bad:
+        raise InputError(
+            f"--rows must be in [0, {n_rows - 1}] (the data has {n_rows} rows); "
+            f"got {bad[0]}."
+        )
+    if not rows:
+        raise InputError(f"--rows must name at least one row; got {text!r}.")
+    return rows
+
+
+def _parse_bounds(items: Sequence[str]) -> dict[str, tuple[float | None, float | None]]:
+    bounds: dict[str, tuple[float | None, float | None]] = {}
+    for item in items:
+        name, sep, span = item.partition("=")
+        low, sep2, high = span.partition(":")
+        try:
+            if not (sep and sep2 and name):
+                raise ValueError
+            bounds[name.strip()] = (
+                float(low) if low.strip() else None,
+                float(high) if high.strip() else None,
+            )
+        except ValueError:
+            raise InputError(
+                f"--bounds must look like FEATURE=LOW:HIGH (either side may be empty); "
+                f"got {item!r}."
+            ) from None
+    return bounds
+
+
+def _parse_class(forest: Any, text: str) -> Any:
+    if forest.task != "classification":
+        raise InputError(
+            "--target-class needs a classifier; this model is a regressor, use "
+            "--target-range LOW:HIGH."
+        )
+    if text == "other":
+        return "other"
+    for label in forest.classes_:
+        if str(label) == text:
+            return label.item() if hasattr(label, "item") else label
+    raise InputError(
+        f"--target-class must be one of the model's classes "
+        f"{[str(c) for c in forest.classes_]} or 'other'; got {text!r}."
+    )
+
+
+def _parse_range(forest: Any, text: str) -> tuple[float | None, float | None]:
+    if forest.task != "regression":
+        raise InputError(
+            "--target-range needs a regressor; this model is a classifier, use "
+            "--target-class C."
+        )
+    low, sep, high = text.partition(":")
+    try:
+        if not sep:
+            raise ValueError
+        return (
+            float(low) if low.strip() else None,
+            float(high) if high.strip() else None,
+        )
+    except ValueError:
+        raise InputError(
+            f"--target-range must look like LOW:HIGH; got {text!r}."
+        ) from None
+
+
+def _parse_target(
+    forest: Any, target_class: str | None, target_range: str | None
+) -> Any:
+    if target_class is not None and target_range is not None:
+        raise InputError("--target-class and --target-range exclude each other.")
+    if target_class is not None:
+        return _parse_class(forest, target_class)
+    if target_range is not None:
+        return _parse_range(forest, target_range)
+    raise InputError(
+        "tweak needs --target-class C (classifiers) or --target-range LOW:HIGH "
+        "(regressors); got neither."
+    )
+
+
+@app.command()
+@_command
+def tweak(
+    model_path: ModelArg,
+    data: Annotated[
+        Path,
+        typer.Argument(
+            metavar="DATA", help="CSV/Parquet rows to explain.", show_default=False
+        ),
+    ],
+    target_class: Annotated[
+        str | None,
+        typer.Option("--target-class", metavar="C", help="Class to reach, or 'other'."),
+    ] = None,
+    target_range: Annotated[
+        str | None,
+        typer.Option("--target-range", metavar="LOW:HIGH", help="Regressors: range."),
+    ] = None,
+    target: TargetCol = None,
+    rows: Annotated[
+        str | None,
+        typer.Option(
+            "--rows",
+            metavar="SPEC",
+            help="Rows like 0,3,5-9 (0-based); default: the first --max-rows rows "
+            "not already predicted as the target.",
+        ),
+    ] = None,
+    max_rows: Annotated[int, typer.Option("--max-rows", min=1)] = 10,
+    cost: Annotated[
+        str, typer.Option("--cost", help="l2, l1, l0, linf, cosine or mad.")
+    ] = "l2",
+    mode: Annotated[str, typer.Option("--mode", help="minimal or paper.")] = "minimal",
+    immutable: Annotated[
+        str | None, typer.Option("--immutable", metavar="A,B", help="Never change.")
+    ] = None,
+    increase_only: Annotated[
+        str | None, typer.Option("--increase-only", metavar="A,B")
+    ] = None,
+    decrease_only: Annotated[
+        str | None, typer.Option("--decrease-only", metavar="A,B")
+    ] = None,
+    integer: Annotated[
+        str | None, typer.Option("--integer", metavar="A,B", help="Integer-valued.")
+    ] = None,
+    bounds: Annotated[
+        list[str] | None,
+        typer.Option("--bounds", metavar="F=LOW:HIGH", help="Repeatable."),
+    ] = None,
+    optimal: Annotated[
+        bool,
+        typer.Option("--optimal", help="Proven least-cost changes (MILP, HiGHS)."),
+    ] = False,
+    time_limit: Annotated[
+        float, typer.Option("--time-limit", help="--optimal: seconds per row.")
+    ] = 30.0,
+    json_out: JsonOpt = False,
+    csv_out: CsvOpt = False,
+    out: OutOpt = None,
+    trust_pickle: TrustPickle = False,
+    trust: TrustTypes = None,
+    out_dir: OutDirOpt = None,
+    scheduler: SchedulerOpt = None,
+    workers: WorkersOpt = None,
+    resume: ResumeOpt = False,
+    timeout: TimeoutOpt = 10.0,
+) -> None:
+    """Counterfactuals: the smallest changes that give the chosen rows the target.
+
+    Example: treelens tweak model.skops rows.csv --target-class 1 --rows 0-4
+    --immutable age --cost l1
+    """
+    from ._tables import counterfactual_tables, render
+
+    fmt = _format(json_out, csv_out)
+    inputs = _inputs(model_path, data)
+    _check_out(out, inputs)
+    constraints = {
+        "immutable": _names(immutable),
+        "increase_only": _names(increase_only),
+        "decrease_only": _names(decrease_only),
+        "integer": _names(integer),
+        "bounds": _parse_bounds(bounds or []),
+    }
+    if dataset_mode(data, out_dir, scheduler=scheduler, workers=workers, resume=resume):
+        model = _load_model(model_path, trust_pickle, trust)
+        tables = tweak_dataset_tables(
+            model,
+            data,
+            out_dir,
+            target=_parse_target(to_forest(model), target_class, target_range),
+            cost=cost,
+            mode=mode,
+            constraints=constraints,
+            optimal=optimal,
+            time_limit=time_limit,
+            scheduler=scheduler,
+            workers=workers,
+            resume=resume,
+            timeout=timeout,
+        )
+        return _emit(render(tables, fmt), out=out, inputs=inputs)
+    model, forest, X, _ = _load(
+        model_path, data, target=target, trust_pickle=trust_pickle, trust=trust
+    )
+    goal = _parse_target(forest, target_class, target_range)
+    n_rows = X.shape[0]
+    selected = _parse_rows(rows, n_rows) if rows is not None else None
+    with _Progress(enabled=True) as progress:
+        tables = counterfactual_tables(
+            model,
+            X,
+            target=goal,
+            rows=selected,
+            max_rows=max_rows,
+            cost=cost,
+            mode=mode,
+            constraints=constraints,
+            optimal=optimal,
+            time_limit=time_limit,
+            progress=progress.step,
+        )
+    _emit(render(tables, fmt), out=out, inputs=inputs)
+
+
+# ------------------------------------------------------------------------------ plot
+
+
+@app.command()
+@_command
+def plot(
+    kind: Annotated[
+        str,
+        typer.Argument(
+            metavar="KIND", help=f"One of: {', '.join(PLOT_KINDS)}.", show_default=False
+        ),
+    ],
+    model_path: ModelArg,
+    data: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="DATA",
+            help="CSV/Parquet data (most pictures need it).",
+            show_default=False,
+        ),
+    ] = None,
+    out: Annotated[
+        Path,
+        typer.Option("--out", metavar="FILE", help="Picture file (.png, .svg, .pdf)."),
+    ] = Path("treelens.png"),
+    target: TargetCol = None,
+    features: Annotated[
+        str | None,
+        typer.Option(
+            "--features",
+            metavar="A,B",
+            help="Two features; default the two most important by MDI.",
+        ),
+    ] = None,
+    tree: Annotated[int | None, typer.Option("--tree", help="Tree index.")] = None,
+    max_depth: Annotated[
+        int | None, typer.Option("--max-depth", help="Cut the picture at a depth.")
+    ] = None,
+    row: Annotated[
+        int | None, typer.Option("--row", help="counterfactual/tree: the data row.")
+    ] = None,
+    target_class: Annotated[
+        str | None,
+        typer.Option("--target-class", metavar="C", help="counterfactual: class."),
+    ] = None,
+    oob: Annotated[
+        bool,
+        typer.Option(
+            "--oob",
+            help="forest-grid: DATA is the exact training set; show out-of-bag accuracy.",
+        ),
+    ] = False,
+    dpi: Annotated[int, typer.Option("--dpi", min=20, max=600)] = 100,
+    trust_pickle: TrustPickle = False,
+    trust: TrustTypes = None,
+) -> None:
+    """Draw one picture to a file.
+
+    Example: treelens plot partition model.skops data.csv --target label --out p.png
+    """
+    from ._pictures import draw_picture
+
+    if kind not in PLOT_KINDS:
+        raise InputError(f"KIND must be one of {list(PLOT_KINDS)}; got {kind!r}.")
+    inputs = _inputs(model_path, data)
+    _check_out(out, inputs)
+    suffix = out.suffix.lower().lstrip(".")
+    if suffix not in {"png", "svg", "pdf"}:
+        raise InputError(f"--out must end in .png, .svg or .pdf; got {str(out)!r}.")
+    model, forest, X, y = _load(
+        model_path, data, target=target, trust_pickle=trust_pickle, trust=trust
+    )
+    if row is not None and (X is None or not 0 <= row < X.shape[0]):
+        n = 0 if X is None else X.shape[0]
+        raise InputError(f"--row must be in [0, {n - 1}]; got {row}.")
+    goal = _parse_class(forest, target_class) if target_class is not None else None
+    picture = draw_picture(
+        kind,
+        model,
+        X,
+        y,
+        features=_names(features) or None,
+        tree=tree,
+        max_depth=max_depth,
+        row=row,
+        target=goal,
+        oob=oob,
+        fmt=suffix,
+        dpi=dpi,
+    )
+    _emit_bytes(picture, out=out, inputs=inputs)
+
+
+def _emit_bytes(content: bytes, *, out: Path, inputs: Sequence[Path]) -> None:
+    from .._io._files import atomic_write
+
+    atomic_write(out, content, inputs=inputs)
+    typer.echo(f"Wrote {out}", err=True)
+
+
+# ---------------------------------------------------------------------------- report
+
+
+@app.command()
+@_command
+def report(
+    model_path: ModelArg,
+    data: Annotated[
+        Path,
+        typer.Argument(
+            metavar="DATA", help="CSV/Parquet data to explain.", show_default=False
+        ),
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", metavar="FILE", help="HTML file to write.")
+    ] = Path("report.html"),
+    target: TargetCol = None,
+    target_class: Annotated[
+        str | None,
+        typer.Option(
+            "--target-class",
+            metavar="C",
+            help="Class the counterfactuals aim for; default the last class.",
+        ),
+    ] = None,
+    max_counterfactuals: Annotated[
+        int, typer.Option("--max-counterfactuals", min=0)
+    ] = 5,
+    cost: Annotated[
+        str, typer.Option("--cost", help="Counterfactual cost: l2, l1, mad, ...")
+    ] = "l2",
+    optimal: Annotated[
+        bool,
+        typer.Option("--optimal", help="Proven least-cost counterfactuals (MILP)."),
+    ] = False,
+    time_limit: Annotated[
+        float, typer.Option("--time-limit", help="--optimal: seconds per row.")
+    ] = 30.0,
+    title: Annotated[str | None, typer.Option("--title")] = None,
+    trust_pickle: TrustPickle = False,
+    trust: TrustTypes = None,
+) -> None:
+    """Everything in one self-contained HTML file.
+
+    Example: treelens report model.skops test.csv --target label --out report.html
+    """
+    from ._report import render_report
+
+    inputs = _inputs(model_path, data)
+    _check_out(out, inputs)
+    model, forest, X, y = _load(
+        model_path, data, target=target, trust_pickle=trust_pickle, trust=trust
+    )
+    goal = _parse_class(forest, target_class) if target_class is not None else None
+    with _Progress(enabled=True) as progress:
+        html = render_report(
+            model,
+            X,
+            y,
+            target=goal,
+            max_counterfactuals=max_counterfactuals,
+            cost=cost,
+            optimal=optimal,
+            time_limit=time_limit,
+            title=title or f"treelens report: {model_path.name}",
+            progress=progress.step,
+        )
+    _emit(html, out=out, inputs=inputs)
+
+
+# ------------------------------------------------------------------------------ demo
+
+
+@app.command()
+@_command
+def demo(
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out", metavar="DIR", help="Directory for the report and pictures."
+        ),
+    ] = Path("treelens-demo"),
+) -> None:
+    """Train models on scikit-learn's bundled datasets and explain them.
+
+    Prints the key tables and writes an HTML report and pictures to DIR.
+    """
+    from ._demo import run_demo
+
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out must be a directory; {str(out)!r} is a file.")
+    run_demo(out_dir=out)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+class _Progress:
+    """A transient rich status line on stderr, shown only on a terminal."""
+
+    def __init__(self, *, enabled: bool) -> None:
+        self.enabled = enabled and sys.stderr.isatty()
+        self._status: Any = None
+
+    def __enter__(self) -> Self:
+        if self.enabled:
+            from rich.console import Console
+
+            self._status = Console(stderr=True).status("treelens: working")
+            self._status.__enter__()
+        return self
+
+    def step(self, message: str) -> None:
+        if self._status is not None:
+            self._status.update(f"treelens: {message}")
+
+    def __exit__(self, *exc: object) -> None:
+        if self._status is not None:
+            self._status.__exit__(*exc)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of the ``treelens`` console script."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    _State.debug = "--debug" in args
+    if _State.debug:
+        # Accept --debug anywhere on the line.
+        args = ["--debug"] + [a for a in args if a != "--debug"]
+    command = typer.main.get_command(app)
+    try:
+        code = command.main(args=args, prog_name="treelens", standalone_mode=False)
+    except (typer.Abort, KeyboardInterrupt):
+        _error("interrupted; no output file was written.")
+        sys.exit(130)
+    except Exception as exc:
+        if not _is_click_error(exc):
+            raise
+        message = exc.format_message()  # type: ignore[attr-defined]
+        context = getattr(exc, "ctx", None)
+        if getattr(exc, "exit_code", 1) == 2 and context is not None:
+            message += f" (see {context.command_path} --help)"
+        _error(message)
+        sys.exit(exc.exit_code)  # type: ignore[attr-defined]
+    sys.exit(code if isinstance(code, int) else 0)

@@ -1,0 +1,446 @@
+"""Tables for the command line: call the public API, gather its results as frames.
+
+A *tables* value is an ordered mapping ``name -> (title, DataFrame)``.  It renders
+as rich tables (text), as one JSON object of record lists (``--json``), or as CSV
+(``--csv``; the last table only, the most detailed one).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from .._exceptions import InputError, TreelensError
+
+__all__ = [
+    "counterfactual_tables",
+    "counterfactuals",
+    "importance_frame",
+    "importance_results",
+    "importance_tables",
+    "node_frame",
+    "predict",
+    "render",
+    "rich_table",
+    "selected_rows",
+]
+
+Tables = dict[str, tuple[str, pd.DataFrame]]
+Progress = Callable[[str], None] | None
+
+# Columns shown on the terminal (the JSON and CSV outputs keep every column).
+_TEXT_COLUMNS = {
+    "nodes": (
+        "node",
+        "depth",
+        "feature_name",
+        "n_node_samples",
+        "weighted_n_node_samples",
+        "impurity",
+        "left_impurity",
+        "right_impurity",
+        "decrease",
+        "share",
+    ),
+    "changes": ("row", "feature", "before", "after", "delta"),
+}
+_TEXT_HEADERS = {
+    "feature_name": "feature",
+    "n_node_samples": "samples",
+    "weighted_n_node_samples": "weighted",
+    "impurity": "I",
+    "left_impurity": "I left",
+    "right_impurity": "I right",
+    "held_out_mdi": "held-out mdi",
+    "permutation_std": "perm. std",
+}
+
+
+def _step(progress: Progress, message: str) -> None:
+    if progress is not None:
+        progress(message)
+
+
+def importance_frame(
+    primary: Any, *, held_out: Any = None, permutation: Any = None
+) -> pd.DataFrame:
+    """One row per feature: MDI (or gain) with its spread, held-out MDI, permutation.
+
+    Sorted by decreasing first column.  The first column is ``mdi``, or ``gain``
+    for boosting libraries whose trees record gains rather than impurities.
+    """
+    name = "gain" if "gain" in getattr(primary, "method", "").lower() else "mdi"
+    frame = pd.DataFrame({name: primary.importances_})
+    std = getattr(primary, "std_", None)
+    per_tree = getattr(primary, "per_tree_", None)
+    if std is not None and (per_tree is None or len(per_tree) > 1):
+        frame[f"{name}_std"] = std
+    if held_out is not None:
+        frame["held_out_mdi"] = held_out.importances_
+    if permutation is not None:
+        frame["permutation"] = permutation.importances_
+        if getattr(permutation, "std_", None) is not None:
+            frame["permutation_std"] = permutation.std_
+    frame.index.name = "feature"
+    return frame.sort_values(name, ascending=False, kind="stable").reset_index()
+
+
+def node_frame(result: Any, tree: int) -> pd.DataFrame:
+    """The per-node breakdown of one tree from an importance result's ``nodes_``."""
+    nodes = result.nodes_
+    return nodes[nodes["tree"] == tree].reset_index(drop=True)
+
+
+def importance_results(
+    model: Any,
+    X: Any = None,
+    y: Any = None,
+    *,
+    permutation: bool = False,
+    n_repeats: int = 5,
+    random_state: int = 0,
+    progress: Progress = None,
+) -> dict[str, Any]:
+    """Every importance that applies to ``model``, and notes on those that do not.
+
+    Returns a dict with ``primary`` (MDI, or the normalized total gain of XGBoost
+    and LightGBM models, whose trees record gains instead of impurities),
+    ``mdi`` (None when unavailable), ``held_out`` and ``permutation`` (None when
+    not asked or not available) and ``notes`` (list of str).
+    """
+    from .._importance._gain import gain_importance
+    from .._importance._mdi import mdi_importance
+    from .._importance._permutation import permutation_importance
+
+    notes: list[str] = []
+    _step(progress, "MDI importance")
+    try:
+        mdi = mdi_importance(model)
+        primary = mdi
+    except TreelensError:
+        mdi = None
+        primary = gain_importance(model, normalize=True)
+        notes.append(
+            "gain: the library's total split gain per feature, normalized to sum to "
+            "one, since this model records no node impurities for MDI"
+        )
+    held = perm = None
+    if X is not None and y is not None:
+        _step(progress, "held-out MDI importance")
+        try:
+            held = mdi_importance(model, X=X, y=y)
+        except TreelensError as exc:
+            notes.append(f"no held-out MDI: {exc}")
+        if permutation:
+            if not hasattr(model, "score"):
+                raise InputError(
+                    "Permutation importance scores the model with its score() method; "
+                    f"{type(model).__module__}.{type(model).__name__} has none. Save "
+                    "the scikit-learn wrapper (XGBClassifier, LGBMClassifier, ...) "
+                    "with skops instead of the booster."
+                )
+            _step(progress, "permutation importance")
+            perm = permutation_importance(
+                model, X, y, n_repeats=n_repeats, random_state=random_state
+            )
+    return {
+        "primary": primary,
+        "mdi": mdi,
+        "held_out": held,
+        "permutation": perm,
+        "notes": notes,
+    }
+
+
+def importance_tables(
+    model: Any,
+    X: Any = None,
+    y: Any = None,
+    *,
+    nodes: bool = False,
+    tree: int = 0,
+    permutation: bool = False,
+    n_repeats: int = 5,
+    random_state: int = 0,
+    top: int | None = None,
+    progress: Progress = None,
+) -> Tables:
+    """Compute the importance tables the ``importance`` command shows."""
+    results = importance_results(
+        model,
+        X,
+        y,
+        permutation=permutation,
+        n_repeats=n_repeats,
+        random_state=random_state,
+        progress=progress,
+    )
+    frame = importance_frame(
+        results["primary"],
+        held_out=results["held_out"],
+        permutation=results["permutation"],
+    )
+    if top is not None:
+        frame = frame.head(top)
+    title = "Feature importance"
+    if results["notes"]:
+        title += " (" + "; ".join(results["notes"]) + ")"
+    tables: Tables = {"importance": (title, frame)}
+    if nodes:
+        if results["mdi"] is None:
+            raise InputError(
+                "--nodes shows the per-node MDI breakdown, which needs node "
+                f"impurities; this model ({type(model).__name__}) records none."
+            )
+        tables["nodes"] = (
+            f"Per-node MDI breakdown of tree {tree} (training statistics)",
+            node_frame(results["mdi"], tree),
+        )
+    return tables
+
+
+def predict(model: Any, X: Any) -> Any:
+    """The model's predictions, through treelens for boosters without ``predict(X)``."""
+    from .._adapters import to_forest
+
+    if hasattr(model, "classes_") or hasattr(model, "n_features_in_"):
+        return np.asarray(model.predict(X))
+    return np.asarray(to_forest(model).predict(X))
+
+
+def selected_rows(
+    model: Any, X: Any, target: Any, *, rows: Sequence[int] | None, max_rows: int
+) -> list[int]:
+    """The rows given, else the first ``max_rows`` not already predicted as target."""
+    if rows is not None:
+        return list(rows)
+    predicted = predict(model, X)
+    if isinstance(target, tuple):
+        low, high = (
+            (-np.inf if target[0] is None else target[0]),
+            (np.inf if target[1] is None else target[1]),
+        )
+        declined = ~((predicted >= low) & (predicted <= high))
+    elif isinstance(target, str) and target == "other":
+        declined = np.ones(len(predicted), dtype=bool)
+    else:
+        declined = predicted != target
+    return [int(i) for i in np.flatnonzero(declined)[:max_rows]]
+
+
+def _take_rows(X: Any, rows: Sequence[int]) -> Any:
+    return X.iloc[list(rows)] if hasattr(X, "iloc") else np.asarray(X)[list(rows)]
+
+
+def counterfactuals(
+    model: Any,
+    X: Any,
+    *,
+    target: Any,
+    rows: Sequence[int] | None = None,
+    max_rows: int = 10,
+    cost: str = "l2",
+    mode: str = "minimal",
+    constraints: Mapping[str, Any] | None = None,
+    optimal: bool = False,
+    time_limit: float = 30.0,
+    reference: Any = None,
+    progress: Progress = None,
+) -> tuple[list[int], Any]:
+    """Counterfactuals of the chosen rows: the data row numbers and the result.
+
+    The result is None when no row needs a change.  ``optimal`` uses
+    :func:`treelens.optimal_counterfactual`, else :func:`feature_tweak`;
+    ``constraints`` holds plain lists (``immutable``, ``increase_only``, ...).
+    """
+    from .._counterfactual._optimal import optimal_counterfactual
+    from .._counterfactual._tweak import feature_tweak
+
+    chosen = selected_rows(model, X, target, rows=rows, max_rows=max_rows)
+    if not chosen:
+        return chosen, None
+    subset = _take_rows(X, chosen)
+    built = _constraints(constraints)
+    reference = X if reference is None else reference
+    if optimal:
+        _step(progress, f"optimal counterfactuals for {len(chosen)} rows")
+        result = optimal_counterfactual(
+            model,
+            subset,
+            target=target,
+            cost=cost,
+            constraints=built,
+            reference=reference,
+            time_limit=time_limit,
+        )
+    else:
+        _step(progress, f"feature tweaking for {len(chosen)} rows")
+        result = feature_tweak(
+            model,
+            subset,
+            target=target,
+            cost=cost,
+            mode=mode,
+            constraints=built,
+            reference=reference,
+        )
+    return chosen, result
+
+
+def counterfactual_tables(model: Any, X: Any, **kwargs: Any) -> Tables:
+    """Compute counterfactuals (see :func:`counterfactuals`) and tabulate them.
+
+    Returns the tables ``rows`` (one row per data row: prediction, found, cost,
+    the changes in words, reason) and ``changes`` (the result's ``to_frame()``: one
+    row per changed feature, with the data row number).
+    """
+    chosen, result = counterfactuals(model, X, **kwargs)
+    if result is None:
+        empty = pd.DataFrame(columns=["row", "found", "cost", "changes", "reason"])
+        return {
+            "rows": ("No row needs a change: every row already has the target", empty)
+        }
+    return counterfactual_result_tables(result, chosen, result.prediction_)
+
+
+def counterfactual_result_tables(
+    result: Any, rows: Sequence[int], predicted: Any
+) -> Tables:
+    """Tabulate a counterfactual result for data rows ``rows``."""
+    changes = result.to_frame().copy()
+    row_column = next((c for c in ("row", "instance", "sample") if c in changes), None)
+    if row_column is not None:
+        changes[row_column] = [rows[int(i)] for i in changes[row_column]]
+        changes = changes.rename(columns={row_column: "row"})
+    summary = []
+    status = getattr(result, "status_", None)
+    for i, row in enumerate(rows):
+        moved = changes[changes["row"] == row] if "row" in changes else changes.iloc[:0]
+        words = "; ".join(
+            f"{r.feature}: {_short(r.before)} -> {_short(r.after)}"
+            for r in moved.itertuples()
+        )
+        entry = {
+            "row": row,
+            "prediction": _plain(np.asarray(predicted)[i]),
+            "found": bool(result.found_[i]),
+            "cost": float(result.cost_[i]),
+            "changes": words,
+            "reason": result.reason_[i] or "",
+        }
+        if status is not None:
+            entry["status"] = status[i]
+        summary.append(entry)
+    return {
+        "rows": ("Counterfactuals", pd.DataFrame(summary)),
+        "changes": ("Changes, one per feature", changes.reset_index(drop=True)),
+    }
+
+
+def _constraints(spec: Mapping[str, Any] | None) -> Any:
+    """Build the tweak module's constraints object from plain lists, or None."""
+    if not spec or not any(spec.values()):
+        return None
+    from .._counterfactual._constraints import Constraints
+
+    return Constraints(**{k: v for k, v in spec.items() if v})
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value
+
+
+def _short(value: Any) -> str:
+    value = _plain(value)
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+# --------------------------------------------------------------------------- output
+
+
+def rich_table(title: str, frame: pd.DataFrame, *, max_rows: int = 60) -> Any:
+    """A rich Table of ``frame``, numbers right-aligned in 4 significant digits."""
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left", show_lines=False)
+    for name in frame.columns:
+        numeric = pd.api.types.is_numeric_dtype(frame[name]) and not (
+            pd.api.types.is_bool_dtype(frame[name])
+        )
+        table.add_column(str(name), justify="right" if numeric else "left")
+    for record in frame.head(max_rows).itertuples(index=False):
+        table.add_row(*(_cell(v) for v in record))
+    if len(frame) > max_rows:
+        table.caption = (
+            f"{len(frame) - max_rows} more rows not shown (use --json or --csv)"
+        )
+    return table
+
+
+def _cell(value: Any) -> str:
+    value = _plain(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return "" if math.isnan(value) else "-"
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    out = []
+    for record in frame.to_dict(orient="records"):
+        clean = {}
+        for key, value in record.items():
+            value = _plain(value)
+            if isinstance(value, float) and not math.isfinite(value):
+                value = None
+            clean[str(key)] = value
+        out.append(clean)
+    return out
+
+
+def render(
+    tables: Tables, fmt: Literal["text", "json", "csv"], *, width: int | None = None
+) -> str:
+    """Render tables as text (rich), JSON or CSV (the last table)."""
+    if fmt == "json":
+        return (
+            json.dumps(
+                {name: _records(frame) for name, (_, frame) in tables.items()},
+                indent=2,
+                default=str,
+            )
+            + "\n"
+        )
+    if fmt == "csv":
+        _, frame = list(tables.values())[-1]
+        return frame.to_csv(index=False)
+    from rich.console import Console
+
+    if width is None:
+        width = max(100, shutil.get_terminal_size((120, 24)).columns)
+    console = Console(width=width, record=True, file=_Null(), color_system=None)
+    for name, (title, frame) in tables.items():
+        columns = [
+            c for c in _TEXT_COLUMNS.get(name, frame.columns) if c in frame.columns
+        ]
+        shown = frame[columns].rename(columns=_TEXT_HEADERS)
+        console.print(rich_table(title, shown))
+        console.print()
+    return console.export_text()
+
+
+class _Null:
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass

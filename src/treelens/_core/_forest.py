@@ -1,0 +1,620 @@
+"""The normalized representation of a fitted tree ensemble.
+
+Every algorithm in treelens reads only :class:`Tree` and :class:`Forest`.  Adapters
+(see :mod:`treelens._adapters`) build them from the models of each library.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._exceptions import InputError
+from ._compiled_routing import apply_compiled, compiled_trees
+
+__all__ = ["Forest", "Tree"]
+
+#: Marks "no child" in ``children_left`` / ``children_right`` (scikit-learn's TREE_LEAF).
+TREE_LEAF = -1
+#: Feature index stored at leaves (scikit-learn's TREE_UNDEFINED).
+TREE_UNDEFINED = -2
+
+Kind = Literal["tree", "forest", "boosting"]
+Task = Literal["classification", "regression"]
+Link = Literal["identity", "logistic", "exponential", "softmax"]
+
+# Rows times trees routed at once by `Forest.apply`; bounds the temporary arrays
+# to a few tens of megabytes whatever the number of rows.
+_APPLY_CELLS = 2_000_000
+# From this many rows on, `Forest.apply` routes one tree at a time: through
+# scikit-learn's compiled trees on a thread per core when the input is float32,
+# else over blocks of rows that stay in cache (several times faster on large data
+# than all trees at once); below it, one step per depth level over all (row, tree)
+# pairs avoids a Python loop per tree.
+_PER_TREE_MIN_ROWS = 4096
+_BLOCK_ROWS = 16384
+
+
+def _readonly(array: Any, dtype: Any) -> NDArray[Any]:
+    out = np.array(array, dtype=dtype, copy=True)
+    out.setflags(write=False)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class Tree:
+    """One fitted binary tree as parallel arrays, one entry per node.
+
+    Node ``0`` is the root.  A node ``i`` is a leaf when ``children_left[i] == -1``.
+    A sample goes to the left child when ``x[feature[i]] <= threshold[i]``, where
+    ``x`` is first cast to the forest's ``input_dtype`` (scikit-learn casts to
+    float32), and when ``x[feature[i]]`` is missing (NaN) and
+    ``missing_go_left[i]`` is true.
+
+    Parameters
+    ----------
+    children_left : ndarray of shape (n_nodes,), dtype intp
+        Index of the left child of each node, ``-1`` for leaves.
+    children_right : ndarray of shape (n_nodes,), dtype intp
+        Index of the right child of each node, ``-1`` for leaves.
+    feature : ndarray of shape (n_nodes,), dtype intp
+        Feature index tested at each split node, ``-2`` at leaves.
+    threshold : ndarray of shape (n_nodes,), dtype float64
+        Split threshold of each split node (``x <= threshold`` goes left);
+        ``-2.0`` at leaves.
+    missing_go_left : ndarray of shape (n_nodes,), dtype bool
+        Whether a missing value at a split node goes to the left child.
+    value : ndarray of shape (n_nodes, n_values), dtype float64
+        For classification trees of averaging ensembles, the class fractions at each
+        node (``n_values == n_classes``).  For regression trees and the stage
+        trees of boosting, the prediction at each node (``n_values == 1``); for
+        boosting this is the raw-score contribution before the learning rate.
+    impurity : ndarray of shape (n_nodes,), dtype float64
+        Impurity of each node under the tree's criterion; NaN where unknown.
+    n_node_samples : ndarray of shape (n_nodes,), dtype intp
+        Number of training samples reaching each node; ``-1`` where unknown.
+    weighted_n_node_samples : ndarray of shape (n_nodes,), dtype float64
+        Total sample weight reaching each node (sample and class weights); the
+        hessian sum ("cover") for boosting libraries that store no weights.
+    """
+
+    children_left: NDArray[np.intp]
+    children_right: NDArray[np.intp]
+    feature: NDArray[np.intp]
+    threshold: NDArray[np.float64]
+    missing_go_left: NDArray[np.bool_]
+    value: NDArray[np.float64]
+    impurity: NDArray[np.float64]
+    n_node_samples: NDArray[np.intp]
+    weighted_n_node_samples: NDArray[np.float64]
+
+    def __post_init__(self) -> None:
+        casts = {
+            "children_left": np.intp,
+            "children_right": np.intp,
+            "feature": np.intp,
+            "threshold": np.float64,
+            "missing_go_left": np.bool_,
+            "value": np.float64,
+            "impurity": np.float64,
+            "n_node_samples": np.intp,
+            "weighted_n_node_samples": np.float64,
+        }
+        for name, dtype in casts.items():
+            object.__setattr__(self, name, _readonly(getattr(self, name), dtype))
+        value = self.value
+        if value.ndim == 1:
+            value = value.reshape(-1, 1)
+            value.setflags(write=False)
+            object.__setattr__(self, "value", value)
+        n_nodes = self.children_left.shape[0]
+        for name in casts:
+            array = getattr(self, name)
+            if array.shape[0] != n_nodes:
+                raise InputError(
+                    f"Every array of a Tree must have one entry per node; "
+                    f"expected {n_nodes} entries in `{name}`, got {array.shape[0]}."
+                )
+
+    @property
+    def n_nodes(self) -> int:
+        """Number of nodes, leaves included."""
+        return int(self.children_left.shape[0])
+
+    @cached_property
+    def is_leaf(self) -> NDArray[np.bool_]:
+        """Boolean mask of shape (n_nodes,), true at leaves."""
+        out = self.children_left == TREE_LEAF
+        out.setflags(write=False)
+        return out
+
+    @property
+    def n_leaves(self) -> int:
+        """Number of leaves."""
+        return int(self.is_leaf.sum())
+
+    @cached_property
+    def node_depth(self) -> NDArray[np.intp]:
+        """Depth of every node, shape (n_nodes,); the root has depth 0."""
+        depth = np.zeros(self.n_nodes, dtype=np.intp)
+        frontier = np.array([0], dtype=np.intp)
+        level = 0
+        while frontier.size:
+            depth[frontier] = level
+            inner = frontier[~self.is_leaf[frontier]]
+            frontier = np.concatenate(
+                [self.children_left[inner], self.children_right[inner]]
+            )
+            level += 1
+        depth.setflags(write=False)
+        return depth
+
+    @property
+    def max_depth(self) -> int:
+        """Depth of the deepest leaf (0 for a single-leaf tree)."""
+        return int(self.node_depth.max()) if self.n_nodes else 0
+
+    @cached_property
+    def parent(self) -> NDArray[np.intp]:
+        """Parent of every node, shape (n_nodes,); ``-1`` at the root."""
+        parent = np.full(self.n_nodes, -1, dtype=np.intp)
+        inner = np.flatnonzero(~self.is_leaf)
+        parent[self.children_left[inner]] = inner
+        parent[self.children_right[inner]] = inner
+        parent.setflags(write=False)
+        return parent
+
+
+@dataclass(frozen=True, eq=False)
+class Forest:
+    """A fitted tree ensemble: its trees and how their outputs combine.
+
+    Parameters
+    ----------
+    trees : tuple of Tree
+        The trees, in the order the source model applies them.  For boosting with
+        several raw outputs (multiclass), stage-major: stage 0 class 0, stage 0
+        class 1, ...; ``tree_output`` says which raw output each tree adds to.
+    kind : {"tree", "forest", "boosting"}
+        ``"tree"``: a single decision tree.  ``"forest"``: the average of the
+        trees' outputs (class probabilities or regression values).
+        ``"boosting"``: ``raw = init_raw + learning_rate * sum of tree values``,
+        then ``link`` turns raw scores into probabilities.
+    task : {"classification", "regression"}
+    n_features : int
+    feature_names : tuple of str
+        One name per feature; ``x0, x1, ...`` when the model was fitted without
+        names.
+    has_feature_names : bool
+        Whether ``feature_names`` came from the model or the user (so DataFrame
+        columns are matched by name).
+    classes_ : ndarray of shape (n_classes,) or None
+        Class labels for classifiers, as the model's ``classes_``.
+    criterion : str
+        Impurity criterion of the trees (``"gini"``, ``"squared_error"``, ...),
+        or the boosting library's name for its gain (``"xgboost_gain"``).
+    init_raw : ndarray of shape (n_outputs,)
+        Boosting only: the initial raw score added before the trees.
+    learning_rate : float
+        Boosting only: factor applied to every tree value (1.0 when the library
+        already folded it into the leaf values).
+    link : {"identity", "logistic", "exponential", "softmax"}
+        How raw scores become predictions: identity for regression and averaging
+        ensembles; ``expit(raw)`` (logistic), ``expit(2 * raw)`` (exponential
+        loss) for binary boosting; softmax for multiclass boosting.
+    tree_output : ndarray of shape (n_trees,)
+        Boosting only: the raw output each tree adds to; zeros otherwise.
+    input_dtype : numpy dtype
+        The dtype inputs are cast to before comparing with thresholds
+        (float32 for scikit-learn and XGBoost, float64 for LightGBM).
+    allow_missing : bool
+        Whether the source model accepts NaN at prediction time.
+    source : str
+        Dotted class path of the source model.
+    class_weight : dict, {"balanced", "balanced_subsample"} or None
+        Classifiers only: the model's ``class_weight`` (a dict maps class labels
+        to weights; classes absent from it weigh 1).  Used to weigh data replayed
+        through the trees (:func:`treelens.node_statistics`).
+    loss : str
+        Boosting only: the loss whose negative gradient the stage trees were
+        fitted on (scikit-learn names: ``"squared_error"``, ``"absolute_error"``,
+        ``"huber"``, ``"quantile"``, ``"log_loss"``, ``"exponential"``); empty
+        when unknown.
+    loss_alpha : float or None
+        The ``alpha`` of the ``"huber"`` and ``"quantile"`` losses.
+    positive_at_zero : bool
+        Binary boosting only: whether a raw score of exactly 0 predicts the
+        positive class (scikit-learn's GradientBoostingClassifier) or the
+        negative one (XGBoost, LightGBM, HistGradientBoosting: ``p > 0.5``).
+    score_dtype : numpy dtype
+        Boosting only: the dtype raw scores are summed in, tree after tree
+        (float64; float32 for XGBoost, whose predictions are float32 sums: summing
+        in float64 would move scores that sit on a decision boundary).
+    """
+
+    trees: tuple[Tree, ...]
+    kind: Kind
+    task: Task
+    n_features: int
+    feature_names: tuple[str, ...]
+    has_feature_names: bool = False
+    classes_: NDArray[Any] | None = None
+    criterion: str = ""
+    init_raw: NDArray[np.float64] = field(default_factory=lambda: np.zeros(1))
+    learning_rate: float = 1.0
+    link: Link = "identity"
+    tree_output: NDArray[np.intp] | None = None
+    input_dtype: Any = np.float32
+    allow_missing: bool = False
+    source: str = ""
+    class_weight: dict[Any, float] | str | None = None
+    loss: str = ""
+    loss_alpha: float | None = None
+    positive_at_zero: bool = True
+    score_dtype: Any = np.float64
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "trees", tuple(self.trees))
+        object.__setattr__(self, "score_dtype", np.dtype(self.score_dtype))
+        object.__setattr__(self, "feature_names", tuple(map(str, self.feature_names)))
+        object.__setattr__(self, "input_dtype", np.dtype(self.input_dtype))
+        object.__setattr__(
+            self, "init_raw", _readonly(np.ravel(self.init_raw), np.float64)
+        )
+        tree_output = (
+            np.zeros(len(self.trees), dtype=np.intp)
+            if self.tree_output is None
+            else self.tree_output
+        )
+        object.__setattr__(self, "tree_output", _readonly(tree_output, np.intp))
+        if self.classes_ is not None:
+            classes = np.array(self.classes_, copy=True)
+            classes.setflags(write=False)
+            object.__setattr__(self, "classes_", classes)
+        if len(self.feature_names) != self.n_features:
+            raise InputError(
+                f"`feature_names` must have one name per feature; expected "
+                f"{self.n_features} names, got {len(self.feature_names)}."
+            )
+        if len(self.tree_output) != len(self.trees):
+            raise InputError(
+                f"`tree_output` must have one entry per tree; expected "
+                f"{len(self.trees)}, got {len(self.tree_output)}."
+            )
+
+    # ------------------------------------------------------------------ facts
+    @property
+    def n_trees(self) -> int:
+        """Number of trees."""
+        return len(self.trees)
+
+    @property
+    def n_classes(self) -> int:
+        """Number of classes (0 for regression)."""
+        return 0 if self.classes_ is None else len(self.classes_)
+
+    @property
+    def is_classifier(self) -> bool:
+        """Whether the forest is a classifier."""
+        return self.task == "classification"
+
+    @property
+    def n_outputs(self) -> int:
+        """Number of raw outputs: classes for multiclass boosting, else 1.
+
+        For averaging ensembles of classifiers this is the number of classes.
+        """
+        if self.kind == "boosting":
+            return int(self.init_raw.shape[0])
+        return self.n_classes if self.is_classifier else 1
+
+    @cached_property
+    def _flat(self) -> dict[str, NDArray[Any]]:
+        """All trees concatenated into one node array with global child ids."""
+        sizes = np.array([t.n_nodes for t in self.trees], dtype=np.intp)
+        offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
+
+        def shifted(children: NDArray[np.intp], offset: int) -> NDArray[np.intp]:
+            return np.where(children == TREE_LEAF, TREE_LEAF, children + offset)
+
+        flat = {
+            "offsets": offsets,
+            "left": np.concatenate(
+                [shifted(t.children_left, o) for t, o in zip(self.trees, offsets)]
+            ),
+            "right": np.concatenate(
+                [shifted(t.children_right, o) for t, o in zip(self.trees, offsets)]
+            ),
+            "feature": np.concatenate([t.feature for t in self.trees]),
+            "threshold": np.concatenate([t.threshold for t in self.trees]),
+            "missing_go_left": np.concatenate([t.missing_go_left for t in self.trees]),
+            "max_depth": np.array(max((t.max_depth for t in self.trees), default=0)),
+        }
+        flat["is_leaf"] = flat["left"] == TREE_LEAF
+        # Leaves carry feature 0 so that gathering x[feature] never goes out of range.
+        flat["safe_feature"] = np.where(flat["is_leaf"], 0, flat["feature"])
+        return flat
+
+    # ----------------------------------------------------------- validation
+    def validate_X(self, X: Any) -> NDArray[Any]:
+        """Check ``X`` against the forest and return it as a 2-D array.
+
+        See :func:`treelens._core._validation.check_X`.
+        """
+        from ._validation import check_X
+
+        return check_X(self, X)
+
+    # ------------------------------------------------------------ routing
+    def apply(self, X: Any) -> NDArray[np.intp]:
+        """Leaf reached by every sample in every tree.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        leaves : ndarray of shape (n_samples, n_trees), dtype intp
+            Node id (within its own tree) of the leaf each sample reaches.
+        """
+        X = self.validate_X(X)
+        return self._apply(X)
+
+    def _apply(self, X: NDArray[Any]) -> NDArray[np.intp]:
+        flat = self._flat
+        n_samples, n_trees = X.shape[0], self.n_trees
+        out = np.empty((n_samples, n_trees), dtype=np.intp)
+        if n_trees == 0 or n_samples == 0:
+            return out
+        if n_samples >= _PER_TREE_MIN_ROWS:
+            # Tree-major memory: each tree's column is written and read contiguously.
+            out = np.empty((n_trees, n_samples), np.intp).T
+            if self._compiled_trees is not None:
+                return apply_compiled(self._compiled_trees, X, out)
+            return self._apply_per_tree(X, out)
+        rows_per_chunk = max(1, _APPLY_CELLS // n_trees)
+        for start in range(0, n_samples, rows_per_chunk):
+            chunk = X[start : start + rows_per_chunk]
+            out[start : start + rows_per_chunk] = self._apply_chunk(chunk, flat)
+        out -= flat["offsets"][np.newaxis, :]
+        return out
+
+    @staticmethod
+    def _apply_chunk(
+        X: NDArray[Any], flat: dict[str, NDArray[Any]]
+    ) -> NDArray[np.intp]:
+        # One vectorized step per depth level over all (sample, tree) pairs still
+        # at a split node.
+        n_samples = X.shape[0]
+        nodes = np.broadcast_to(flat["offsets"], (n_samples, flat["offsets"].size))
+        nodes = nodes.reshape(-1).copy()
+        rows = np.repeat(np.arange(n_samples, dtype=np.intp), flat["offsets"].size)
+        active = np.flatnonzero(~flat["is_leaf"][nodes])
+        while active.size:
+            current = nodes[active]
+            x = X[rows[active], flat["safe_feature"][current]]
+            go_left = x <= flat["threshold"][current]
+            missing = np.isnan(x)
+            if missing.any():
+                go_left = np.where(missing, flat["missing_go_left"][current], go_left)
+            nodes[active] = np.where(
+                go_left, flat["left"][current], flat["right"][current]
+            )
+            active = active[~flat["is_leaf"][nodes[active]]]
+        return nodes.reshape(n_samples, -1)
+
+    @cached_property
+    def _compiled_trees(self) -> list[Any] | None:
+        """scikit-learn trees routing like these (float32 input only), or None."""
+        return compiled_trees(self)
+
+    @cached_property
+    def _routing(self) -> list[tuple[NDArray[Any], ...]]:
+        """Per tree, tables indexed by ``2 * node`` (the routing state): children
+        at ``2 * node + go_right`` (as ``2 * child``; leaves point to
+        themselves), and at ``2 * node``: feature (0 at leaves), threshold,
+        missing_go_left, is_leaf."""
+        tables = []
+        for tree in self.trees:
+            leaf = tree.is_leaf
+            # 32-bit indices: smaller tables and faster gathers.
+            ids = np.arange(tree.n_nodes, dtype=np.int32)
+            children = np.empty(2 * tree.n_nodes, dtype=np.int32)
+            children[0::2] = 2 * np.where(leaf, ids, tree.children_left)
+            children[1::2] = 2 * np.where(leaf, ids, tree.children_right)
+            doubled = [
+                np.repeat(a, 2)
+                for a in (
+                    np.where(leaf, 0, tree.feature).astype(np.int32),
+                    tree.threshold,
+                    tree.missing_go_left,
+                    leaf,
+                )
+            ]
+            tables.append((children, *doubled))
+        return tables
+
+    def _apply_per_tree(
+        self, X: NDArray[Any], out: NDArray[np.intp]
+    ) -> NDArray[np.intp]:
+        block = max(256, min(_BLOCK_ROWS, _APPLY_CELLS // max(1, self.n_features)))
+        for start in range(0, X.shape[0], block):
+            # Feature-major copy of the block: one gather per level reads x[row,
+            # feature[node]] at feature * m + row.
+            columns = np.ascontiguousarray(X[start : start + block].T).reshape(-1)
+            m = min(block, X.shape[0] - start)
+            has_missing = bool(np.isnan(columns).any())
+            for j, (tree, table) in enumerate(zip(self.trees, self._routing)):
+                out[start : start + m, j] = _route_block(
+                    columns, m, tree.max_depth, table, has_missing
+                )
+        return out
+
+    def tree_values(self, X: Any) -> NDArray[np.float64]:
+        """Leaf value of every tree for every sample.
+
+        Returns
+        -------
+        values : ndarray of shape (n_samples, n_trees, n_values)
+            For classification trees of averaging ensembles, the class
+            probabilities each tree predicts (its leaf's class fractions, as
+            scikit-learn's ``predict_proba``); otherwise the raw leaf values.
+        """
+        X = self.validate_X(X)
+        return self._tree_values(self._apply(X))
+
+    def _tree_values(self, leaves: NDArray[np.intp]) -> NDArray[np.float64]:
+        n_values = self.trees[0].value.shape[1] if self.trees else 1
+        out = np.empty((leaves.shape[0], self.n_trees, n_values))
+        for j, tree in enumerate(self.trees):
+            out[:, j, :] = tree.value[leaves[:, j]]
+        return out
+
+    # ---------------------------------------------------------- prediction
+    def raw_predict(self, X: Any) -> NDArray[np.float64]:
+        """Raw scores of a boosting model, before the link function.
+
+        Returns
+        -------
+        raw : ndarray of shape (n_samples, n_outputs)
+        """
+        if self.kind != "boosting":
+            raise InputError(
+                f"`raw_predict` is defined for boosting models only; this forest "
+                f"is of kind {self.kind!r}."
+            )
+        X = self.validate_X(X)
+        return self._raw_from_leaves(self._apply(X))
+
+    def _raw_from_leaves(self, leaves: NDArray[np.intp]) -> NDArray[np.float64]:
+        dtype = self.score_dtype
+        raw = np.tile(self.init_raw.astype(dtype), (leaves.shape[0], 1))
+        rate = dtype.type(self.learning_rate)
+        for j, tree in enumerate(self.trees):
+            contribution = tree.value[leaves[:, j], 0].astype(dtype)
+            if rate != 1:
+                contribution *= rate
+            raw[:, self.tree_output[j]] += contribution
+        return raw.astype(np.float64, copy=False)
+
+    def predict_proba(self, X: Any) -> NDArray[np.float64]:
+        """Class probabilities, as the source model's ``predict_proba``.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        if not self.is_classifier:
+            raise InputError(
+                "`predict_proba` is defined for classifiers only; this forest is a "
+                "regressor."
+            )
+        X = self.validate_X(X)
+        return self._proba_from_leaves(self._apply(X))
+
+    def _proba_from_leaves(self, leaves: NDArray[np.intp]) -> NDArray[np.float64]:
+        if self.kind == "boosting":
+            return _apply_link(self._raw_from_leaves(leaves), self.link)
+        values = self._tree_values(leaves)
+        if self.kind == "tree":
+            return values[:, 0, :]
+        total = np.zeros((leaves.shape[0], values.shape[2]))
+        for j in range(self.n_trees):
+            total += values[:, j, :]
+        return total / self.n_trees
+
+    def predict(self, X: Any) -> NDArray[Any]:
+        """Predictions, as the source model's ``predict``.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Class labels for classifiers, values for regressors.
+        """
+        X = self.validate_X(X)
+        return self._predict_from_leaves(self._apply(X))
+
+    def _predict_from_leaves(self, leaves: NDArray[np.intp]) -> NDArray[Any]:
+        if self.is_classifier:
+            assert self.classes_ is not None
+            if self.kind == "boosting":
+                raw = self._raw_from_leaves(leaves)
+                if raw.shape[1] == 1:
+                    positive = (
+                        raw[:, 0] >= 0 if self.positive_at_zero else raw[:, 0] > 0
+                    )
+                    encoded = positive.astype(np.intp)
+                else:
+                    encoded = np.argmax(raw, axis=1)
+            else:
+                encoded = np.argmax(self._proba_from_leaves(leaves), axis=1)
+            return self.classes_.take(encoded, axis=0)
+        if self.kind == "boosting":
+            return self._raw_from_leaves(leaves)[:, 0]
+        values = self._tree_values(leaves)[:, :, 0]
+        if self.kind == "tree":
+            return values[:, 0]
+        total = np.zeros(leaves.shape[0])
+        for j in range(self.n_trees):
+            total += values[:, j]
+        return total / self.n_trees
+
+    def __repr__(self) -> str:
+        return (
+            f"Forest(kind={self.kind!r}, task={self.task!r}, n_trees={self.n_trees}, "
+            f"n_features={self.n_features}, source={self.source!r})"
+        )
+
+
+def _route_block(
+    columns: NDArray[Any],
+    m: int,
+    depth: int,
+    table: tuple[NDArray[Any], ...],
+    has_missing: bool,
+) -> NDArray[np.intp]:
+    """Leaf reached in one tree by the ``m`` rows of a feature-major block."""
+    children, feature, threshold, missing_go_left, is_leaf = table
+    offset = feature * m  # x[row, feature[node]] is columns[offset[2 * node] + row]
+    leaves = np.zeros(m, dtype=np.int32)
+    state = leaves.copy()  # 2 * node: saves a multiplication per level
+    rows = np.arange(m, dtype=np.int32)
+    for level in range(1, depth + 1):
+        x = columns.take(offset.take(state) + rows)
+        go_right = x > threshold.take(state)
+        if has_missing:
+            missing = np.isnan(x)
+            if missing.any():
+                go_right[missing] = ~missing_go_left.take(state[missing])
+        state = children.take(state + go_right)
+        # Leaves point to themselves, so finished rows may stay; every few levels
+        # drop them once they are many, and stop when all are done.
+        if level % 4 == 0 and level < depth:
+            done = is_leaf.take(state)
+            n_done = np.count_nonzero(done)
+            if n_done == state.size:
+                break
+            if 4 * n_done >= state.size:
+                leaves[rows[done]] = state[done]
+                keep = ~done
+                rows, state = rows[keep], state[keep]
+    leaves[rows] = state
+    return leaves // 2
+
+
+def _apply_link(raw: NDArray[np.float64], link: str) -> NDArray[np.float64]:
+    from scipy.special import expit, softmax
+
+    if link == "softmax":
+        return softmax(raw, axis=1)
+    if link in ("logistic", "exponential"):
+        p1 = expit(2.0 * raw[:, 0] if link == "exponential" else raw[:, 0])
+        return np.column_stack([1.0 - p1, p1])
+    raise InputError(
+        f"Unknown link {link!r}; expected 'logistic', 'exponential' or 'softmax'."
+    )

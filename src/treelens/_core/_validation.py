@@ -1,0 +1,257 @@
+"""Input checks shared by the public functions.
+
+Validation happens once, at the public boundary; everything behind it trusts its
+inputs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from .._exceptions import InputError
+
+if TYPE_CHECKING:
+    from ._forest import Forest
+
+__all__ = [
+    "check_X",
+    "check_memory_budget",
+    "check_sample_weight",
+    "check_y",
+    "column_names",
+    "feature_index",
+]
+
+
+def column_names(X: Any) -> list[str] | None:
+    """Column names of a DataFrame-like ``X``, or None."""
+    columns = getattr(X, "columns", None)
+    if columns is None or not hasattr(X, "iloc"):
+        return None
+    return [str(c) for c in columns]
+
+
+def check_X(forest: Forest, X: Any) -> NDArray[Any]:
+    """Validate ``X`` for ``forest`` and return it as a 2-D array of ``input_dtype``.
+
+    A DataFrame whose columns are exactly the model's feature names, in any order,
+    is reordered to the model's order.  Rules:
+
+    - ``X`` must be 2-D (a single row may be given as 1-D) with ``n_features``
+      columns;
+    - values must be numeric and finite; NaN is accepted only when the model
+      routes missing values (``forest.allow_missing``).
+    """
+    names = column_names(X)
+    if names is not None and forest.has_feature_names:
+        expected = list(forest.feature_names)
+        if names != expected:
+            missing = [n for n in expected if n not in names]
+            extra = [n for n in names if n not in expected]
+            if missing or extra or len(names) != len(expected):
+                raise InputError(
+                    "The columns of X must be the model's features "
+                    f"{expected}; missing {missing}, unexpected {extra}."
+                )
+            X = X[expected]
+    if names is not None:
+        X = X.to_numpy()
+    try:
+        array = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(
+            f"X must hold numbers only; could not convert it to floats ({exc})."
+        ) from exc
+    if array.ndim == 1:
+        array = array.reshape(1, -1)
+    if array.ndim != 2:
+        raise InputError(
+            f"X must be 2-D of shape (n_samples, {forest.n_features}); got an array "
+            f"with {array.ndim} dimensions."
+        )
+    if array.shape[1] != forest.n_features:
+        raise InputError(
+            f"X has {array.shape[1]} features, but the model expects "
+            f"{forest.n_features} ({list(forest.feature_names)[:10]}"
+            f"{'...' if forest.n_features > 10 else ''})."
+        )
+    if np.isinf(array).any():
+        rows, cols = np.nonzero(np.isinf(array))
+        raise InputError(
+            "X must hold finite values; got infinity at row "
+            f"{rows[0]}, feature {forest.feature_names[cols[0]]!r}."
+        )
+    if not forest.allow_missing and np.isnan(array).any():
+        rows, cols = np.nonzero(np.isnan(array))
+        raise InputError(
+            "X contains NaN at row "
+            f"{rows[0]}, feature {forest.feature_names[cols[0]]!r}, but the model "
+            f"({forest.source}) does not accept missing values; expected finite "
+            "numbers."
+        )
+    return array.astype(forest.input_dtype, copy=False)
+
+
+def feature_index(forest: Forest, feature: Any) -> int:
+    """Index of a feature given by name or position.
+
+    Raises
+    ------
+    InputError
+        If the name is unknown or the position out of range.
+    """
+    if isinstance(feature, (int, np.integer)) and not isinstance(feature, bool):
+        if not 0 <= int(feature) < forest.n_features:
+            raise InputError(
+                f"Feature index must be in [0, {forest.n_features - 1}]; got {feature}."
+            )
+        return int(feature)
+    name = str(feature)
+    try:
+        return forest.feature_names.index(name)
+    except ValueError:
+        raise InputError(
+            f"Unknown feature {name!r}; expected one of {list(forest.feature_names)}."
+        ) from None
+
+
+def check_y(forest: Forest, y: Any, n_samples: int) -> NDArray[Any]:
+    """Validate targets ``y`` for ``forest``.
+
+    Parameters
+    ----------
+    forest : Forest
+    y : array-like of shape (n_samples,)
+        Class labels (classifiers) or numeric targets (regressors).
+    n_samples : int
+        Number of rows of the matching ``X``.
+
+    Returns
+    -------
+    y : ndarray of shape (n_samples,)
+        For classifiers, the index of each label in ``forest.classes_`` (intp);
+        for regressors, the targets as float64.
+
+    Raises
+    ------
+    InputError
+        If ``y`` is not 1-D, has the wrong length, holds NaN or infinity, or
+        (classifiers) holds labels the model never saw.
+    """
+    if hasattr(y, "to_numpy"):
+        y = y.to_numpy()
+    array = np.asarray(y)
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    if array.ndim != 1:
+        raise InputError(
+            f"y must be 1-D of shape ({n_samples},); got an array of shape "
+            f"{array.shape}."
+        )
+    if array.shape[0] != n_samples:
+        raise InputError(
+            f"y must have one entry per row of X; expected {n_samples} entries, "
+            f"got {array.shape[0]}."
+        )
+    if array.dtype.kind in "fc" or array.dtype == object:
+        try:
+            nan = np.isnan(array.astype(np.float64))
+        except (TypeError, ValueError):
+            nan = np.asarray(pd.isna(array), dtype=bool)
+        if nan.any():
+            raise InputError(
+                f"y must not contain missing values; expected finite targets, got "
+                f"NaN at row {int(np.flatnonzero(nan)[0])}."
+            )
+    if not forest.is_classifier:
+        try:
+            values = array.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise InputError(
+                f"y must hold numbers for a regressor; could not convert it to "
+                f"floats ({exc})."
+            ) from exc
+        if np.isinf(values).any():
+            raise InputError(
+                "y must hold finite targets; got infinity at row "
+                f"{int(np.flatnonzero(np.isinf(values))[0])}."
+            )
+        return values
+    classes = np.asarray(forest.classes_)
+    order = np.argsort(classes, kind="stable")
+    try:
+        position = np.searchsorted(classes[order], array)
+    except TypeError as exc:
+        raise InputError(
+            f"y must hold the model's class labels {classes.tolist()}; got labels of "
+            f"an incomparable type ({exc})."
+        ) from exc
+    position = np.minimum(position, classes.size - 1)
+    unseen = classes[order][position] != array
+    if np.any(unseen):
+        raise InputError(
+            f"y must hold only the model's classes {classes.tolist()}; got unseen "
+            f"labels {np.unique(array[unseen]).tolist()}."
+        )
+    return order[position].astype(np.intp)
+
+
+def check_sample_weight(sample_weight: Any, n_samples: int) -> NDArray[np.float64]:
+    """Validate ``sample_weight`` and return it as float64, ones when None.
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n_samples,), float or None
+        A scalar weighs every sample equally.
+    n_samples : int
+
+    Returns
+    -------
+    sample_weight : ndarray of shape (n_samples,), dtype float64
+
+    Raises
+    ------
+    InputError
+        If the weights have the wrong length or are negative or not finite.
+    """
+    if sample_weight is None:
+        return np.ones(n_samples)
+    try:
+        weights = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(
+            f"sample_weight must hold numbers; could not convert it to floats ({exc})."
+        ) from exc
+    if weights.ndim == 0:
+        weights = np.full(n_samples, float(weights))
+    if weights.ndim != 1 or weights.shape[0] != n_samples:
+        raise InputError(
+            f"sample_weight must have one entry per row of X; expected shape "
+            f"({n_samples},), got {weights.shape}."
+        )
+    bad = ~np.isfinite(weights) | (weights < 0)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            "sample_weight must hold finite non-negative numbers; got "
+            f"{weights[row]} at row {row}."
+        )
+    return weights
+
+
+def check_memory_budget(memory_budget: Any) -> int:
+    """Validate a counterfactual search's memory budget (bytes, at least 1 MiB)."""
+    if (
+        isinstance(memory_budget, bool)
+        or not isinstance(memory_budget, (int, np.integer))
+        or memory_budget < 2**20
+    ):
+        raise InputError(
+            "`memory_budget` must be a number of bytes of at least 2**20; got "
+            f"{memory_budget!r}."
+        )
+    return int(memory_budget)

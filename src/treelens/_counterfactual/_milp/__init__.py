@@ -1,0 +1,1 @@
+"""_counterfactual/_milp"""

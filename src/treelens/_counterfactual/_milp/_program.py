@@ -1,0 +1,406 @@
+"""The model-dependent part of the optimal-counterfactual program.
+
+A tree ensemble splits each feature ``j`` at finitely many thresholds; between two
+consecutive thresholds every value routes the same way through every tree.  So
+the counterfactual search is a choice of one *cell* per feature, and a point in
+it.  :class:`ForestProgram` holds everything about that choice that depends on the
+model only, built once per model and cached on the :class:`Forest`:
+
+- per feature, the sorted distinct thresholds ``t_0 < ... < t_{m-1}``, each moved
+  down to the largest value of the model's ``input_dtype`` not above it (so that
+  ``x <= t`` on the cast input reads the same), and the ``m + 1`` cells
+  ``(t_{k-1}, t_k]`` with ``t_{-1} = -inf`` and ``t_m = inf``;
+- per leaf of every tree, the range of cells its box covers on each feature it is
+  bounded on;
+- the constant constraint matrix of the mixed-integer program (Mišić, "Optimization
+  of tree ensembles", Operations Research 2020), over columns
+
+  ========  ==========================================================  ==========
+  ``z``     one per cell: the cell chosen (exactly one per feature)      binary
+  ``v``     one per threshold: ``v_{j,i} = [x'_j <= t_{j,i}]``           continuous
+  ``y``     one per leaf: the leaf reached                              continuous
+  ========  ==========================================================  ==========
+
+  and rows
+
+  - link, one per cell: ``v_{j,0} = z_{j,0}``, ``v_{j,i} = v_{j,i-1} + z_{j,i}``,
+    ``v_{j,m-1} + z_{j,m} = 1`` (so exactly one cell per feature);
+  - one per tree: ``sum_leaves y = 1``;
+  - two per split node ``s`` on ``(j, t_i)`` of tree ``T``:
+    ``sum y_l <= v_{j,i}`` over the leaves of ``T`` whose box lies at or below
+    ``t_i`` on feature ``j`` (the leaves under the left child, and any other),
+    and ``sum y_l <= 1 - v_{j,i}`` over those wholly above;
+
+  With binary ``z`` the split rows force ``y`` to the one leaf each tree routes
+  the chosen point to, so ``y`` need not be declared integer.  Rows per range of
+  cells inside a leaf box (``sum y_l <= z_{j,a} + ... + z_{j,b}``) tighten the
+  relaxation a little but, measured on forests of 100 trees with a known
+  counterfactual as cutoff, made HiGHS slower (about 1.4 times over 16 rows):
+  they are left out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from ..._core._boxes import leaf_boxes
+from ..._core._forest import Forest
+from ..._exceptions import InputError
+
+__all__ = ["ForestProgram", "forest_program", "round_down", "round_up"]
+
+# Bytes of memory HiGHS and scipy need per nonzero, row and column of the program,
+# measured generously (presolve, row- and column-wise copies, branch and bound).
+_BYTES_PER_ENTRY = 400
+
+
+def round_down(values: NDArray[np.float64], dtype: Any) -> NDArray[np.float64]:
+    """Largest value of ``dtype`` not above each value, returned as float64."""
+    values = np.asarray(values, dtype=np.float64)
+    cast = values.astype(dtype)
+    with np.errstate(invalid="ignore"):
+        above = cast.astype(np.float64) > values
+    cast[above] = np.nextafter(cast[above], dtype.type(-np.inf))
+    return cast.astype(np.float64)
+
+
+def round_up(values: NDArray[np.float64], dtype: Any) -> NDArray[np.float64]:
+    """Smallest value of ``dtype`` not below each value, returned as float64."""
+    values = np.asarray(values, dtype=np.float64)
+    cast = values.astype(dtype)
+    with np.errstate(invalid="ignore"):
+        below = cast.astype(np.float64) < values
+    cast[below] = np.nextafter(cast[below], dtype.type(np.inf))
+    return cast.astype(np.float64)
+
+
+def next_up(values: NDArray[np.float64], dtype: Any) -> NDArray[np.float64]:
+    """Smallest value of ``dtype`` strictly above each value (itself a ``dtype`` value)."""
+    cast = np.asarray(values, dtype=np.float64).astype(dtype)
+    return np.nextafter(cast, dtype.type(np.inf)).astype(np.float64)
+
+
+@dataclass(frozen=True, eq=False)
+class ForestProgram:
+    """Cells, leaves and the constant constraint matrix of one forest.
+
+    Attributes
+    ----------
+    n_features, n_cells, n_thresholds, n_leaves, n_trees : int
+    cell_offsets : ndarray of shape (n_features + 1,)
+        Cells of feature ``j`` are ``cell_offsets[j]:cell_offsets[j + 1]``.
+    cell_feature : ndarray of shape (n_cells,)
+    cell_low : ndarray of shape (n_cells,)
+        Exclusive lower edge of each cell (``-inf`` for the first of a feature).
+    cell_high : ndarray of shape (n_cells,)
+        Inclusive upper edge (``inf`` for the last); a value of ``input_dtype``.
+    cell_min : ndarray of shape (n_cells,)
+        Smallest value of ``input_dtype`` inside the cell (``-inf`` for the first).
+    leaf_tree : ndarray of shape (n_leaves,)
+        Tree of each leaf; leaves in the order of :func:`leaf_boxes`.
+    node_leaf : ndarray of shape (n_nodes_total,)
+        Leaf index of each node of the forest's flat node array (``-1`` at
+        split nodes): ``node_leaf[offsets[t] + node]``.
+    tree_leaf_offsets : ndarray of shape (n_trees + 1,)
+    pair_leaf, pair_first, pair_last : ndarray of shape (n_pairs,)
+        For each leaf and each feature its box bounds: the global indices of the
+        first and last cell the box covers on that feature.
+    split_tree : ndarray of shape (n_splits,)
+        Tree of each split node (two rows each in ``matrix``).
+    leaf_reachable : ndarray of shape (n_leaves,), bool
+        False for leaves only missing values reach (behind an infinite threshold).
+    matrix : scipy.sparse.csr_matrix
+        The link, tree and split rows over the ``z, v, y`` columns.
+    row_lower, row_upper : ndarray of shape (n_rows,)
+    extra_cuts : tuple of int
+        Features given an extra cut at 0 (members of one-hot groups), so that 0
+        and 1 lie in different cells.
+    """
+
+    n_features: int
+    input_dtype: Any
+    cell_offsets: NDArray[np.intp]
+    cell_feature: NDArray[np.intp]
+    cell_low: NDArray[np.float64]
+    cell_high: NDArray[np.float64]
+    cell_min: NDArray[np.float64]
+    leaf_tree: NDArray[np.intp]
+    node_leaf: NDArray[np.intp]
+    tree_leaf_offsets: NDArray[np.intp]
+    pair_leaf: NDArray[np.intp]
+    pair_first: NDArray[np.intp]
+    pair_last: NDArray[np.intp]
+    split_tree: NDArray[np.intp]
+    leaf_reachable: NDArray[np.bool_]
+    matrix: sp.csr_matrix
+    row_lower: NDArray[np.float64]
+    row_upper: NDArray[np.float64]
+    extra_cuts: tuple[int, ...]
+
+    @property
+    def n_cells(self) -> int:
+        return int(self.cell_feature.shape[0])
+
+    @property
+    def n_thresholds(self) -> int:
+        return self.n_cells - self.n_features
+
+    @property
+    def n_leaves(self) -> int:
+        return int(self.leaf_tree.shape[0])
+
+    @property
+    def n_trees(self) -> int:
+        return int(self.tree_leaf_offsets.shape[0] - 1)
+
+    @property
+    def n_link_rows(self) -> int:
+        return self.n_cells
+
+    def cell_of(self, X: NDArray[np.float64]) -> NDArray[np.intp]:
+        """Global index of the cell holding each value, shape (n, n_features)."""
+        out = np.empty(X.shape, dtype=np.intp)
+        for j in range(self.n_features):  # one vectorized search per feature
+            start, stop = self.cell_offsets[j], self.cell_offsets[j + 1]
+            edges = self.cell_high[start : stop - 1]
+            out[:, j] = start + np.searchsorted(edges, X[:, j], side="left")
+        return out
+
+
+def estimate_program_bytes(forest: Forest) -> tuple[int, int, int, int]:
+    """Rough size of the program of ``forest``: (bytes, rows, columns, nonzeros)."""
+    n_leaves = n_splits = depth_sum = 0
+    for tree in forest.trees:
+        leaves = tree.is_leaf
+        n_leaves += int(leaves.sum())
+        n_splits += int((~leaves).sum())
+        depth_sum += int(tree.node_depth[leaves].sum())
+    n_cells = n_splits + forest.n_features  # at most one new threshold per split
+    rows = n_cells + forest.n_trees + 2 * n_splits
+    cols = 2 * n_cells + n_leaves
+    # Split rows hold each leaf once per ancestor, or more when strengthened.
+    nnz = 3 * n_cells + n_leaves + 2 * depth_sum + 2 * n_splits
+    return _BYTES_PER_ENTRY * (rows + cols + nnz), rows, cols, nnz
+
+
+def forest_program(
+    forest: Forest, *, extra_cuts: tuple[int, ...] = (), memory_budget: float = 1e9
+) -> ForestProgram:
+    """Build (or fetch from the forest's cache) the program of ``forest``.
+
+    Parameters
+    ----------
+    forest : Forest
+    extra_cuts : tuple of int, default=()
+        Features that get an additional cut at 0 (one-hot members).
+    memory_budget : float, default=1e9
+        Budget in bytes; a model whose program would need more is refused.
+
+    Raises
+    ------
+    InputError
+        If the program would exceed ``memory_budget``.
+    """
+    cache = forest.__dict__.setdefault("_forest_programs", {})
+    key = tuple(sorted(extra_cuts))
+    if key in cache:
+        return cache[key]
+    size, rows, cols, nnz = estimate_program_bytes(forest)
+    if size > memory_budget:
+        raise InputError(
+            f"The optimization program of this model ({forest.n_trees} trees) would "
+            f"have about {rows:,} constraints, {cols:,} variables and {nnz:,} "
+            f"nonzeros, needing about {size / 1e6:,.0f} MB; expected at most "
+            f"`memory_budget` = {memory_budget / 1e6:,.0f} MB. Use a smaller model or raise "
+            "`memory_budget`."
+        )
+    program = _build(forest, key)
+    cache[key] = program
+    return program
+
+
+def _build(forest: Forest, extra_cuts: tuple[int, ...]) -> ForestProgram:
+    dtype = forest.input_dtype
+    n_features = forest.n_features
+    flat = forest._flat
+    # A split at an infinite threshold (missing-value-only splits) sends every
+    # finite value one way: it adds no cell, and the other side is unreachable.
+    split = ~flat["is_leaf"] & np.isfinite(flat["threshold"])
+    split_feature = flat["feature"][split]
+    split_threshold = round_down(flat["threshold"][split], dtype)
+
+    # Cells: sorted distinct (feature, threshold) pairs, one block per feature.
+    cut_feature = np.concatenate([split_feature, np.asarray(extra_cuts, dtype=np.intp)])
+    cut_value = np.concatenate([split_threshold, np.zeros(len(extra_cuts))])
+    order = np.lexsort((cut_value, cut_feature))
+    cut_feature, cut_value = cut_feature[order], cut_value[order]
+    keep = np.ones(cut_feature.size, dtype=bool)
+    keep[1:] = (cut_feature[1:] != cut_feature[:-1]) | (cut_value[1:] != cut_value[:-1])
+    thr_feature, thr_value = cut_feature[keep], cut_value[keep]
+    n_thr_per = np.bincount(thr_feature, minlength=n_features)
+    thr_offsets = np.concatenate([[0], np.cumsum(n_thr_per)]).astype(np.intp)
+    cell_offsets = (thr_offsets + np.arange(n_features + 1)).astype(np.intp)
+    n_thr, n_cells = int(thr_offsets[-1]), int(cell_offsets[-1])
+    cell_feature = np.repeat(np.arange(n_features, dtype=np.intp), n_thr_per + 1)
+    # Threshold i of feature j is the upper edge of cell i and the lower edge of
+    # cell i + 1 of that feature.
+    thr_cell = np.arange(n_thr) + thr_feature  # global index of the cell below it
+    cell_high = np.full(n_cells, np.inf)
+    cell_high[thr_cell] = thr_value
+    cell_low = np.full(n_cells, -np.inf)
+    cell_low[thr_cell + 1] = thr_value
+    cell_min = np.full(n_cells, -np.inf)
+    cell_min[thr_cell + 1] = next_up(thr_value, dtype)
+
+    # Global threshold index (v column) of every split node.
+    split_thr = thr_offsets[split_feature] + _search_within(
+        thr_value, thr_offsets, split_feature, split_threshold
+    )
+
+    # Leaves, in leaf_boxes order (tree by tree, node ids ascending).
+    boxes = leaf_boxes(forest)
+    leaf_global = flat["offsets"][boxes.tree] + boxes.node
+    n_leaves = leaf_global.size
+    tree_leaf_offsets = boxes.tree_offsets
+    node_leaf = np.full(flat["left"].size, -1, dtype=np.intp)
+    node_leaf[leaf_global] = np.arange(n_leaves)
+
+    # Cell range of each leaf box on each bounded feature.
+    reachable = ~((boxes.lower == np.inf) | (boxes.upper == -np.inf)).any(axis=1)
+    bounded = (np.isfinite(boxes.lower) | np.isfinite(boxes.upper)) & reachable[:, None]
+    pair_leaf, pair_feature = np.nonzero(bounded)
+    lower = round_down(boxes.lower[pair_leaf, pair_feature], dtype)
+    upper = round_down(boxes.upper[pair_leaf, pair_feature], dtype)
+    first = np.where(
+        np.isfinite(lower),
+        _search_within(thr_value, thr_offsets, pair_feature, lower) + 1,
+        0,
+    )
+    last = np.where(
+        np.isfinite(upper),
+        _search_within(thr_value, thr_offsets, pair_feature, upper),
+        n_thr_per[pair_feature],
+    )
+    pair_first = cell_offsets[pair_feature] + first
+    pair_last = cell_offsets[pair_feature] + last
+
+    # Split rows.  At a split on (j, t) of tree T, every leaf of T whose box lies
+    # wholly at or below t on feature j (not only the leaves under the split)
+    # forces x'_j <= t, and every leaf wholly above forces x'_j > t: the
+    # strengthened rows give a much tighter relaxation than the subtree alone.
+    inner = np.flatnonzero(split)
+    n_splits = inner.size
+    n_nodes = flat["left"].size
+    node_tree = np.repeat(
+        np.arange(forest.n_trees), np.diff(np.append(flat["offsets"], n_nodes))
+    )
+    split_cell = thr_cell[split_thr]  # global cell just below each split's threshold
+    pair_key = boxes.tree[pair_leaf] * n_features + pair_feature
+    split_of, pair = _same_key_pairs(
+        pair_key, node_tree[inner] * n_features + split_feature
+    )
+    left = pair_last[pair] <= split_cell[split_of]
+    right = pair_first[pair] > split_cell[split_of]
+    split_rows = np.concatenate([2 * split_of[left], 2 * split_of[right] + 1])
+    split_cols = np.concatenate([pair_leaf[pair[left]], pair_leaf[pair[right]]])
+    split_tree = node_tree[inner]
+    # Assemble [link | tree | split] x [z | v | y].
+    z0, v0, y0 = 0, n_cells, n_cells + n_thr
+    r_tree, r_split = n_cells, n_cells + forest.n_trees
+    # link rows: row c of feature j (local k): v_k - v_{k-1} - z_k = 0, last: v_{m-1} + z_m = 1
+    cells = np.arange(n_cells)
+    local = cells - cell_offsets[cell_feature]
+    m = n_thr_per[cell_feature]
+    is_last = local == m
+    rows = [cells, cells[~is_last], cells[(local >= 1)]]
+    cols = [z0 + cells, v0 + thr_offsets[cell_feature[~is_last]] + local[~is_last]]
+    prev = local >= 1
+    cols.append(v0 + thr_offsets[cell_feature[prev]] + local[prev] - 1)
+    vals = [
+        np.where(is_last, 1.0, -1.0),
+        np.ones(int((~is_last).sum())),
+        np.where(is_last[prev], 1.0, -1.0),
+    ]
+    link_lower = np.where(is_last, 1.0, 0.0)
+    # tree rows
+    rows.append(r_tree + boxes.tree)
+    cols.append(y0 + np.arange(n_leaves))
+    vals.append(np.ones(n_leaves))
+    # split rows: leaves, and -v (left) / +v (right)
+    rows.append(r_split + split_rows)
+    cols.append(y0 + split_cols)
+    vals.append(np.ones(split_rows.size))
+    rows.append(r_split + 2 * np.arange(n_splits))
+    cols.append(v0 + split_thr)
+    vals.append(-np.ones(n_splits))
+    rows.append(r_split + 2 * np.arange(n_splits) + 1)
+    cols.append(v0 + split_thr)
+    vals.append(np.ones(n_splits))
+    n_rows = r_split + 2 * n_splits
+    matrix = sp.csr_matrix(
+        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+        shape=(n_rows, y0 + n_leaves),
+    )
+    row_lower = np.concatenate(
+        [link_lower, np.ones(forest.n_trees), np.full(2 * n_splits, -np.inf)]
+    )
+    split_upper = np.tile([0.0, 1.0], n_splits)
+    row_upper = np.concatenate([link_lower, np.ones(forest.n_trees), split_upper])
+    for array in (cell_low, cell_high, cell_min, node_leaf):
+        array.setflags(write=False)
+    return ForestProgram(
+        n_features=n_features,
+        input_dtype=np.dtype(dtype),
+        cell_offsets=cell_offsets,
+        cell_feature=cell_feature,
+        cell_low=cell_low,
+        cell_high=cell_high,
+        cell_min=cell_min,
+        leaf_tree=boxes.tree,
+        node_leaf=node_leaf,
+        tree_leaf_offsets=tree_leaf_offsets,
+        pair_leaf=pair_leaf.astype(np.intp),
+        pair_first=pair_first.astype(np.intp),
+        pair_last=pair_last.astype(np.intp),
+        split_tree=split_tree,
+        leaf_reachable=reachable,
+        matrix=matrix,
+        row_lower=row_lower,
+        row_upper=row_upper,
+        extra_cuts=extra_cuts,
+    )
+
+
+def _search_within(
+    values: NDArray[np.float64],
+    offsets: NDArray[np.intp],
+    feature: NDArray[np.intp],
+    query: NDArray[np.float64],
+) -> NDArray[np.intp]:
+    """Index of ``query`` within its feature's block of sorted ``values``.
+
+    Every query value is one of the block's values.
+    """
+    out = np.empty(query.size, dtype=np.intp)
+    for j in np.unique(feature):  # one vectorized search per feature
+        sel = feature == j
+        out[sel] = np.searchsorted(values[offsets[j] : offsets[j + 1]], query[sel])
+    return out
+
+
+def _same_key_pairs(
+    pair_key: NDArray[np.intp], query_key: NDArray[np.intp]
+) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """Every (query, pair) with equal keys, as two index arrays."""
+    order = np.argsort(pair_key, kind="stable")
+    keys = pair_key[order]
+    start = np.searchsorted(keys, query_key, side="left")
+    count = np.searchsorted(keys, query_key, side="right") - start
+    query = np.repeat(np.arange(query_key.size), count)
+    within = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)
+    return query, order[np.repeat(start, count) + within]

@@ -1,0 +1,441 @@
+"""A cheap local search for a good counterfactual before the exact solve.
+
+HiGHS proves optimality much faster when it knows a counterfactual close to the
+optimum: its cost is an objective cutoff under which reduced-cost fixing at the
+root removes most cells and leaves, and the primal heuristics (sub-MIPs, which
+otherwise take most of the time) become unnecessary.  This module finds one on
+the cell grid of :mod:`treelens._counterfactual._milp._program`, from the priced cells of a row:
+
+1. greedy ascent from the row's own cells: each step moves the one feature to the
+   one cell that raises the target's score margin most per unit of added cost,
+   until the forest predicts the target;
+2. descent: each step takes the cheapest of all moves of one feature to a cheaper
+   cell, or of one feature to a cheaper cell together with another feature to a
+   cell next to its own, that the forest still assigns to the target;
+3. kicks: each changed feature in turn is put back in the row's own cell and
+   held there while a greedy ascent repairs the rest, followed by a descent; the
+   cheapest result is kept.
+
+Every candidate of a step is scored at once.  The moves of one feature are
+scored from the leaf boxes, without routing (:meth:`GridSearch.move_margins`):
+with the other features held, the cells of feature ``j`` send each tree to its
+current leaf or to a leaf whose box the point misses on ``j`` alone, so the
+score of every single move is a sum of range updates over the cells.  Paired
+moves are scored the same way from each second move.  The answer is confirmed
+with the forest's exact prediction, so it is always a valid counterfactual on
+the grid, never costlier than where it started.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import cached_property, partial
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..._core._forest import Forest
+from ._program import ForestProgram
+from ._solve import Decision
+
+__all__ = ["GridSearch", "descend", "greedy_ascent", "kick"]
+
+# Steps of each phase (a step changes one or two features; a few dozen suffice).
+_MAX_STEPS = 200
+# Candidate rows scored per batch, to bound memory (rows x trees node ids).
+_BATCH_ROWS = 20_000
+# From this many rows, candidates are routed tree by tree.
+_PER_TREE_ROWS = 512
+# Cheapest candidates of positive margin confirmed with the exact test per step.
+_CONFIRM = 16
+# A kick's greedy ascent may overshoot the best known objective by this factor
+# (the descent that follows often brings it below).
+_KICK_SLACK = 1.3
+
+
+@dataclass(frozen=True, eq=False)
+class GridSearch:
+    """What the local search of one row needs.
+
+    Attributes
+    ----------
+    forest : Forest
+    program : ForestProgram
+    decision : Decision
+        Decision rows of the target (scores only guide the greedy ascent).
+    meets : callable
+        ``meets(X) -> ndarray of bool``: whether the forest assigns each row of
+        ``X`` (shape (k, n_features), float64) to the target.  The exact test.
+    points : ndarray of shape (n_cells,)
+        The priced point of every cell (:func:`~treelens._counterfactual._milp._solve.price_cells`).
+    terms : ndarray of shape (n_cells,)
+        Its cost term, ``inf`` for forbidden cells.
+    movable : ndarray of shape (n_features,), bool
+        Features the search may change (one-hot members stay where they are).
+    linf : bool
+        The objective is the largest term rather than their sum.
+    deadline : float
+        :func:`time.perf_counter` time after which the search takes no new step
+        (an ascent under way gives up; a descent keeps what it has).
+    """
+
+    forest: Forest
+    program: ForestProgram
+    decision: Decision
+    meets: Callable[[NDArray[np.float64]], NDArray[np.bool_]]
+    points: NDArray[np.float64]
+    terms: NDArray[np.float64]
+    movable: NDArray[np.bool_]
+    linf: bool = False
+    deadline: float = np.inf
+
+    def out_of_time(self) -> bool:
+        """Whether the deadline has passed."""
+        return time.perf_counter() > self.deadline
+
+    def objective(self, cells: NDArray[np.intp]) -> float:
+        """Objective of one choice of cells, shape (n_features,)."""
+        picked = self.terms[cells]
+        return float(picked.max(initial=0.0) if self.linf else picked.sum())
+
+    def margin(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """How far each row of ``X`` is inside the target (> 0 about inside)."""
+        forest, decision = self.forest, self.decision
+        out = np.empty(X.shape[0])
+        lead = _lead(decision)
+        for start in range(0, X.shape[0], _BATCH_ROWS):
+            chunk = X[start : start + _BATCH_ROWS].astype(forest.input_dtype)
+            if chunk.shape[0] >= _PER_TREE_ROWS:
+                # Tree by tree is about twice as fast from a few hundred rows
+                # (the forest's own switch sits higher, tuned for wider data).
+                out_t = np.empty((forest.n_trees, chunk.shape[0]), dtype=np.intp).T
+                leaves = forest._apply_per_tree(chunk, out_t)
+            else:
+                leaves = forest._apply(chunk)
+            leaf = self.program.node_leaf[forest._flat["offsets"][None, :] + leaves]
+            if lead is not None:
+                # One target of two classes: the margin is linear in the leaves.
+                out[start : start + _BATCH_ROWS] = lead[1] + lead[0][leaf].sum(axis=1)
+                continue
+            scores = decision.base + decision.scores[leaf].sum(axis=1)
+            out[start : start + _BATCH_ROWS] = _margin(decision, scores)
+        return out
+
+    @cached_property
+    def _leaf_values(self) -> tuple[NDArray[np.float64], NDArray[np.float64], bool]:
+        """Per-leaf values summed into the decision, their base, and whether
+        the sum is the margin itself (one target class against one other)."""
+        lead = _lead(self.decision)
+        if lead is not None:
+            return lead[0][:, None], np.array([lead[1]]), True
+        return self.decision.scores, self.decision.base, False
+
+    @cached_property
+    def _pair_feature(self) -> NDArray[np.intp]:
+        return self.program.cell_feature[self.program.pair_first]
+
+    def move_margins(self, cells: NDArray[np.intp]) -> NDArray[np.float64] | None:
+        """Margin of the point of ``cells`` with its feature ``j`` moved to
+        cell ``c``, for every cell ``c`` of every feature, shape (n_cells,).
+
+        Leaves are read from the boxes: a leaf is reached where the point meets
+        its cell range on every feature it bounds.  With the other features
+        held, the cells of ``j`` reach, in each tree, the current leaf or a leaf
+        that misses on ``j`` alone, over that leaf's range of cells; each such
+        leaf adds its difference to the current leaf's value on its range (a
+        difference array).  Returns None if the boxes do not give one current
+        leaf per tree (the caller then routes).
+        """
+        program = self.program
+        n_leaves, n_cells = program.n_leaves, program.n_cells
+        at = cells[self._pair_feature]
+        missed = (at < program.pair_first) | (at > program.pair_last)
+        n_missed = np.bincount(program.pair_leaf[missed], minlength=n_leaves)
+        n_missed[~program.leaf_reachable] = 2
+        current = np.flatnonzero(n_missed == 0)
+        # Leaves are numbered tree by tree: one current leaf per tree, in order.
+        if not np.array_equal(program.leaf_tree[current], np.arange(program.n_trees)):
+            return None
+        values, base, linear = self._leaf_values
+        now = base + values[current].sum(axis=0)
+        alone = np.flatnonzero(missed & (n_missed[program.pair_leaf] == 1))
+        leaf = program.pair_leaf[alone]
+        delta = values[leaf] - values[current[program.leaf_tree[leaf]]]
+        first, stop = program.pair_first[alone], program.pair_last[alone] + 1
+        moved = np.empty((n_cells, values.shape[1]))
+        for k in range(values.shape[1]):  # one column per class score
+            change = np.bincount(first, delta[:, k], minlength=n_cells + 1)
+            change -= np.bincount(stop, delta[:, k], minlength=n_cells + 1)
+            moved[:, k] = now[k] + np.cumsum(change[:n_cells])
+        return moved[:, 0] if linear else _margin(self.decision, moved)
+
+    def cheapest_valid(
+        self,
+        objective: NDArray[np.float64],
+        margins: NDArray[np.float64],
+        rows_of: Callable[[NDArray[np.intp]], NDArray[np.float64]],
+    ) -> int | None:
+        """Index of the cheapest candidate the forest assigns to the target.
+
+        Candidates are screened by their score ``margins``, and the cheapest
+        few of positive margin confirmed with the exact test on their points,
+        ``rows_of(index)``.
+        """
+        ahead = np.flatnonzero(margins > 0)
+        order = ahead[np.argsort(objective[ahead], kind="stable")][:_CONFIRM]
+        if not order.size:
+            return None
+        ok = self.meets(rows_of(order))
+        return int(order[np.argmax(ok)]) if ok.any() else None
+
+
+def _lead(decision: Decision) -> tuple[NDArray[np.float64], float] | None:
+    """Per-leaf lead of the target class over the other, and the base lead,
+    when the decision is one class against one other (else None)."""
+    if (
+        decision.kind != "classes"
+        or decision.scores.shape[1] != 2
+        or len(decision.targets) != 1
+    ):
+        return None
+    k = decision.targets[0]
+    sign = 1.0 if k == 1 else -1.0
+    scores, base = decision.scores, decision.base
+    return sign * (scores[:, 1] - scores[:, 0]), float(sign * (base[1] - base[0]))
+
+
+def _margin(decision: Decision, scores: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Least lead of the best target class over every other class (or of the
+    value over the nearer interval end), per row of ``scores`` (n, n_scores)."""
+    if decision.kind == "interval":
+        value = scores[:, 0]
+        return np.minimum(value - decision.low, decision.high - value)
+    best = np.full(scores.shape[0], -np.inf)
+    for k in decision.targets:  # a handful of classes
+        others = np.delete(scores, k, axis=1)
+        lead = scores[:, k] - (others.max(axis=1) if others.shape[1] else 0.0)
+        best = np.maximum(best, lead)
+    return best
+
+
+def _moves(
+    search: GridSearch, cells: NDArray[np.intp], candidates: NDArray[np.intp]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Rows of the point of ``cells`` with one feature moved to each candidate
+    cell, and the objective of each."""
+    program = search.program
+    feature = program.cell_feature[candidates]
+    rows = np.tile(search.points[cells], (candidates.size, 1))
+    index = np.arange(candidates.size)
+    rows[index, feature] = search.points[candidates]
+    terms = np.tile(search.terms[cells], (candidates.size, 1))
+    terms[index, feature] = search.terms[candidates]
+    objective = terms.max(axis=1, initial=0.0) if search.linf else terms.sum(axis=1)
+    return rows, objective
+
+
+def greedy_ascent(
+    search: GridSearch, cells: NDArray[np.intp], bound: float = np.inf
+) -> NDArray[np.intp] | None:
+    """Move one feature at a time, most margin gained per unit of cost first,
+    until the forest predicts the target.
+
+    Parameters
+    ----------
+    search : GridSearch
+    cells : ndarray of shape (n_features,)
+        Starting cells (those of the row itself), each of finite term.
+    bound : float, default=inf
+        Objective of a known counterfactual: moves that reach it are not tried.
+
+    Returns
+    -------
+    ndarray of shape (n_features,) or None
+        Cells the forest assigns to the target, or None when the ascent stalls
+        (or every move reaches ``bound``).
+    """
+    program = search.program
+    allowed = np.isfinite(search.terms) & search.movable[program.cell_feature]
+    cells = cells.copy()
+    point = search.points[cells][None, :]
+    if search.meets(point)[0]:
+        return cells
+    for _ in range(_MAX_STEPS):
+        candidates = np.flatnonzero(
+            allowed & (np.arange(program.n_cells) != cells[program.cell_feature])
+        )
+        if not candidates.size or search.out_of_time():
+            return None
+        rows, objective = _moves(search, cells, candidates)
+        below = objective < bound
+        if not below.all():
+            rows, objective, candidates = (
+                rows[below],
+                objective[below],
+                candidates[below],
+            )
+            if not candidates.size:
+                return None
+        every = search.move_margins(cells)
+        if every is None:
+            margin = search.margin(search.points[cells][None, :])[0]
+            gain = search.margin(rows) - margin
+        else:
+            # Feature 0 "moved" to its own cell is the point itself.
+            gain = every[candidates] - every[cells[0]]
+        added = np.maximum(objective - search.objective(cells), 1e-12)
+        ratio = np.where(gain > 0, gain / added, -np.inf)
+        best = int(np.argmax(ratio))
+        if not np.isfinite(ratio[best]):
+            return None
+        cells[program.cell_feature[candidates[best]]] = candidates[best]
+        if search.meets(rows[best][None, :])[0]:
+            return cells
+    return None
+
+
+def descend(search: GridSearch, cells: NDArray[np.intp]) -> NDArray[np.intp]:
+    """Cheapest valid single or paired move, repeated while it lowers the cost.
+
+    Single moves take one feature to any cheaper cell; paired moves take one
+    feature to a cheaper cell and another to a cell next to its own (either
+    side).  Only moves the forest still assigns to the target are taken.
+
+    Parameters
+    ----------
+    search : GridSearch
+    cells : ndarray of shape (n_features,)
+        A valid counterfactual's cells.
+
+    Returns
+    -------
+    ndarray of shape (n_features,)
+        Valid cells of objective at most that of ``cells``.
+    """
+    program = search.program
+    feature_of = program.cell_feature
+    allowed = np.isfinite(search.terms) & search.movable[feature_of]
+    cells = cells.copy()
+    for _ in range(_MAX_STEPS):
+        current = search.objective(cells)
+        cheaper = np.flatnonzero(
+            allowed & (search.terms < search.terms[cells][feature_of])
+        )
+        if not cheaper.size or search.out_of_time():
+            break
+        rows, objective = _moves(search, cells, cheaper)
+        every = search.move_margins(cells)
+        margins = search.margin(rows) if every is None else every[cheaper]
+        best = search.cheapest_valid(objective, margins, rows.__getitem__)
+        if best is not None:
+            cells[feature_of[cheaper[best]]] = cheaper[best]
+            continue
+        # Paired moves: cheaper cell of feature j, a neighbour cell of feature k.
+        near = np.concatenate([cells - 1, cells + 1])
+        owner = np.tile(np.arange(program.n_features), 2)
+        inside = (near >= program.cell_offsets[owner]) & (
+            near < program.cell_offsets[owner + 1]
+        )
+        near = near[inside]
+        near = near[allowed[near]]
+        first, second = np.repeat(cheaper, near.size), np.tile(near, cheaper.size)
+        apart = feature_of[first] != feature_of[second]
+        first, second = first[apart], second[apart]
+        terms = np.tile(search.terms[cells], (first.size, 1))
+        index = np.arange(first.size)
+        terms[index, feature_of[first]] = search.terms[first]
+        terms[index, feature_of[second]] = search.terms[second]
+        objective = terms.max(axis=1, initial=0.0) if search.linf else terms.sum(axis=1)
+        better = objective < current
+        first, second, objective = first[better], second[better], objective[better]
+        if not first.size:
+            break
+        rows_of = partial(_paired_rows, search, cells.copy(), first, second)
+        margins = _paired_margins(search, cells, first, second)
+        if margins is None:
+            margins = search.margin(rows_of(np.arange(first.size)))
+        best = search.cheapest_valid(objective, margins, rows_of)
+        if best is None:
+            break
+        cells[feature_of[first[best]]] = first[best]
+        cells[feature_of[second[best]]] = second[best]
+    return cells
+
+
+def _paired_rows(
+    search: GridSearch,
+    cells: NDArray[np.intp],
+    first: NDArray[np.intp],
+    second: NDArray[np.intp],
+    index: NDArray[np.intp],
+) -> NDArray[np.float64]:
+    """Points of ``cells`` with the moves to ``first[index]`` and ``second[index]``."""
+    feature_of = search.program.cell_feature
+    rows = np.tile(search.points[cells], (index.size, 1))
+    span = np.arange(index.size)
+    rows[span, feature_of[first[index]]] = search.points[first[index]]
+    rows[span, feature_of[second[index]]] = search.points[second[index]]
+    return rows
+
+
+def _paired_margins(
+    search: GridSearch,
+    cells: NDArray[np.intp],
+    first: NDArray[np.intp],
+    second: NDArray[np.intp],
+) -> NDArray[np.float64] | None:
+    """Margins of the moves to ``first[i]`` and ``second[i]`` together: the
+    single-move margins from each distinct second move (a few per feature)."""
+    feature_of = search.program.cell_feature
+    out = np.empty(first.size)
+    seconds, which = np.unique(second, return_inverse=True)
+    for position, cell in enumerate(seconds):  # two neighbours per feature
+        moved = cells.copy()
+        moved[feature_of[cell]] = cell
+        every = search.move_margins(moved)
+        if every is None:
+            return None
+        sel = which == position
+        out[sel] = every[first[sel]]
+    return out
+
+
+def kick(
+    search: GridSearch, cells: NDArray[np.intp], own: NDArray[np.intp]
+) -> NDArray[np.intp]:
+    """Put each changed feature back in its own cell, held there while the greedy
+    ascent repairs the rest, then descend; keep the cheapest result.
+
+    Parameters
+    ----------
+    search : GridSearch
+    cells : ndarray of shape (n_features,)
+        A valid counterfactual's cells.
+    own : ndarray of shape (n_features,)
+        The cells of the row itself.
+
+    Returns
+    -------
+    ndarray of shape (n_features,)
+        Valid cells of objective at most that of ``cells``.
+    """
+    best, best_value = cells, search.objective(cells)
+    changed = (cells != own) & np.isfinite(search.terms[own]) & search.movable
+    for j in np.flatnonzero(changed):  # a handful of features
+        if search.out_of_time():
+            break
+        movable = search.movable.copy()
+        movable[j] = False
+        start = best.copy()
+        start[j] = own[j]
+        held = replace(search, movable=movable)
+        climbed = greedy_ascent(held, start, bound=_KICK_SLACK * best_value)
+        if climbed is None:
+            continue
+        found = descend(search, climbed)
+        value = search.objective(found)
+        if value < best_value:
+            best, best_value = found, value
+    return best

@@ -1,0 +1,575 @@
+"""The instance-dependent part of the optimal-counterfactual program, and its solve.
+
+:mod:`treelens._counterfactual._milp._program` builds, once per model, the cells of every feature
+and the constant rows tying cells to the leaves each tree reaches.  Here, per row
+``x``:
+
+1. :func:`price_cells` gives every cell the point nearest to ``x`` inside it (under
+   the constraints) and that point's cost term, which makes any separable cost
+   exact in a linear objective;
+2. :func:`solve_cells` prunes cells that alone cost more than the cutoff (the cost
+   of a known counterfactual), leaves whose box meets no remaining cell, and trees
+   whose remaining leaves all agree; adds the decision rows of the target; and
+   solves with HiGHS (:func:`treelens._counterfactual._milp._highs.solve_milp`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from ..._core._forest import Forest
+from ..._exceptions import TreelensError
+from ._highs import HighsResult, solve_milp
+from ._program import ForestProgram, round_down, round_up
+
+__all__ = ["Decision", "MilpOutcome", "decision_for", "price_cells", "solve_cells"]
+
+# A strict inequality between ensemble scores is written ``>= margin * spread``,
+# where ``spread`` is the sum over trees of the range of the scores compared.
+# HiGHS accepts binaries off by up to 1e-6 (its integrality tolerance), which
+# lets every tree's leaf weights leak about that share of its range into the
+# vote: a margin of 1e-6 alone was met by leaked weight at exact ties on most
+# rows of depth-8 forests, each costing a second solve.  Every answer is also
+# confirmed with the model afterwards.
+STRICT_MARGIN = 1e-6
+# Relative optimality gap under which HiGHS stops and reports optimality.
+MIP_REL_GAP = 1e-6
+# HiGHS options when a known counterfactual gives the cutoff.
+_WITHOUT_HEURISTICS: dict[str, Any] = {
+    "mip_heuristic_effort": 0.0,
+    "mip_heuristic_run_rins": False,
+    "mip_heuristic_run_rens": False,
+    "mip_heuristic_run_root_reduced_cost": False,
+    "mip_heuristic_run_zi_round": False,
+    "mip_heuristic_run_shifting": False,
+    "mip_heuristic_run_feasibility_jump": False,
+}
+
+
+@dataclass(frozen=True, eq=False)
+class Decision:
+    """What the reached leaves must add up to, as linear rows.
+
+    For classifiers, with ``score_c = base_c + sum_trees scores[leaf, c]``, class
+    ``k`` wins when ``score_k - score_j >= 0`` for every ``j`` (``> 0`` where
+    ``strict[k, j]``); the prediction must be one of ``targets``.  For regressors,
+    ``low <= base + sum_trees scores[leaf, 0] <= high``.
+
+    Attributes
+    ----------
+    kind : {"classes", "interval"}
+    scores : ndarray of shape (n_leaves, n_scores)
+    base : ndarray of shape (n_scores,)
+    targets : tuple of int
+    strict : ndarray of shape (n_scores, n_scores), bool
+    low, high : float
+    """
+
+    kind: Literal["classes", "interval"]
+    scores: NDArray[np.float64]
+    base: NDArray[np.float64]
+    targets: tuple[int, ...] = ()
+    strict: NDArray[np.bool_] | None = None
+    low: float = -np.inf
+    high: float = np.inf
+
+
+def _forest_scores(forest: Forest) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Per-leaf score vectors and the base vector whose sum the model thresholds."""
+    from ..._core._boxes import leaf_boxes
+
+    boxes = leaf_boxes(forest)
+    if forest.kind != "boosting":
+        if forest.is_classifier:
+            return boxes.value, np.zeros(boxes.value.shape[1])
+        # The mean of the trees, as the model computes it.
+        return boxes.value[:, :1] / forest.n_trees, np.zeros(1)
+    contribution = forest.learning_rate * boxes.value[:, 0]
+    if forest.is_classifier and forest.n_outputs == 1:
+        scores = np.zeros((boxes.n_leaves, 2))
+        scores[:, 1] = contribution
+        return scores, np.array([0.0, forest.init_raw[0]])
+    n_outputs = forest.n_outputs
+    scores = np.zeros((boxes.n_leaves, n_outputs))
+    scores[np.arange(boxes.n_leaves), forest.tree_output[boxes.tree]] = contribution
+    return scores, forest.init_raw.astype(np.float64)
+
+
+def decision_for(
+    forest: Forest,
+    *,
+    targets: tuple[int, ...] = (),
+    low: float = -np.inf,
+    high: float = np.inf,
+) -> Decision:
+    """The decision rows for reaching one of the class positions ``targets``
+    (classifiers) or a prediction in ``[low, high]`` (regressors).
+
+    Ties follow the model: scikit-learn's ``argmax`` gives the first class, so
+    class ``k`` must beat earlier classes strictly; binary gradient boosting
+    predicts the second class when the raw score is ``>= 0``.
+    """
+    cache = forest.__dict__.setdefault("_milp_scores", {})
+    if "scores" not in cache:
+        cache["scores"] = _forest_scores(forest)
+    scores, base = cache["scores"]
+    if not forest.is_classifier:
+        return Decision(kind="interval", scores=scores, base=base, low=low, high=high)
+    k = scores.shape[1]
+    later = np.arange(k)[None, :] < np.arange(k)[:, None]  # strict[k, j] = j < k
+    if forest.kind == "boosting" and forest.n_outputs == 1:
+        later = np.array([[False, True], [False, False]])
+    return Decision(
+        kind="classes", scores=scores, base=base, targets=targets, strict=later
+    )
+
+
+def price_cells(
+    program: ForestProgram,
+    x: NDArray[np.float64],
+    lo: NDArray[np.float64],
+    hi: NDArray[np.float64],
+    integer: NDArray[np.bool_],
+    epsilon: NDArray[np.float64],
+    terms: Any,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The point of every cell nearest to ``x``, and its cost term.
+
+    Within cell ``(a, b]`` of feature ``j`` and the feasible interval
+    ``[lo_j, hi_j]``: ``x_j`` itself when it lies there; otherwise the nearest
+    point of the cell shrunk by ``epsilon_j`` at each threshold edge (its
+    midpoint when the cell is narrower than ``2 epsilon_j``), as values of the
+    model's ``input_dtype`` that the model routes into that cell.  Integer
+    features take the nearest whole number in the cell.
+
+    Parameters
+    ----------
+    program : ForestProgram
+    x, lo, hi, epsilon : ndarray of shape (n_features,)
+    integer : ndarray of shape (n_features,), bool
+    terms : callable
+        ``terms(delta) -> per-feature cost terms`` for ``delta`` of shape
+        (k, n_features) (``Cost.terms``).
+
+    Returns
+    -------
+    points : ndarray of shape (n_cells,)
+    cost_terms : ndarray of shape (n_cells,)
+        ``inf`` for cells holding no feasible point.
+    """
+    dtype = program.input_dtype
+    f = program.cell_feature
+    xc, is_int = x[f], integer[f]
+    # Feasible values of the cell: [cell_min, cell_high] within [lo, hi].
+    r_lo = np.maximum(program.cell_min, round_up(lo, dtype)[f])
+    r_hi = np.minimum(program.cell_high, round_down(hi, dtype)[f])
+    r_lo = np.where(is_int, np.ceil(r_lo), r_lo)
+    r_hi = np.where(is_int, np.floor(r_hi), r_hi)
+    feasible = r_lo <= r_hi
+    # Kept away from the thresholds by epsilon where the cell is wide enough.
+    eps = np.where(is_int, 0.0, epsilon[f])
+    with np.errstate(invalid="ignore"):
+        s_lo = np.maximum(r_lo, round_up(program.cell_low + eps, dtype))
+        s_hi = np.minimum(r_hi, round_down(program.cell_high - eps, dtype))
+        narrow = ~(s_lo <= s_hi)
+        middle = np.clip(round_down(0.5 * (r_lo + r_hi), dtype), r_lo, r_hi)
+        middle = np.where(is_int, np.clip(np.round(middle), r_lo, r_hi), middle)
+    s_lo = np.where(narrow, middle, s_lo)
+    s_hi = np.where(narrow, middle, s_hi)
+    # x itself (as given, maybe not a value of input_dtype) in the cell the model
+    # routes it to, when the constraints let it stay.
+    x_cast = x.astype(dtype).astype(np.float64)[f]
+    stay = (x >= lo) & (x <= hi) & (~integer | (x == np.round(x)))
+    inside = (x_cast >= program.cell_min) & (x_cast <= program.cell_high) & stay[f]
+    feasible |= inside
+    points = np.where(inside, xc, np.clip(xc, s_lo, s_hi))
+    points = np.where(feasible, points, np.nan)
+    # Cost.terms works on rows of n_features deltas: lay the cells out as a
+    # (cells per feature, n_features) table.
+    local = np.arange(f.size) - program.cell_offsets[f]
+    table = np.zeros((int(local.max(initial=0)) + 1, program.n_features))
+    table[local, f] = np.where(feasible, points - xc, 0.0)
+    cost_terms = np.where(feasible, terms(table)[local, f], np.inf)
+    return points, cost_terms
+
+
+@dataclass(frozen=True)
+class MilpOutcome:
+    """What one solve found.
+
+    Attributes
+    ----------
+    status : {"optimal", "time_limit", "infeasible"}
+    cells : ndarray of shape (n_features,) or None
+        Global cell index chosen for each feature (None when no solution).
+    objective : float
+        Objective of ``cells`` (sum of terms, or their max for linf); inf if None.
+    bound : float
+        Proven lower bound on the objective (``-inf`` when unknown).
+    """
+
+    status: Literal["optimal", "time_limit", "infeasible"]
+    cells: NDArray[np.intp] | None
+    objective: float
+    bound: float
+
+
+def solve_cells(
+    program: ForestProgram,
+    decision: Decision,
+    cost_terms: NDArray[np.float64],
+    *,
+    linf: bool = False,
+    cutoff: float = np.inf,
+    one_hot: tuple[NDArray[np.intp], ...] = (),
+    one_cells: NDArray[np.bool_] | None = None,
+    time_limit: float = 30.0,
+    margin: float = STRICT_MARGIN,
+    heuristics: bool | None = None,
+    highs_options: dict[str, Any] | None = None,
+) -> MilpOutcome:
+    """Least-cost choice of one cell per feature meeting ``decision``.
+
+    Parameters
+    ----------
+    program : ForestProgram
+    decision : Decision
+    cost_terms : ndarray of shape (n_cells,)
+        Cost term of each cell, ``inf`` for forbidden cells.
+    linf : bool, default=False
+        Minimize the largest term instead of their sum.
+    cutoff : float, default=inf
+        Only solutions of objective at most ``cutoff`` are sought; cells whose
+        term alone exceeds it are dropped.
+    one_hot : tuple of ndarray of int
+        Feature groups of which exactly one must take a cell in ``one_cells``.
+    one_cells : ndarray of shape (n_cells,), bool
+        Cells whose point is 1 (members of one-hot groups).
+    time_limit : float
+        Seconds for HiGHS.
+    margin : float
+        Margin of strict inequalities, relative to the spread of the scores
+        compared (the sum over the trees of each tree's range, at least 1);
+        above :data:`STRICT_MARGIN` (a retry after the model disagreed) also
+        of non-strict ones and, scaled likewise or by the interval's ends, of
+        interval ends.
+    heuristics : bool, optional
+        Run HiGHS's primal heuristics; by default only without a cutoff (a
+        counterfactual close to the optimum makes them a waste of time; a poor
+        one, from a local search cut short, does not).
+    highs_options : dict, optional
+        Further HiGHS options (names and values as HiGHS takes them).
+
+    Returns
+    -------
+    MilpOutcome
+    """
+    n_cells, n_thr = program.n_cells, program.n_thresholds
+    slack = 1e-9 * abs(cutoff) + 1e-12 if np.isfinite(cutoff) else np.inf
+    allowed = np.isfinite(cost_terms) & (cost_terms <= cutoff + slack)
+    if not np.logical_or.reduceat(allowed, program.cell_offsets[:-1]).all():
+        return MilpOutcome("infeasible", None, np.inf, np.inf)
+
+    # A leaf is dead when entering its box costs more than the cutoff on its own
+    # (or meets no allowed cell on some feature): the least term over the cells
+    # its box covers, summed (max for linf) over the features it bounds.
+    pair_least = _range_min(
+        np.where(allowed, cost_terms, np.inf), program.pair_first, program.pair_last
+    )
+    if linf:
+        entry = np.zeros(program.n_leaves)
+        np.maximum.at(entry, program.pair_leaf, pair_least)
+    else:
+        entry = np.bincount(
+            program.pair_leaf, weights=pair_least, minlength=program.n_leaves
+        )
+    live = np.isfinite(entry) & (entry <= cutoff + slack) & program.leaf_reachable
+    # Trees whose live leaves all score the same add a constant.
+    scores = decision.scores
+    offsets = program.tree_leaf_offsets[:-1]
+    hi_s = np.maximum.reduceat(
+        np.where(live[:, None], scores, -np.inf), offsets, axis=0
+    )
+    lo_s = np.minimum.reduceat(np.where(live[:, None], scores, np.inf), offsets, axis=0)
+    constant_tree = (hi_s == lo_s).all(axis=1)
+    base = decision.base + lo_s[constant_tree].sum(axis=0)
+    y_leaves = np.flatnonzero(live & ~constant_tree[program.leaf_tree])
+    varying = np.flatnonzero(~constant_tree)
+    split_keep = np.flatnonzero(~constant_tree[program.split_tree])
+    split_rows = n_cells + program.n_trees + 2 * split_keep
+    row_keep = np.concatenate(
+        [
+            np.arange(n_cells),
+            n_cells + varying,
+            np.column_stack([split_rows, split_rows + 1]).ravel(),
+        ]
+    )
+    n_base = n_cells + n_thr + y_leaves.size
+    static = program.matrix[row_keep][
+        :, np.r_[0 : n_cells + n_thr, n_cells + n_thr + y_leaves]
+    ]
+    y0 = n_cells + n_thr
+    y_scores = scores[y_leaves]
+    y_trees = program.leaf_tree[y_leaves]
+    tree_starts = (
+        np.flatnonzero(np.r_[True, y_trees[1:] != y_trees[:-1]])
+        if y_leaves.size
+        else None
+    )
+
+    def reach(diff: NDArray[np.float64]) -> tuple[float, float]:
+        """Least and greatest ``sum_trees diff[leaf reached]`` over varying trees."""
+        if tree_starts is None:
+            return 0.0, 0.0
+        return (
+            float(np.minimum.reduceat(diff, tree_starts).sum()),
+            float(np.maximum.reduceat(diff, tree_starts).sum()),
+        )
+
+    # Extra rows in coordinate form: (row, column, value) pieces and row bounds.
+    rows: list[NDArray[np.intp]] = []
+    cols: list[NDArray[np.intp]] = []
+    vals: list[NDArray[np.float64]] = []
+    extra_lo: list[float] = []
+    extra_hi: list[float] = []
+    y_range = np.arange(y0, n_base)
+
+    def add_row(
+        c: NDArray[np.intp], v: NDArray[np.float64], lo: float, hi: float
+    ) -> None:
+        add_rows(np.zeros(len(c), dtype=np.intp), c, v, np.array([lo]), np.array([hi]))
+
+    def add_rows(
+        r: NDArray[np.intp],
+        c: NDArray[np.intp],
+        v: NDArray[np.float64],
+        lo: NDArray[np.float64],
+        hi: NDArray[np.float64],
+    ) -> None:
+        """Rows ``lo <= sum v * column <= hi``, ``r`` numbering them from 0."""
+        rows.append(len(extra_lo) + np.asarray(r, dtype=np.intp))
+        cols.append(np.asarray(c, dtype=np.intp))
+        vals.append(np.asarray(v, dtype=np.float64))
+        extra_lo.extend(np.asarray(lo, dtype=np.float64).tolist())
+        extra_hi.extend(np.asarray(hi, dtype=np.float64).tolist())
+
+    n_choice = 0  # binaries choosing the winning class among several targets
+    retry = margin > STRICT_MARGIN  # a retry also keeps non-strict rows off ties
+    if decision.kind == "interval":
+        ends = [abs(e) for e in (decision.low, decision.high) if np.isfinite(e)]
+        least, most = reach(y_scores[:, 0])
+        pad = margin * max([1.0, most - least, *ends]) if retry else 0.0
+        low, high = decision.low - base[0] + pad, decision.high - base[0] - pad
+        if most < low or least > high:
+            return MilpOutcome("infeasible", None, np.inf, np.inf)
+        add_row(y_range, y_scores[:, 0], low, high)
+    else:
+        assert decision.strict is not None
+        # Rows each reachable target class needs (pairs always met are dropped).
+        needs = []
+        for k in decision.targets:
+            pending = []
+            for j in range(scores.shape[1]):
+                if j == k:
+                    continue
+                diff = y_scores[:, k] - y_scores[:, j]
+                least, most = reach(diff)
+                gap = margin * max(1.0, most - least)
+                need = (gap if decision.strict[k, j] or retry else 0.0) - (
+                    base[k] - base[j]
+                )
+                if most < need:
+                    break  # class k cannot win
+                if least < need:
+                    pending.append((diff, need, need - least))
+            else:
+                needs.append(pending)
+        if not needs:
+            return MilpOutcome("infeasible", None, np.inf, np.inf)
+        n_choice = len(needs) if len(needs) > 1 else 0
+        for position, pending in enumerate(needs):
+            for diff, need, big in pending:
+                if n_choice:
+                    # Enforced only for the class chosen: D >= need - big * (1 - w).
+                    add_row(
+                        np.r_[y_range, n_base + position],
+                        np.r_[diff, -big],
+                        need - big,
+                        np.inf,
+                    )
+                else:
+                    add_row(y_range, diff, need, np.inf)
+        if n_choice:
+            add_row(n_base + np.arange(n_choice), np.ones(n_choice), 1.0, 1.0)
+
+    # Cost columns: c_j, the term of feature j's chosen cell; s = max_j c_j (linf).
+    c0 = n_base + n_choice
+    n_cols = c0 + program.n_features + (1 if linf else 0)
+    terms = np.where(allowed, cost_terms, 0.0)
+    cells = np.arange(n_cells)
+    features = np.arange(program.n_features)
+    add_rows(
+        np.r_[program.cell_feature, features],
+        np.r_[cells, c0 + features],
+        np.r_[-terms, np.ones(program.n_features)],
+        np.zeros(program.n_features),
+        np.zeros(program.n_features),
+    )
+    objective = np.zeros(n_cols)
+    if linf:
+        objective[-1] = 1.0
+        add_rows(
+            np.r_[features, features],
+            np.r_[c0 + features, np.full(program.n_features, n_cols - 1)],
+            np.r_[-np.ones(program.n_features), np.ones(program.n_features)],
+            np.zeros(program.n_features),
+            np.full(program.n_features, np.inf),
+        )
+    else:
+        # The cutoff is HiGHS's objective bound (below), not a row: the row
+        # made the relaxation harder to solve (1.1 times slower over 16 rows).
+        objective[c0 : c0 + program.n_features] = 1.0
+    if one_hot:
+        assert one_cells is not None
+        for group in one_hot:
+            cells = np.concatenate(
+                [
+                    np.arange(program.cell_offsets[j], program.cell_offsets[j + 1])
+                    for j in group
+                ]
+            )
+            cells = cells[one_cells[cells]]
+            add_row(cells, np.ones(cells.size), 1.0, 1.0)
+
+    extra = (
+        sp.csr_matrix(
+            (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+            shape=(len(extra_lo), n_cols),
+        )
+        if extra_lo
+        else sp.csr_matrix((0, n_cols))
+    )
+    static.resize((static.shape[0], n_cols))
+    matrix = sp.vstack([static, extra], format="csr")
+    row_lower = np.concatenate([program.row_lower[row_keep], extra_lo])
+    row_upper = np.concatenate([program.row_upper[row_keep], extra_hi])
+
+    integrality = np.zeros(n_cols, dtype=np.int8)
+    integrality[:n_cells] = 1
+    integrality[n_base : n_base + n_choice] = 1
+    col_upper = np.ones(n_cols)
+    col_upper[:n_cells] = allowed
+    col_upper[c0:] = cutoff + slack if np.isfinite(cutoff) else np.inf
+
+    options: dict[str, Any] = {
+        "time_limit": float(time_limit),
+        "mip_rel_gap": MIP_REL_GAP,
+        "presolve": True,
+        # Measured on forests of 100 trees: trusting pseudocosts at once (fewer
+        # strong-branching LPs) and skipping symmetry detection are faster.
+        "mip_pscost_minreliable": 0,
+        "mip_detect_symmetry": False,
+        # Measured on 20 rows of a 100-tree forest of depth 6: a restart after
+        # root fixing and cut rounds at every node cost more than they save
+        # (median solve 2.7 s with them, 1.2 s without).
+        "mip_allow_restart": False,
+        "mip_allow_cut_separation_at_nodes": False,
+        # The root LP by the interior point method (then crossover to a basis
+        # the nodes start from): on 500 trees it takes 3 s instead of 11 s by
+        # dual simplex, and solves are about 1.2 times faster on 100 trees.
+        "mip_lp_solver": "ipx",
+    }
+    if np.isfinite(cutoff):
+        # A known answer bounds the search: HiGHS prunes against it (and fixes
+        # columns by reduced cost at the root) from the start, and its primal
+        # heuristics, which otherwise take most of the time, are not needed.
+        options["objective_bound"] = cutoff + slack
+        if not heuristics:
+            options.update(_WITHOUT_HEURISTICS)
+    options.update(highs_options or {})
+    started = time.perf_counter()
+
+    def solve(options: dict[str, Any]) -> HighsResult:
+        return solve_milp(
+            objective,
+            integrality,
+            np.zeros(n_cols),
+            col_upper,
+            matrix,
+            row_lower,
+            row_upper,
+            options,
+        )
+
+    result = solve(options)
+    if result.x is None and result.status not in (1, 2) and options["presolve"]:
+        # HiGHS's presolve occasionally ends in a "solve error" on these
+        # programs; the same program without presolve solves.
+        left = max(float(time_limit) - (time.perf_counter() - started), 1e-3)
+        result = solve({**options, "presolve": False, "time_limit": left})
+    if result.x is None and result.status not in (1, 2) and np.isfinite(cutoff):
+        # Pruned to the cutoff, a program whose only answers sit at the cutoff
+        # can end in a "solve error" too (a point off by the strict margin
+        # within tolerances); the program without the cutoff solves.
+        left = max(float(time_limit) - (time.perf_counter() - started), 1e-3)
+        return solve_cells(
+            program,
+            decision,
+            cost_terms,
+            linf=linf,
+            one_hot=one_hot,
+            one_cells=one_cells,
+            time_limit=left,
+            margin=margin,
+            heuristics=heuristics,
+            highs_options=highs_options,
+        )
+    if result.status == 2:
+        return MilpOutcome("infeasible", None, np.inf, np.inf)
+    bound = getattr(result, "mip_dual_bound", None)
+    bound = -np.inf if bound is None or not np.isfinite(bound) else float(bound)
+    if result.x is None:
+        if result.status == 1:
+            return MilpOutcome("time_limit", None, np.inf, bound)
+        raise TreelensError(
+            f"HiGHS could not solve the counterfactual program: {result.message}"
+        )
+    chosen = np.flatnonzero((result.x[:n_cells] > 0.5) & allowed)
+    if not np.array_equal(program.cell_feature[chosen], np.arange(program.n_features)):
+        raise TreelensError(
+            "HiGHS returned a solution that does not pick one cell per feature "
+            f"(status {result.status}: {result.message})."
+        )
+    picked = cost_terms[chosen]
+    value = float(picked.max(initial=0.0) if linf else picked.sum())
+    if result.status == 0:
+        return MilpOutcome(
+            "optimal", chosen, value, min(value, max(bound, value * (1 - MIP_REL_GAP)))
+        )
+    return MilpOutcome("time_limit", chosen, value, min(bound, value))
+
+
+def _range_min(
+    values: NDArray[np.float64], first: NDArray[np.intp], last: NDArray[np.intp]
+) -> NDArray[np.float64]:
+    """``min(values[first[q] : last[q] + 1])`` for every query, with a sparse table."""
+    table = [values]
+    width = 1
+    while 2 * width <= values.size:
+        prev = table[-1]
+        table.append(np.minimum(prev[: prev.size - width], prev[width:]))
+        width *= 2
+    length = last - first + 1
+    level = np.floor(np.log2(np.maximum(length, 1))).astype(np.intp)
+    out = np.empty(first.size)
+    for k in np.unique(level):  # a handful of levels
+        sel = level == k
+        row = table[k]
+        out[sel] = np.minimum(row[first[sel]], row[last[sel] - (1 << k) + 1])
+    return out

@@ -1,0 +1,444 @@
+"""What counterfactual searches share: checked inputs, the result, the final check.
+
+Used by :func:`~treelens.feature_tweak` and :func:`~treelens.optimal_counterfactual`:
+
+- :func:`prepare_problem` validates the public arguments once and returns a
+  :class:`Problem` (forest, rows in float64, target, cost, epsilon, constraints,
+  current leaves and predictions, rows already at the target);
+- :func:`finish` confirms every counterfactual with the *source model's own*
+  ``predict`` (the Forest is not trusted for that) and against the constraints,
+  and builds the :class:`CounterfactualResult`.  A row that fails is a bug: it is
+  reported with a :class:`CounterfactualCheckWarning` and returned as not found,
+  never as valid.
+"""
+
+from __future__ import annotations
+
+import warnings
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._core._forest import Forest
+from .._exceptions import InputError, TreelensError
+from ._constraints import Constraints, ResolvedConstraints
+from ._costs import Cost, resolve_cost
+from ._epsilon import resolve_epsilon
+from ._targets import Target, resolve_target
+
+__all__ = [
+    "REASON_CHECK_FAILED",
+    "REASON_INFEASIBLE",
+    "REASON_NOT_REACHABLE",
+    "REASON_NO_FLIP",
+    "REASON_TIME_LIMIT",
+    "CounterfactualCheckWarning",
+    "CounterfactualResult",
+    "Problem",
+    "as_float64",
+    "finish",
+    "forest_of",
+    "prepare_problem",
+    "source_predict",
+]
+
+#: No leaf of the target can be reached under the constraints (no candidate at all).
+REASON_NOT_REACHABLE = "no target leaf reachable under the constraints"
+#: Candidates exist but none makes the whole ensemble predict the target.
+REASON_NO_FLIP = "no candidate flips the ensemble"
+#: The exact search proved that no change reaches the target.
+REASON_INFEASIBLE = "infeasible: no change reaches the target under the constraints"
+#: The exact search stopped at its time limit before finding any counterfactual.
+REASON_TIME_LIMIT = "time limit reached before any counterfactual was found"
+#: The source model's own predict (or a constraint) rejected the answer: a bug.
+REASON_CHECK_FAILED = (
+    "rejected by the source model's predict or the constraints (a bug)"
+)
+
+
+class CounterfactualCheckWarning(TreelensError, RuntimeWarning):
+    """A computed counterfactual failed the source model's own check.
+
+    This is a bug in treelens; the row is returned as not found.
+    """
+
+
+@dataclass(frozen=True, eq=False)
+class CounterfactualResult:
+    """Counterfactuals of a batch of rows.
+
+    Attributes
+    ----------
+    X_ : ndarray of shape (n_samples, n_features)
+        The rows given.
+    X_cf_ : ndarray of shape (n_samples, n_features)
+        The counterfactual of each row; NaN where none was found; the row itself
+        where it already met the target.
+    found_ : ndarray of shape (n_samples,), bool
+    cost_ : ndarray of shape (n_samples,)
+        Cost of each counterfactual; ``inf`` where none was found, 0 where the row
+        already met the target.
+    reason_ : ndarray of shape (n_samples,), object
+        None where found, else why not (one of the ``REASON_*`` strings).
+    tree_ : ndarray of shape (n_samples,), int
+        Tree whose leaf the counterfactual was built from; -1 when not applicable.
+    leaf_ : ndarray of shape (n_samples,), int
+        Node id of that leaf in its tree; -1 when not applicable.
+    prediction_ : ndarray of shape (n_samples,)
+        The model's prediction for each row.
+    cf_prediction_ : ndarray of shape (n_samples,), object
+        The source model's prediction for each counterfactual; None where not found.
+    feature_names_ : tuple of str
+    target_ : Target
+    cost_name_ : str
+    method_ : str
+        ``"feature_tweak"`` or ``"optimal_counterfactual"``.
+    status_ : ndarray of shape (n_samples,), object, or None
+        Exact search only: ``"optimal"``, ``"time_limit"`` or ``"infeasible"``.
+    gap_ : ndarray of shape (n_samples,), or None
+        Exact search only: proven relative optimality gap (0 when optimal).
+    """
+
+    X_: NDArray[np.float64]
+    X_cf_: NDArray[np.float64]
+    found_: NDArray[np.bool_]
+    cost_: NDArray[np.float64]
+    reason_: NDArray[np.object_]
+    tree_: NDArray[np.intp]
+    leaf_: NDArray[np.intp]
+    prediction_: NDArray[Any]
+    cf_prediction_: NDArray[np.object_]
+    feature_names_: tuple[str, ...]
+    target_: Target
+    cost_name_: str
+    method_: str
+    status_: NDArray[np.object_] | None = None
+    gap_: NDArray[np.float64] | None = None
+
+    def __post_init__(self) -> None:
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            if isinstance(value, np.ndarray):
+                value.setflags(write=False)
+
+    def __len__(self) -> int:
+        return int(self.found_.shape[0])
+
+    @property
+    def changed_(self) -> NDArray[np.bool_]:
+        """Mask of shape (n_samples, n_features): features each counterfactual changes."""
+        return self.found_[:, None] & (self.X_cf_ != self.X_)
+
+    def changes(self, i: int) -> list[tuple[str, float, float]]:
+        """``(feature, before, after)`` for every feature row ``i`` changes."""
+        return [
+            (self.feature_names_[j], float(self.X_[i, j]), float(self.X_cf_[i, j]))
+            for j in np.flatnonzero(self.changed_[i])
+        ]
+
+    def to_frame(self) -> Any:
+        """One row per changed feature of every found counterfactual.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``row``, ``feature``, ``before``, ``after``, ``delta``,
+            ``cost``, ``tree``, ``leaf``.
+        """
+        import pandas as pd
+
+        rows, cols = np.nonzero(self.changed_)
+        before, after = self.X_[rows, cols], self.X_cf_[rows, cols]
+        return pd.DataFrame(
+            {
+                "row": rows,
+                "feature": np.array(self.feature_names_, dtype=object)[cols],
+                "before": before,
+                "after": after,
+                "delta": after - before,
+                "cost": self.cost_[rows],
+                "tree": self.tree_[rows],
+                "leaf": self.leaf_[rows],
+            }
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"CounterfactualResult(method={self.method_!r}, n_samples={len(self)}, "
+            f"found={int(self.found_.sum())}, target={self.target_.describe()!r}, "
+            f"cost={self.cost_name_!r})"
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class Problem:
+    """Validated inputs of a counterfactual search.
+
+    Attributes
+    ----------
+    forest : Forest
+    source : object or None
+        The model the user gave (None when it was a bare Forest).
+    X : ndarray of shape (n, n_features), float64
+        The rows as given (not cast).
+    leaves : ndarray of shape (n, n_trees)
+        Leaf each row reaches now.
+    current : ndarray of shape (n,)
+        The model's prediction for each row.
+    at_target : ndarray of shape (n,), bool
+        Rows already meeting the target.
+    target : Target
+    cost : Cost
+    epsilon : ndarray of shape (n_features,)
+    constraints : ResolvedConstraints
+    reference : ndarray of shape (n_reference, n_features) or None
+    """
+
+    forest: Forest
+    source: Any
+    X: NDArray[np.float64]
+    leaves: NDArray[np.intp]
+    current: NDArray[Any]
+    at_target: NDArray[np.bool_]
+    target: Target
+    cost: Cost
+    epsilon: NDArray[np.float64]
+    constraints: ResolvedConstraints
+    reference: NDArray[np.float64] | None
+
+
+def as_float64(forest: Forest, X: Any) -> NDArray[np.float64]:
+    """``X`` checked by :meth:`Forest.validate_X`, kept in float64 (not cast)."""
+    from .._core._validation import column_names
+
+    forest.validate_X(X)  # every check and its message
+    names = column_names(X)
+    if names is not None:
+        if forest.has_feature_names:
+            X = X[list(forest.feature_names)]
+        X = X.to_numpy()
+    return np.atleast_2d(np.asarray(X, dtype=np.float64))
+
+
+# Forests of the models seen recently, so that repeated calls on one model do not
+# rebuild the Forest and its cached boxes and routing tables.  An entry is reused
+# only while every fitted attribute (name ending in "_") is the same object with
+# the same length; refitting rebinds them (warm starts change their length).
+_FORESTS: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], Forest]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _fitted_signature(model: Any) -> tuple[Any, ...] | None:
+    try:
+        attributes = vars(model)
+    except TypeError:
+        return None
+    return tuple(
+        (name, value, len(value) if hasattr(value, "__len__") else None)
+        for name, value in sorted(attributes.items())
+        if name.endswith("_") and not name.startswith("_")
+    )
+
+
+def forest_of(model: Any) -> Forest:
+    """``to_forest(model)``, reusing the Forest built last time for an unchanged model."""
+    from .._adapters import to_forest
+
+    if isinstance(model, Forest):
+        return model
+    signature = _fitted_signature(model)
+    if signature:
+        try:
+            cached = _FORESTS.get(model)
+        except TypeError:  # unhashable or not weakly referable
+            return to_forest(model)
+        if cached is not None and _same(cached[0], signature):
+            return cached[1]
+    forest = to_forest(model)
+    if signature:
+        try:
+            _FORESTS[model] = (signature, forest)
+        except TypeError:
+            pass
+    return forest
+
+
+def _same(old: tuple[Any, ...], new: tuple[Any, ...]) -> bool:
+    return len(old) == len(new) and all(
+        a[0] == b[0] and a[1] is b[1] and a[2] == b[2] for a, b in zip(old, new)
+    )
+
+
+def prepare_problem(
+    model: Any,
+    X: Any,
+    *,
+    target: Any,
+    cost: Any,
+    epsilon: Any,
+    constraints: Constraints | None,
+    reference: Any,
+) -> Problem:
+    """Validate the public arguments of a counterfactual search (see :class:`Problem`).
+
+    Raises
+    ------
+    InputError
+        On any bad argument (see :func:`~treelens.feature_tweak`), including NaN
+        in ``X``: counterfactuals are defined for complete rows only.
+    """
+    forest = forest_of(model)
+    source = None if isinstance(model, Forest) else model
+    rows = as_float64(forest, X)
+    if np.isnan(rows).any():
+        r, j = np.argwhere(np.isnan(rows))[0]
+        raise InputError(
+            f"X contains NaN at row {r}, feature {forest.feature_names[j]!r}; "
+            "counterfactuals need complete rows, expected finite numbers (impute "
+            "missing values first)."
+        )
+    resolved_target = resolve_target(forest, target)
+    ref = None if reference is None else as_float64(forest, reference)
+    if constraints is not None and not isinstance(constraints, Constraints):
+        raise InputError(
+            "`constraints` must be a treelens.Constraints or None; got "
+            f"{type(constraints).__name__}."
+        )
+    resolved = (constraints or Constraints()).resolve(forest)
+    resolved.check_rows(rows)
+    leaves = forest._apply(rows.astype(forest.input_dtype))
+    current = forest._predict_from_leaves(leaves)
+    return Problem(
+        forest=forest,
+        source=source,
+        X=rows,
+        leaves=leaves,
+        current=current,
+        at_target=resolved_target.meets(current, current)
+        & (resolved_target.kind != "other"),
+        target=resolved_target,
+        cost=resolve_cost(forest, cost, ref),
+        epsilon=resolve_epsilon(forest, epsilon, ref),
+        constraints=resolved,
+        reference=ref,
+    )
+
+
+def source_predict(problem: Problem, X: NDArray[np.float64]) -> NDArray[Any]:
+    """Predictions of the source model (or the bare Forest) for rows ``X``."""
+    if problem.source is None:
+        return problem.forest.predict(X)
+    from .._adapters._native import booster_predict
+
+    predicted = booster_predict(problem.source, X)  # XGBoost / LightGBM Boosters
+    if predicted is not None:
+        return predicted
+    names = getattr(problem.source, "feature_names_in_", None)
+    if names is not None:
+        import pandas as pd
+
+        X = pd.DataFrame(X, columns=list(names))
+    return np.asarray(problem.source.predict(X))
+
+
+def finish(
+    problem: Problem,
+    *,
+    X_cf: NDArray[np.float64],
+    found: NDArray[np.bool_],
+    cost: NDArray[np.float64],
+    reason: NDArray[np.object_],
+    tree: NDArray[np.intp] | None = None,
+    leaf: NDArray[np.intp] | None = None,
+    method: str,
+    status: NDArray[np.object_] | None = None,
+    gap: NDArray[np.float64] | None = None,
+) -> CounterfactualResult:
+    """Confirm the counterfactuals and build the result.
+
+    Rows of ``problem.at_target`` are set to found, cost 0, ``X_cf = X``.  Every
+    other found row is checked with the source model's ``predict`` and the
+    constraints; a row that fails is turned into "not found" with
+    ``REASON_CHECK_FAILED`` and a :class:`CounterfactualCheckWarning`.
+
+    Parameters
+    ----------
+    problem : Problem
+    X_cf : ndarray of shape (n, n_features)
+    found : ndarray of shape (n,), bool
+    cost : ndarray of shape (n,)
+    reason : ndarray of shape (n,), object
+    tree, leaf : ndarray of shape (n,), optional
+    method : str
+    status : ndarray of shape (n,), object, optional
+    gap : ndarray of shape (n,), optional
+
+    Returns
+    -------
+    CounterfactualResult
+    """
+    n = problem.X.shape[0]
+    X_cf = np.array(X_cf, dtype=np.float64)
+    found = np.array(found, dtype=bool)
+    cost = np.array(cost, dtype=np.float64)
+    reason = np.array(reason, dtype=object)
+    tree = (
+        np.full(n, -1, dtype=np.intp) if tree is None else np.array(tree, dtype=np.intp)
+    )
+    leaf = (
+        np.full(n, -1, dtype=np.intp) if leaf is None else np.array(leaf, dtype=np.intp)
+    )
+    at = problem.at_target
+    X_cf[at], found[at], cost[at], tree[at], leaf[at] = problem.X[at], True, 0.0, -1, -1
+    reason[at] = None
+    cf_prediction = np.full(n, None, dtype=object)
+    check = found & ~at
+    if check.any():
+        rows = np.flatnonzero(check)
+        predicted = source_predict(problem, X_cf[rows])
+        ok = problem.target.meets(predicted, problem.current[rows])
+        ok &= problem.constraints.satisfied(problem.X[rows], X_cf[rows])
+        ok &= np.isfinite(X_cf[rows]).all(axis=1)
+        cf_prediction[rows] = predicted
+        bad = rows[~ok]
+        if bad.size:
+            warnings.warn(
+                f"{bad.size} counterfactual(s) (rows {bad[:10].tolist()}) failed the "
+                "source model's predict or the constraints and are returned as not "
+                "found; this is a bug in treelens, please report it.",
+                CounterfactualCheckWarning,
+                stacklevel=3,
+            )
+            found[bad], reason[bad], cf_prediction[bad] = (
+                False,
+                REASON_CHECK_FAILED,
+                None,
+            )
+    if at.any():
+        cf_prediction[at] = problem.current[at]
+    X_cf[~found] = np.nan
+    cost[~found] = np.inf
+    tree[~found] = -1
+    leaf[~found] = -1
+    reason[found] = None
+    return CounterfactualResult(
+        X_=problem.X.copy(),
+        X_cf_=X_cf,
+        found_=found,
+        cost_=cost,
+        reason_=reason,
+        tree_=tree,
+        leaf_=leaf,
+        prediction_=np.asarray(problem.current).copy(),
+        cf_prediction_=cf_prediction,
+        feature_names_=problem.forest.feature_names,
+        target_=problem.target,
+        cost_name_=problem.cost.name,
+        method_=method,
+        status_=None if status is None else np.array(status, dtype=object),
+        gap_=None if gap is None else np.array(gap, dtype=np.float64),
+    )

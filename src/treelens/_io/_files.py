@@ -1,0 +1,455 @@
+"""Reading models and data files, and writing output files safely.
+
+Used by the command line; the functions are plain Python so notebooks can use them
+too.  Every failure caused by the user's files is raised as an :class:`InputError`
+(or :class:`UnsafeModelError`) whose message names the file.
+
+Model files
+-----------
+- ``.skops``: loaded with :func:`skops.io.load` after checking its types with
+  :func:`skops.io.get_untrusted_types`.  Types outside skops' own trusted set are
+  accepted only if treelens knows them to be model internals of a library it
+  supports (:data:`TRUSTED_MODEL_TYPES`) or the caller lists them in ``trusted``.
+- ``.pkl``, ``.pickle``, ``.joblib`` (or any file that starts like a pickle):
+  unpickling runs arbitrary code, so these load only with ``trust_pickle=True``.
+- XGBoost (``.json``, ``.ubj``) and LightGBM (``.txt``) native model files, through
+  the boosting adapters' loader.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import zipfile
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+import pandas as pd
+
+from .._exceptions import InputError, TreelensError
+
+__all__ = [
+    "TRUSTED_MODEL_TYPES",
+    "UnsafeModelError",
+    "atomic_write",
+    "check_output_path",
+    "load_data",
+    "load_model",
+]
+
+#: Types that skops does not trust by default but that are the fitted internals of
+#: models treelens reads: constructing them runs only their library's own code.
+TRUSTED_MODEL_TYPES: frozenset[str] = frozenset(
+    {
+        "sklearn.tree._tree.Tree",
+        "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor",
+        "xgboost.core.Booster",
+        "xgboost.sklearn.XGBClassifier",
+        "xgboost.sklearn.XGBRegressor",
+        "lightgbm.basic.Booster",
+        "lightgbm.sklearn.LGBMClassifier",
+        "lightgbm.sklearn.LGBMRegressor",
+        "collections.OrderedDict",
+    }
+)
+
+_PICKLE_SUFFIXES = {".pkl", ".pickle", ".joblib"}
+_SKOPS_SUFFIXES = {".skops"}
+_NATIVE_SUFFIXES = {".json", ".ubj", ".txt", ".model", ".bst"}
+_CSV_SUFFIXES = {".csv", ".tsv"}
+_PARQUET_SUFFIXES = {".parquet", ".pq"}
+
+
+class UnsafeModelError(InputError):
+    """A model file would run untrusted code when loaded and was refused."""
+
+
+def _check_readable(path: Path, what: str) -> None:
+    if not path.exists():
+        raise InputError(f"{what} file {str(path)!r} does not exist.")
+    if path.is_dir():
+        raise InputError(f"{what} path {str(path)!r} is a directory; expected a file.")
+    if not os.access(path, os.R_OK):
+        raise InputError(f"{what} file {str(path)!r} is not readable.")
+
+
+def _sniff(path: Path) -> str:
+    """Guess a model file's format from its first bytes."""
+    with open(path, "rb") as handle:
+        head = handle.read(16)
+    if head.startswith(b"PK"):
+        return "skops"
+    # Pickle protocol 2+ opens with PROTO (0x80); joblib compresses with zlib (0x78).
+    if head[:1] in (b"\x80", b"\x78") or head.startswith(b"\x1f\x8b"):
+        return "pickle"
+    stripped = head.lstrip()
+    if stripped.startswith((b"{", b"tree")):
+        return "native"
+    return "unknown"
+
+
+def load_model(
+    path: str | os.PathLike[str],
+    *,
+    trust_pickle: bool = False,
+    trusted: Sequence[str] = (),
+) -> Any:
+    """Load a fitted model from a file, refusing files that would run untrusted code.
+
+    Parameters
+    ----------
+    path : path-like
+        A ``.skops`` file, a pickle/joblib file, or an XGBoost/LightGBM native
+        model file.
+    trust_pickle : bool, default=False
+        Allow pickle and joblib files.  Unpickling runs arbitrary code from the
+        file: pass True only for files you made yourself or fully trust.
+    trusted : sequence of str, default=()
+        Extra fully qualified type names to trust in a ``.skops`` file, in
+        addition to skops' defaults and :data:`TRUSTED_MODEL_TYPES`.
+
+    Returns
+    -------
+    model : object
+        The fitted model.
+
+    Raises
+    ------
+    InputError
+        If the file is missing, unreadable, or not a model file treelens can read.
+    UnsafeModelError
+        If the file is a pickle and ``trust_pickle`` is false, or a skops file
+        holding types that are not trusted.
+    """
+    path = Path(path)
+    _check_readable(path, "Model")
+    suffix = path.suffix.lower()
+    kind = _sniff(path)
+    if suffix in _PICKLE_SUFFIXES or kind == "pickle":
+        return _load_pickle(path, trust_pickle=trust_pickle)
+    if suffix in _SKOPS_SUFFIXES or kind == "skops":
+        return _load_skops(path, trusted=trusted)
+    if suffix in _NATIVE_SUFFIXES or kind == "native":
+        return _load_native(path)
+    raise InputError(
+        f"Cannot tell the format of model file {str(path)!r}; expected a .skops "
+        "file, a pickle/joblib file (.pkl, .pickle, .joblib, with --trust-pickle), "
+        "or an XGBoost (.json, .ubj) or LightGBM (.txt) model file."
+    )
+
+
+def _load_pickle(path: Path, *, trust_pickle: bool) -> Any:
+    if not trust_pickle:
+        raise UnsafeModelError(
+            f"Refusing to load {str(path)!r}: it is a pickle/joblib file, and "
+            "unpickling runs arbitrary code from the file. Pass --trust-pickle "
+            "(trust_pickle=True) only if you trust its origin, or save the model "
+            "with skops (skops.io.dump) instead."
+        )
+    import joblib
+
+    try:
+        return joblib.load(path)
+    except Exception as exc:  # any failure of the unpickler means a bad file
+        raise InputError(
+            f"Could not read model file {str(path)!r} as a pickle/joblib file: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def _load_skops(path: Path, *, trusted: Sequence[str]) -> Any:
+    import skops.io
+
+    try:
+        untrusted = skops.io.get_untrusted_types(file=path)
+    except (zipfile.BadZipFile, KeyError, ValueError, OSError, TypeError) as exc:
+        raise InputError(
+            f"Could not read model file {str(path)!r} as a skops file: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    allowed = TRUSTED_MODEL_TYPES | set(trusted)
+    refused = sorted(set(untrusted) - allowed)
+    if refused:
+        raise UnsafeModelError(
+            f"Refusing to load {str(path)!r}: it holds types that are not trusted "
+            f"({', '.join(refused)}). Check them, then pass --trust TYPE for each "
+            "(trusted=[...]) to load it."
+        )
+    try:
+        return skops.io.load(path, trusted=list(untrusted))
+    except Exception as exc:  # a corrupt archive fails in many ways
+        raise InputError(
+            f"Could not read model file {str(path)!r} as a skops file: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def _load_native(path: Path) -> Any:
+    try:
+        from .._adapters._native import load_native_model  # type: ignore[import-not-found]
+    except ImportError:
+        raise InputError(
+            f"Cannot read {str(path)!r}: reading XGBoost or LightGBM native model "
+            "files is not available in this version of treelens; save the model "
+            "with skops (skops.io.dump) instead."
+        ) from None
+    try:
+        return load_native_model(path)
+    except TreelensError:
+        raise
+    except Exception as exc:
+        raise InputError(
+            f"Could not read model file {str(path)!r} as an XGBoost or LightGBM "
+            f"model file: {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def _read_table(path: Path) -> pd.DataFrame:
+    suffix = path.suffix.lower()
+    try:
+        if suffix in _PARQUET_SUFFIXES:
+            return pd.read_parquet(path)
+        if suffix in _CSV_SUFFIXES:
+            sep = "\t" if suffix == ".tsv" else ","
+            return pd.read_csv(path, sep=sep)
+    except (ValueError, OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise InputError(
+            f"Could not read data file {str(path)!r}: {type(exc).__name__}: {exc}"
+        ) from exc
+    except Exception as exc:  # pyarrow raises its own error classes
+        raise InputError(
+            f"Could not read data file {str(path)!r}: {type(exc).__name__}: {exc}"
+        ) from exc
+    raise InputError(
+        f"Unknown data file type {suffix or '(none)'!r} for {str(path)!r}; "
+        "expected .csv, .tsv, .parquet or .pq."
+    )
+
+
+def _numeric_frame(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """Convert every column to float64, naming the first value that is not a number."""
+    out = {}
+    for name in frame.columns:
+        column = frame[name]
+        if pd.api.types.is_bool_dtype(column) or pd.api.types.is_numeric_dtype(column):
+            out[name] = column.astype(np.float64)
+            continue
+        converted = pd.to_numeric(column, errors="coerce")
+        bad = converted.isna() & column.notna()
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise InputError(
+                f"Column {str(name)!r} of {str(path)!r} must hold numbers; got "
+                f"{column.iloc[row]!r} at data row {row}."
+            )
+        out[name] = converted.astype(np.float64)
+    return pd.DataFrame(out, index=frame.index)
+
+
+def load_data(
+    path: str | os.PathLike[str],
+    *,
+    feature_names: Sequence[str],
+    has_feature_names: bool = True,
+    target: str | None = None,
+) -> tuple[pd.DataFrame, pd.Series | None]:
+    """Read a CSV or Parquet file into the model's features and an optional target.
+
+    Parameters
+    ----------
+    path : path-like
+        ``.csv``, ``.tsv``, ``.parquet`` or ``.pq`` file with a header row.
+    feature_names : sequence of str
+        The model's features.
+    has_feature_names : bool, default=True
+        Whether the model knows its feature names.  If true, columns are matched by
+        name (any order); otherwise the columns other than ``target`` are taken in
+        file order and must number ``len(feature_names)``.
+    target : str, optional
+        Name of the column holding the true labels or values.
+
+    Returns
+    -------
+    X : DataFrame of shape (n_samples, n_features)
+        The features, float64, in the model's order.  When the model has no feature
+        names the file's column names are kept.
+    y : Series of shape (n_samples,) or None
+        The target column, as read, or None when ``target`` is None.
+
+    Raises
+    ------
+    InputError
+        If the file is missing or unreadable, the target column is absent, columns
+        are missing or unexpected (all of them are named), or a feature holds a
+        value that is not a number.
+    """
+    path = Path(path)
+    _check_readable(path, "Data")
+    frame = _read_table(path)
+    frame.columns = [str(c) for c in frame.columns]
+    if frame.shape[0] == 0:
+        raise InputError(f"Data file {str(path)!r} has no rows; expected at least one.")
+    y = None
+    if target is not None:
+        if target not in frame.columns:
+            raise InputError(
+                f"Target column {target!r} is not in {str(path)!r}; expected one of "
+                f"{list(frame.columns)}."
+            )
+        y = frame.pop(target)
+    expected = [str(n) for n in feature_names]
+    if has_feature_names:
+        columns = list(frame.columns)
+        missing = [n for n in expected if n not in columns]
+        extra = [n for n in columns if n not in expected]
+        if missing or extra:
+            hint = " (name the target column with --target)" if extra else ""
+            raise InputError(
+                f"The columns of {str(path)!r} must be the model's features; "
+                f"missing {missing}, unexpected {extra}{hint}."
+            )
+        frame = frame[expected]
+    elif frame.shape[1] != len(expected):
+        raise InputError(
+            f"{str(path)!r} has {frame.shape[1]} feature columns, but the model "
+            f"(fitted without feature names) expects {len(expected)}; name the "
+            "target column with --target."
+        )
+    return _numeric_frame(frame, path), y
+
+
+def check_output_path(
+    path: str | os.PathLike[str], *, inputs: Sequence[str | os.PathLike[str]] = ()
+) -> Path:
+    """Check that ``path`` can be written as an output file, before any work.
+
+    Parameters
+    ----------
+    path : path-like
+        The output file.
+    inputs : sequence of path-like
+        Files read by the same command; the output may not be any of them.
+
+    Returns
+    -------
+    Path
+        ``path`` as a :class:`~pathlib.Path`.
+
+    Raises
+    ------
+    InputError
+        If ``path`` is a directory, is one of ``inputs``, or its directory does not
+        exist or is not writable.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(
+            f"Output path {str(path)!r} is a directory; expected a file name."
+        )
+    target = path.resolve()
+    for source in inputs:
+        source = Path(source)
+        if source.exists() and (target == source.resolve() or _same_file(path, source)):
+            raise InputError(
+                f"Output path {str(path)!r} is an input file; expected a new file "
+                "name, so that the input is never overwritten."
+            )
+    parent = target.parent
+    if not parent.is_dir():
+        raise InputError(
+            f"Cannot write {str(path)!r}: directory {str(parent)!r} does not exist."
+        )
+    # Creating (and removing) the temporary file now proves the directory writable.
+    try:
+        handle, temp = tempfile.mkstemp(
+            dir=parent, prefix=f".{path.name}.", suffix=".tmp"
+        )
+    except OSError as exc:
+        raise InputError(
+            f"Cannot write {str(path)!r}: {exc.strerror or exc}; expected a writable "
+            "directory."
+        ) from exc
+    os.close(handle)
+    os.unlink(temp)
+    return path
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def _temporary_sibling(path: Path) -> Iterator[tuple[IO[bytes], str]]:
+    handle, temp = tempfile.mkstemp(
+        dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
+    )
+    stream = os.fdopen(handle, "wb")
+    try:
+        yield stream, temp
+    except BaseException:
+        # Also on KeyboardInterrupt: the destination is left exactly as it was.
+        stream.close()
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
+def atomic_write(
+    path: str | os.PathLike[str],
+    content: bytes | str | Callable[[IO[bytes]], None],
+    *,
+    inputs: Sequence[str | os.PathLike[str]] = (),
+) -> Path:
+    """Write a file atomically: all of ``content`` appears at ``path``, or nothing.
+
+    The content goes to a temporary file in the same directory, is flushed and
+    fsynced, and then renamed over ``path`` with :func:`os.replace`, which is atomic
+    on POSIX and Windows.  An error or interrupt (Ctrl-C) before the rename removes
+    the temporary file and leaves ``path`` untouched.
+
+    Parameters
+    ----------
+    path : path-like
+        Destination file.
+    content : bytes, str or callable
+        The bytes to write, text (written as UTF-8), or a function that writes to
+        the binary stream it is given.
+    inputs : sequence of path-like
+        Files the output may not replace (see :func:`check_output_path`).
+
+    Returns
+    -------
+    Path
+        The destination.
+    """
+    path = check_output_path(path, inputs=inputs)
+    try:
+        with _temporary_sibling(path) as (stream, temp):
+            if callable(content):
+                content(stream)
+            else:
+                stream.write(
+                    content.encode("utf-8") if isinstance(content, str) else content
+                )
+            stream.flush()
+            os.fsync(stream.fileno())
+            stream.close()
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(temp, 0o666 & ~umask)
+            os.replace(temp, path)
+    except OSError as exc:
+        raise InputError(f"Cannot write {str(path)!r}: {exc.strerror or exc}.") from exc
+    with contextlib.suppress(OSError):
+        directory = os.open(path.resolve().parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+    return path

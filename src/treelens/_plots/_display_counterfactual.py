@@ -1,0 +1,220 @@
+"""CounterfactualDisplay: an instance and its counterfactual as an arrow."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._exceptions import InputError
+from ._common import model_feature_names, require_matplotlib
+from ._display_partition import PartitionDisplay
+from ._display_regions import DecisionRegionDisplay, as_array, forest_or_none
+from ._partition import resolve_features
+
+__all__ = ["CounterfactualDisplay"]
+
+
+def changed_features(
+    x: NDArray[np.float64], x_cf: NDArray[np.float64], scale: NDArray[np.float64]
+) -> NDArray[np.intp]:
+    """Features ordered by how much they changed, in units of ``scale``, largest first."""
+    scale = np.where(scale > 0, scale, 1.0)
+    change = np.abs(x_cf - x) / scale
+    return np.argsort(-change, kind="stable")
+
+
+class CounterfactualDisplay:
+    """An instance and its counterfactual, as an arrow over the model's regions.
+
+    The picture is the slice through the instance: the two features that changed
+    most (relative to their spread in the data) are on the axes, every other
+    feature is held at the instance's value.  Below the arrow is the partition of
+    a single tree, or the exact regions of an ensemble.
+
+    Attributes
+    ----------
+    features_ : (int, int)
+    feature_names_ : (str, str)
+    x_ : ndarray of shape (n_features,)
+        The instance.
+    x_cf_ : ndarray of shape (n_features,)
+        Its counterfactual.
+    start_, end_ : ndarray of shape (2,)
+        The arrow's ends in the two features.
+    changed_ : list of str
+        Names of every feature that changed.
+    background_ : PartitionDisplay or DecisionRegionDisplay
+    arrow_ : matplotlib FancyArrowPatch
+    ax_, figure_
+    """
+
+    @classmethod
+    def from_result(
+        cls,
+        estimator: Any,
+        result: Any,
+        X: Any = None,
+        *,
+        index: int = 0,
+        features: tuple[Any, Any] | None = None,
+        X_background: Any = None,
+        y_background: Any = None,
+        kind: Literal["auto", "partition", "regions"] = "auto",
+        ax: Any = None,
+    ) -> CounterfactualDisplay:
+        """Draw the move from ``X[index]`` to its counterfactual.
+
+        Parameters
+        ----------
+        estimator : fitted model the counterfactuals were computed for
+        result : counterfactual result
+            Anything with ``X_cf_`` (array-like of shape (n_samples,
+            n_features)) and optionally ``found_`` (bool per row) and ``X_``.
+        X : array-like of shape (n_samples, n_features), optional
+            The instances; default ``result.X_``.
+        index : int, default=0
+            Which row to draw.
+        features : pair of str or int, optional
+            Default: the two features that changed most.
+        X_background : array-like of shape (n, n_features), optional
+            Data setting the window and drawn as points (e.g. training data).
+        y_background : array-like of shape (n,), optional
+        kind : {"auto", "partition", "regions"}, default="auto"
+            Background: a single tree's partition or the model's regions;
+            "auto" picks the partition for a single tree.
+        ax : matplotlib Axes, optional
+
+        Returns
+        -------
+        CounterfactualDisplay
+        """
+        forest = forest_or_none(estimator)
+        X = getattr(result, "X_", None) if X is None else X
+        if X is None or not hasattr(result, "X_cf_"):
+            raise InputError(
+                "CounterfactualDisplay needs the instances and `result.X_cf_`; got "
+                f"X={'None' if X is None else 'given'} and a {type(result).__name__}"
+                f"{'' if hasattr(result, 'X_cf_') else ' without X_cf_'}."
+            )
+        Xa = as_array(X, forest)
+        X_cf = np.asarray(result.X_cf_, dtype=np.float64).reshape(Xa.shape[0], -1)
+        if not -Xa.shape[0] <= index < Xa.shape[0]:
+            raise InputError(f"`index` must be in [0, {Xa.shape[0] - 1}]; got {index}.")
+        found = getattr(result, "found_", None)
+        if found is not None and not bool(np.asarray(found)[index]):
+            raise InputError(
+                f"No counterfactual was found for row {index}; expected a row with "
+                "found_ true."
+            )
+        x, x_cf = Xa[index], X_cf[index]
+        n_features = Xa.shape[1]
+        names = (
+            forest.feature_names
+            if forest is not None
+            else model_feature_names(estimator, n_features)
+        )
+        background = Xa if X_background is None else as_array(X_background, forest)
+        if features is None:
+            if n_features < 2:
+                resolve_features(names, (0, 0))  # raises: a 2-D picture of one feature
+            order = changed_features(
+                x,
+                x_cf,
+                background.std(axis=0)
+                if background.shape[0] > 1
+                else np.ones(n_features),
+            )
+            features = (int(order[0]), int(order[1]))
+        f0, f1 = resolve_features(names, features)
+        window_data = np.vstack([background, x, x_cf])
+        if kind == "auto":
+            kind = (
+                "partition"
+                if forest is not None and forest.kind == "tree"
+                else "regions"
+            )
+        if kind not in ("partition", "regions"):
+            raise InputError(
+                f"`kind` must be 'auto', 'partition' or 'regions'; got {kind!r}."
+            )
+        y_bg = None
+        if y_background is not None:
+            y_bg = np.concatenate(
+                [
+                    np.asarray(y_background),
+                    np.asarray(_predict_rows(estimator, forest, np.vstack([x, x_cf]))),
+                ]
+            )
+        common = {"features": (f0, f1), "reference": x, "ax": ax, "y": y_bg}
+        if kind == "partition":
+            bg: Any = PartitionDisplay.from_estimator(
+                estimator, window_data, show_points=y_bg is not None, **common
+            )
+        else:
+            bg = DecisionRegionDisplay.from_estimator(
+                estimator,
+                window_data,
+                exact=forest is not None,
+                show_points=y_bg is not None,
+                **common,
+            )
+        display = cls()
+        display.features_ = (f0, f1)
+        display.feature_names_ = (names[f0], names[f1])
+        display.x_, display.x_cf_ = x, x_cf
+        display.start_ = x[[f0, f1]]
+        display.end_ = x_cf[[f0, f1]]
+        display.changed_ = [names[j] for j in np.flatnonzero(x_cf != x)]
+        display.background_ = bg
+        return display.plot(bg.ax_)
+
+    def plot(self, ax: Any) -> CounterfactualDisplay:
+        """Draw the arrow and both points on ``ax`` (the background's axes).
+
+        Returns
+        -------
+        self
+        """
+        require_matplotlib()
+        from matplotlib.patches import FancyArrowPatch
+
+        ax.scatter(*self.start_, s=80, c="k", marker="o", zorder=4, label="instance")
+        ax.scatter(
+            *self.end_,
+            s=110,
+            c="gold",
+            edgecolors="k",
+            marker="*",
+            zorder=4,
+            label="counterfactual",
+        )
+        self.arrow_ = FancyArrowPatch(
+            tuple(self.start_),
+            tuple(self.end_),
+            arrowstyle="-|>",
+            mutation_scale=16,
+            color="k",
+            linewidth=1.6,
+            zorder=3,
+        )
+        ax.add_patch(self.arrow_)
+        others = [n for n in self.changed_ if n not in self.feature_names_]
+        title = "counterfactual: " + ", ".join(
+            f"{n} {a:.3g} -> {b:.3g}"
+            for n, a, b in zip(self.feature_names_, self.start_, self.end_)
+        )
+        if others:
+            title += f"\n(also changed: {', '.join(others)})"
+        ax.set_title(title, fontsize="small")
+        self.ax_, self.figure_ = ax, ax.figure
+        return self
+
+
+def _predict_rows(
+    estimator: Any, forest: Any, rows: NDArray[np.float64]
+) -> NDArray[Any]:
+    if forest is not None:
+        return forest.predict(rows)
+    return np.asarray(estimator.predict(rows))

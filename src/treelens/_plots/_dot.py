@@ -1,0 +1,159 @@
+"""export_dot: a tree as Graphviz DOT text, without needing Graphviz."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._adapters import to_forest
+from .._exceptions import InputError
+from ._partition import resolve_tree_index
+from ._tree_layout import (
+    ANNOTATIONS,
+    decision_path,
+    node_colors,
+    node_texts,
+    tree_layout,
+)
+
+__all__ = ["export_dot"]
+
+
+def check_annotate(annotate: Sequence[str]) -> tuple[str, ...]:
+    """Validate the annotation names."""
+    annotate = (annotate,) if isinstance(annotate, str) else tuple(annotate)
+    unknown = [a for a in annotate if a not in ANNOTATIONS]
+    if unknown:
+        raise InputError(
+            f"Unknown annotation {unknown[0]!r}; expected some of {list(ANNOTATIONS)}."
+        )
+    return annotate
+
+
+def node_mdi(importance: Any, tree_index: int, n_nodes: int) -> Any:
+    """Per-node MDI decrease of one tree from an importance result's ``nodes_``.
+
+    Accepts ``nodes_`` as a DataFrame with ``tree``, ``node`` and a decrease
+    column, or None (then the diagram computes the weighted impurity decrease).
+    """
+    if importance is None:
+        return None
+    nodes = getattr(importance, "nodes_", None)
+    if nodes is None:
+        raise InputError(
+            "`importance` must carry per-node decreases in `nodes_` (as "
+            f"mdi_importance's result); got {type(importance).__name__} without them."
+        )
+    columns = [
+        c for c in ("decrease", "impurity_decrease", "mdi") if c in nodes.columns
+    ]
+    if not columns or "node" not in nodes.columns:
+        raise InputError(
+            "`importance.nodes_` must have columns 'node' and 'decrease'; got "
+            f"{list(nodes.columns)}."
+        )
+    rows = nodes[nodes["tree"] == tree_index] if "tree" in nodes.columns else nodes
+    out = np.zeros(n_nodes)
+    out[rows["node"].to_numpy(dtype=np.intp)] = rows[columns[0]].to_numpy(
+        dtype=np.float64
+    )
+    return out
+
+
+def _quote(text: str) -> str:
+    return (
+        '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    )
+
+
+def export_dot(
+    estimator: Any,
+    *,
+    tree_index: int | None = None,
+    max_depth: int | None = None,
+    annotate: Sequence[str] = ("samples", "value", "impurity"),
+    class_names: Sequence[str] | None = None,
+    importance: Any = None,
+    path_of: Any = None,
+    filled: bool = True,
+    out_file: str | Path | None = None,
+) -> str:
+    """Write one tree as Graphviz DOT text.
+
+    Parameters
+    ----------
+    estimator : fitted tree model or Forest
+    tree_index : int, optional
+        Which tree of an ensemble; required unless the model is one tree.
+    max_depth : int, optional
+        Deepest level written; cut nodes are marked ``(...)``.
+    annotate : sequence of str, default=("samples", "value", "impurity")
+        Among ``"samples"``, ``"value"``, ``"impurity"``, ``"weighted_impurity"``
+        (``w*I``) and ``"mdi"`` (the split's impurity decrease).
+    class_names : sequence of str, optional
+    importance : importance result, optional
+        A result with per-node decreases in ``nodes_`` (``mdi_importance``) to
+        print for ``"mdi"``; default the weighted impurity decrease.
+    path_of : array-like of shape (n_features,), optional
+        Highlight the nodes this row visits (bold red outline).
+    filled : bool, default=True
+        Fill nodes with their majority class's colour.
+    out_file : str or Path, optional
+        Also write the text to this file.
+
+    Returns
+    -------
+    str
+        The DOT text.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> dot = export_dot(DecisionTreeClassifier(max_depth=2).fit(X, y))
+    >>> dot.splitlines()[0], dot.count(" -> ")
+    ('digraph Tree {', 4)
+    """
+    forest = to_forest(estimator)
+    t = resolve_tree_index(forest, tree_index)
+    annotate = check_annotate(annotate)
+    tree = forest.trees[t]
+    layout = tree_layout(tree, max_depth=max_depth)
+    mdi = node_mdi(importance, t, tree.n_nodes)
+    texts = node_texts(
+        forest, t, layout.nodes, annotate=annotate, class_names=class_names, mdi=mdi
+    )
+    colors = node_colors(forest, t, layout.nodes)
+    on_path = set()
+    if path_of is not None:
+        on_path = set(decision_path(forest, t, path_of).tolist())
+    lines = [
+        "digraph Tree {",
+        'node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="helvetica"] ;',
+        'edge [fontname="helvetica"] ;',
+    ]
+    for k, node in enumerate(layout.nodes.tolist()):
+        text = texts[k] + ("\n(...)" if layout.truncated[k] else "")
+        attrs = [f"label={_quote(text)}"]
+        if filled:
+            attrs.append(f'fillcolor="{colors[k]}"')
+        if node in on_path:
+            attrs.append('color="#d62728", penwidth=3')
+        lines.append(f"{node} [{', '.join(attrs)}] ;")
+    for (parent, child), left in zip(layout.edges.tolist(), layout.is_left.tolist()):
+        attrs = []
+        if parent == 0:
+            attrs.append(f'headlabel="{"True" if left else "False"}"')
+        if parent in on_path and child in on_path:
+            attrs.append('color="#d62728", penwidth=3')
+        suffix = f" [{', '.join(attrs)}]" if attrs else ""
+        lines.append(f"{parent} -> {child}{suffix} ;")
+    lines.append("}")
+    dot = "\n".join(lines) + "\n"
+    if out_file is not None:
+        Path(out_file).write_text(dot, encoding="utf-8")
+    return dot

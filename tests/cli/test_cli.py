@@ -1,0 +1,655 @@
+"""The treelens command, end to end, on models the tests save themselves."""
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import skops.io
+from sklearn.datasets import load_iris
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.tree import DecisionTreeClassifier
+from typer.testing import CliRunner
+
+import treelens
+from treelens._cli._app import app, main
+
+FEATURES = ["sepal_length", "sepal_width", "petal_length", "petal_width"]
+SRC = str(Path(treelens.__file__).resolve().parent.parent)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """A decision tree and a small forest on iris saved with skops, and data files."""
+    root = tmp_path_factory.mktemp("cli")
+    X, y = load_iris(return_X_y=True, as_frame=True)
+    X.columns = FEATURES
+    tree = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y)
+    forest = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(
+        X, y
+    )
+    skops.io.dump(tree, root / "tree.skops")
+    skops.io.dump(forest, root / "forest.skops")
+    rows = X.iloc[::10].assign(species=y.iloc[::10])
+    rows.to_csv(root / "data.csv", index=False)
+    rows.to_parquet(root / "data.parquet")
+    return {"root": root, "tree": tree, "forest": forest, "X": X, "y": y, "rows": rows}
+
+
+def run(*args, input=None):
+    """The command in-process through typer's CliRunner."""
+    result = CliRunner().invoke(app, [str(a) for a in args], input=input)
+    return result
+
+
+def run_main(capsys, *args):
+    """The console entry point in-process: exit code and captured stderr."""
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(a) for a in args])
+    return exit_info.value.code, capsys.readouterr()
+
+
+def run_subprocess(*args, cwd=None):
+    env = {**os.environ, "PYTHONPATH": SRC, "COLUMNS": "120"}
+    return subprocess.run(
+        [sys.executable, "-m", "treelens", *map(str, args)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+def assert_bad_input(result, pattern):
+    """Exit code 2 with a one-line message and no traceback."""
+    stderr = result.stderr if hasattr(result, "stderr") else result.err
+    code = result.exit_code if hasattr(result, "exit_code") else result.returncode
+    assert code == 2, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("treelens: error: ")
+    assert "Traceback" not in stderr
+    assert pattern in lines[0], lines[0]
+
+
+# ------------------------------------------------------------------- bad input
+
+
+def test_missing_model_file(files):
+    result = run(
+        "tweak",
+        files["root"] / "absent.skops",
+        files["root"] / "data.csv",
+        "--target-class",
+        "2",
+        "--target",
+        "species",
+    )
+    assert_bad_input(result, "does not exist")
+
+
+def test_missing_data_file(files):
+    result = run(
+        "tweak",
+        files["root"] / "tree.skops",
+        files["root"] / "absent.csv",
+        "--target-class",
+        "2",
+    )
+    assert_bad_input(result, "Data file")
+
+
+@pytest.mark.parametrize("content", [b"PK\x03\x04broken", b"not a model at all"])
+def test_corrupt_model_file(tmp_path, files, content):
+    path = tmp_path / "broken.skops"
+    path.write_bytes(content)
+    result = run(
+        "tweak",
+        path,
+        files["root"] / "data.csv",
+        "--target-class",
+        "2",
+        "--target",
+        "species",
+    )
+    assert_bad_input(result, "Could not read model file")
+
+
+def test_file_that_is_not_a_tree_model(tmp_path, files):
+    path = tmp_path / "dict.skops"
+    skops.io.dump({"a": 1}, path)
+    result = run("tweak", path, files["root"] / "data.csv", "--target-class", "2")
+    assert_bad_input(result, "Unsupported model")
+
+
+def test_untrusted_pickle_is_refused_and_never_run(tmp_path, files):
+    marker = tmp_path / "created-by-unpickling"
+    path = tmp_path / "model.pkl"
+    path.write_bytes(pickle.dumps(_Opener(str(marker))))
+    result = run_subprocess(
+        "tweak",
+        path,
+        files["root"] / "data.csv",
+        "--target-class",
+        "2",
+        "--target",
+        "species",
+    )
+    assert_bad_input(result, "unpickling runs arbitrary code")
+    assert "--trust-pickle" in result.stderr
+    assert not marker.exists()
+    # With the flag the file is unpickled (it creates the marker) and is then
+    # refused as not a model: the refusal above did protect something real.
+    result = run(
+        "tweak",
+        path,
+        files["root"] / "data.csv",
+        "--target-class",
+        "2",
+        "--target",
+        "species",
+        "--trust-pickle",
+    )
+    assert marker.exists()
+    assert_bad_input(result, "Unsupported model")
+
+
+class _Opener:
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def test_trusted_pickle_loads(tmp_path, files):
+    path = tmp_path / "model.joblib"
+    path.write_bytes(pickle.dumps(files["tree"]))
+    result = run(
+        "tweak",
+        path,
+        files["root"] / "data.csv",
+        "--target-class",
+        "2",
+        "--target",
+        "species",
+        "--rows",
+        "0",
+        "--trust-pickle",
+        "--json",
+    )
+    assert result.exit_code == 0, result.output
+
+
+def test_data_missing_model_columns(tmp_path, files):
+    files["rows"].drop(columns=["petal_width"]).to_csv(tmp_path / "d.csv", index=False)
+    result = run(
+        "tweak",
+        files["root"] / "tree.skops",
+        tmp_path / "d.csv",
+        "--target-class",
+        "2",
+        "--target",
+        "species",
+    )
+    assert_bad_input(result, "missing ['petal_width']")
+
+
+def test_data_extra_columns_hint_at_target(files):
+    result = run(
+        "tweak",
+        files["root"] / "tree.skops",
+        files["root"] / "data.csv",
+        "--target-class",
+        "2",
+    )
+    assert_bad_input(
+        result, "unexpected ['species'] (name the target column with --target)"
+    )
+
+
+def test_data_with_unparseable_values(tmp_path, files):
+    bad = files["rows"].astype(object)
+    bad.iloc[2, 0] = "n/a?"
+    bad.to_csv(tmp_path / "d.csv", index=False)
+    result = run(
+        "tweak",
+        files["root"] / "tree.skops",
+        tmp_path / "d.csv",
+        "--target-class",
+        "2",
+        "--target",
+        "species",
+    )
+    assert_bad_input(result, "'sepal_length'")
+
+
+def test_unknown_target_class(files):
+    result = run(
+        "tweak",
+        files["root"] / "tree.skops",
+        files["root"] / "data.csv",
+        "--target-class",
+        "7",
+        "--target",
+        "species",
+    )
+    assert_bad_input(result, "--target-class must be one of the model's classes")
+
+
+@pytest.mark.parametrize("rows", ["15", "-1", "3-99", "a"])
+def test_rows_out_of_range(files, rows):
+    result = run(
+        "tweak",
+        files["root"] / "tree.skops",
+        files["root"] / "data.csv",
+        "--target-class",
+        "2",
+        "--target",
+        "species",
+        "--rows",
+        rows,
+    )
+    assert_bad_input(result, "--rows must be")
+
+
+def test_output_path_is_a_directory(files, tmp_path):
+    result = run(
+        "tweak",
+        files["root"] / "tree.skops",
+        files["root"] / "data.csv",
+        "--target-class",
+        "2",
+        "--target",
+        "species",
+        "--json",
+        "--out",
+        tmp_path,
+    )
+    assert_bad_input(result, "is a directory")
+
+
+def test_output_path_not_writable(files, unwritable_dir):
+    out = unwritable_dir / "out.json"
+    result = run(
+        "tweak",
+        files["root"] / "tree.skops",
+        files["root"] / "data.csv",
+        "--target-class",
+        "2",
+        "--target",
+        "species",
+        "--json",
+        "--out",
+        out,
+    )
+    assert_bad_input(result, "Cannot write")
+
+
+def test_output_path_over_an_input(files):
+    data = files["root"] / "data.csv"
+    before = data.read_bytes()
+    result = run(
+        "tweak",
+        files["root"] / "tree.skops",
+        data,
+        "--target-class",
+        "2",
+        "--target",
+        "species",
+        "--csv",
+        "--out",
+        data,
+    )
+    assert_bad_input(result, "is an input file")
+    assert data.read_bytes() == before
+
+
+def test_usage_errors_are_one_line(capsys):
+    code, captured = run_main(capsys, "importance")
+    assert code == 2
+    assert captured.err.strip().count("\n") == 0
+    assert "Missing argument 'MODEL'" in captured.err
+    code, captured = run_main(capsys, "no-such-command")
+    assert code == 2 and "No such command" in captured.err
+
+
+def test_internal_error_exit_code_and_debug(files, monkeypatch, capsys):
+    import treelens._io._files
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(treelens._io._files, "load_model", broken)
+    args = (
+        "tweak",
+        files["root"] / "tree.skops",
+        files["root"] / "data.csv",
+        "--target-class",
+        "2",
+    )
+    code, captured = run_main(capsys, *args)
+    assert code == 1
+    assert "internal error: RuntimeError: boom" in captured.err
+    assert "Traceback" not in captured.err
+    code, captured = run_main(capsys, *args, "--debug")
+    assert code == 1
+    assert "Traceback" in captured.err
+
+
+def test_version():
+    result = run("--version")
+    assert result.exit_code == 0
+    assert result.output.strip() == f"treelens {treelens.__version__}"
+
+
+# ------------------------------------------------------------------ end to end
+
+
+def test_importance_json_in_a_subprocess(files):
+    result = run_subprocess(
+        "importance",
+        files["root"] / "forest.skops",
+        "--data",
+        files["root"] / "data.parquet",
+        "--target",
+        "species",
+        "--permutation",
+        "--nodes",
+        "--json",
+    )
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    forest = files["forest"]
+    got = {r["feature"]: r["mdi"] for r in payload["importance"]}
+    np.testing.assert_allclose(
+        [got[f] for f in FEATURES], forest.feature_importances_, rtol=0, atol=1e-12
+    )
+    held = treelens.mdi_importance(
+        forest, X=files["rows"][FEATURES], y=files["rows"]["species"]
+    )
+    got = {r["feature"]: r["held_out_mdi"] for r in payload["importance"]}
+    np.testing.assert_allclose(
+        [got[f] for f in FEATURES], held.importances_, atol=1e-12
+    )
+    assert {r["tree"] for r in payload["nodes"]} == {0}
+    assert all("permutation" in r for r in payload["importance"])
+
+
+def test_importance_text_and_csv(files, tmp_path):
+    result = run("importance", files["root"] / "tree.skops", "--nodes")
+    assert result.exit_code == 0, result.output
+    assert "Per-node MDI breakdown of tree 0" in result.stdout
+    assert "petal_width" in result.stdout
+    out = tmp_path / "nodes.csv"
+    result = run(
+        "importance", files["root"] / "tree.skops", "--nodes", "--csv", "--out", out
+    )
+    assert result.exit_code == 0, result.output
+    nodes = pd.read_csv(out)
+    mdi = treelens.mdi_importance(files["tree"])
+    np.testing.assert_allclose(nodes["share"], mdi.nodes_["share"], atol=1e-12)
+    np.testing.assert_allclose(
+        nodes.groupby("feature_name")["share"].sum().reindex(FEATURES, fill_value=0),
+        mdi.importances_,
+        atol=1e-12,
+    )
+
+
+@pytest.mark.parametrize(
+    "kind", ["partition", "region", "forest-grid", "importance", "tree"]
+)
+def test_plot_writes_a_picture(files, tmp_path, kind):
+    out = tmp_path / f"{kind}.png"
+    result = run(
+        "plot",
+        kind,
+        files["root"] / "forest.skops",
+        files["root"] / "data.csv",
+        "--target",
+        "species",
+        "--out",
+        out,
+    )
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert os.listdir(tmp_path) == [out.name]
+
+
+def test_plot_svg_and_bad_kind(files, tmp_path):
+    out = tmp_path / "p.svg"
+    result = run(
+        "plot",
+        "partition",
+        files["root"] / "tree.skops",
+        files["root"] / "data.csv",
+        "--target",
+        "species",
+        "--features",
+        "petal_length,sepal_width",
+        "--max-depth",
+        "2",
+        "--out",
+        out,
+    )
+    assert result.exit_code == 0, result.output
+    assert b"<svg" in out.read_bytes()[:500]
+    result = run("plot", "pie", files["root"] / "tree.skops", "--out", out)
+    assert_bad_input(result, "KIND must be one of")
+    result = run(
+        "plot",
+        "partition",
+        files["root"] / "tree.skops",
+        files["root"] / "data.csv",
+        "--target",
+        "species",
+        "--features",
+        "petal_length,colour",
+        "--out",
+        out,
+    )
+    assert_bad_input(result, "colour")
+
+
+def test_report_in_a_subprocess(files, tmp_path):
+    out = tmp_path / "report.html"
+    result = run_subprocess(
+        "report",
+        files["root"] / "forest.skops",
+        files["root"] / "data.csv",
+        "--target",
+        "species",
+        "--out",
+        out,
+    )
+    assert result.returncode == 0, result.stderr
+    page = out.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+    assert "forest.skops" in page
+    assert os.listdir(tmp_path) == ["report.html"]
+
+
+def test_report_unknown_class_in_target_column(files, tmp_path):
+    rows = files["rows"].copy()
+    rows.loc[rows.index[0], "species"] = 9
+    rows.to_csv(tmp_path / "d.csv", index=False)
+    result = run(
+        "report",
+        files["root"] / "forest.skops",
+        tmp_path / "d.csv",
+        "--target",
+        "species",
+        "--out",
+        tmp_path / "r.html",
+    )
+    assert_bad_input(result, "classes the model does not know ['9']")
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_native_xgboost_model_file(files, tmp_path):
+    import xgboost  # in the test extra
+
+    model = xgboost.XGBClassifier(n_estimators=4, max_depth=2).fit(
+        files["X"], files["y"]
+    )
+    path = tmp_path / "model.json"
+    model.save_model(path)
+    result = run("importance", path, "--json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["importance"]
+    gains = model.get_booster().get_score(importance_type="total_gain")
+    total = sum(gains.values())
+    for row in rows:
+        assert row["gain"] == pytest.approx(gains.get(row["feature"], 0.0) / total)
+    result = run(
+        "tweak",
+        path,
+        files["root"] / "data.csv",
+        "--target",
+        "species",
+        "--target-class",
+        "2",
+        "--max-rows",
+        "2",
+        "--json",
+    )
+    assert result.exit_code == 0, result.output
+    assert all(r["found"] for r in json.loads(result.stdout)["rows"])
+
+
+def test_tweak_json_honours_constraints(files):
+    result = run(
+        "tweak", files["root"] / "forest.skops", files["root"] / "data.csv",
+        "--target", "species", "--target-class", "2", "--rows", "0-9",
+        "--immutable", "petal_width", "--bounds", "petal_length=0:6", "--cost", "l1",
+        "--json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    rows = {r["row"]: r for r in payload["rows"]}
+    assert sorted(rows) == list(range(10))
+    data = files["rows"][FEATURES].reset_index(drop=True)
+    counterfactuals = data.copy()
+    for change in payload["changes"]:
+        assert change["feature"] != "petal_width"
+        if change["feature"] == "petal_length":
+            assert 0 <= change["after"] <= 6
+        assert change["before"] == pytest.approx(
+            data.loc[change["row"], change["feature"]]
+        )
+        counterfactuals.loc[change["row"], change["feature"]] = change["after"]
+    found = [r for r, v in rows.items() if v["found"]]
+    assert found
+    predicted = files["forest"].predict(counterfactuals.loc[found])
+    assert (predicted == 2).all()
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--bounds", "petal_length", "--bounds must look like FEATURE=LOW:HIGH"),
+        ("--immutable", "colour", "colour"),
+        ("--target-range", "1:2", "--target-range needs a regressor"),
+    ],
+)
+def test_bad_tweak_options(files, option, value, message):
+    result = run(
+        "tweak",
+        files["root"] / "tree.skops",
+        files["root"] / "data.csv",
+        "--target",
+        "species",
+        "--target-class",
+        "2",
+        option,
+        value,
+    )
+    if option == "--target-range":
+        assert_bad_input(result, "exclude each other")
+        result = run(
+            "tweak",
+            files["root"] / "tree.skops",
+            files["root"] / "data.csv",
+            "--target",
+            "species",
+            option,
+            value,
+        )
+    assert_bad_input(result, message)
+
+
+def test_interrupt_leaves_no_output(files, tmp_path, monkeypatch, capsys):
+    import treelens._cli._report
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(treelens._cli._report, "render_report", interrupted)
+    out = tmp_path / "report.html"
+    code, captured = run_main(
+        capsys, "report", files["root"] / "tree.skops", files["root"] / "data.csv",
+        "--target", "species", "--out", out,
+    )  # fmt: skip
+    assert code == 130
+    assert "interrupted; no output file was written" in captured.err
+    assert os.listdir(tmp_path) == []
+
+
+def test_tweak_optimal_never_costs_more_than_tweaking(files):
+    args = ("tweak", files["root"] / "forest.skops", files["root"] / "data.csv",
+            "--target", "species", "--target-class", "2", "--rows", "0-5",
+            "--cost", "l1", "--json")  # fmt: skip
+    tweaked = run(*args)
+    proven = run(*args, "--optimal", "--time-limit", "20")
+    assert tweaked.exit_code == 0 and proven.exit_code == 0, proven.output
+    tweak_rows = json.loads(tweaked.stdout)["rows"]
+    optimal_rows = json.loads(proven.stdout)["rows"]
+    assert all(r["status"] == "optimal" for r in optimal_rows)
+    for fast, best in zip(tweak_rows, optimal_rows, strict=True):
+        assert best["found"]
+        if fast["found"]:
+            assert best["cost"] <= fast["cost"] + 1e-9
+
+
+def test_tweak_regressor_towards_a_range(tmp_path):
+    from sklearn.datasets import load_diabetes
+    from sklearn.tree import DecisionTreeRegressor
+
+    X, y = load_diabetes(return_X_y=True, as_frame=True)
+    model = DecisionTreeRegressor(max_depth=3, random_state=0).fit(X, y)
+    skops.io.dump(model, tmp_path / "tree.skops")
+    X.iloc[:40].to_csv(tmp_path / "rows.csv", index=False)
+    result = run("tweak", tmp_path / "tree.skops", tmp_path / "rows.csv",
+                 "--target-range", "200:", "--max-rows", "3", "--json")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert len(payload["rows"]) == 3
+    counterfactuals = X.iloc[:40].copy()
+    for change in payload["changes"]:
+        counterfactuals.loc[change["row"], change["feature"]] = change["after"]
+    found = [r["row"] for r in payload["rows"] if r["found"]]
+    assert found and (model.predict(counterfactuals.loc[found]) >= 200).all()
+    assert all(r["prediction"] < 200 for r in payload["rows"])
+
+
+def test_plot_counterfactual_and_regression_refusal(files, tmp_path):
+    out = tmp_path / "cf.png"
+    result = run("plot", "counterfactual", files["root"] / "forest.skops",
+                 files["root"] / "data.csv", "--target", "species", "--row", "0",
+                 "--target-class", "2", "--out", out)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes().startswith(b"\x89PNG")
+    result = run("plot", "counterfactual", files["root"] / "forest.skops",
+                 files["root"] / "data.csv", "--target", "species", "--out", out)  # fmt: skip
+    assert_bad_input(result, "needs --row I and --target-class C")
+    result = run("plot", "tree", files["root"] / "forest.skops",
+                 files["root"] / "data.csv", "--target", "species", "--row", "99",
+                 "--out", out)  # fmt: skip
+    assert_bad_input(result, "--row must be in [0, 14]")

@@ -1,0 +1,82 @@
+"""The HiGHS wrapper: statuses as scipy numbers them, and a program HiGHS 1.12
+(bundled in SciPy 1.17) solved wrongly."""
+
+import numpy as np
+import scipy.sparse as sp
+
+from tests.counterfactual.test_optimal_counterfactual import (
+    _brute_force,
+    _model,
+    _target,
+)
+from treelens import optimal_counterfactual
+from treelens._counterfactual._milp._highs import INFEASIBLE, OPTIMAL, solve_milp
+
+
+def _knapsack(**options):
+    # max 5a + 4b + 3c  s.t.  2a + 3b + c <= 4, binaries: a = c = 1, value 8.
+    return solve_milp(
+        np.array([-5.0, -4.0, -3.0]),
+        np.ones(3, dtype=np.int8),
+        np.zeros(3),
+        np.ones(3),
+        sp.csr_matrix([[2.0, 3.0, 1.0]]),
+        np.array([-np.inf]),
+        np.array([4.0]),
+        {"presolve": True, "time_limit": 10.0, **options},
+    )
+
+
+def test_optimal_point_status_and_bound():
+    result = _knapsack()
+    assert result.status == OPTIMAL
+    np.testing.assert_allclose(result.x, [1.0, 0.0, 1.0], atol=1e-9)
+    np.testing.assert_allclose(result.mip_dual_bound, -8.0, atol=1e-9)
+
+
+def test_nothing_beats_the_objective_bound_reads_infeasible():
+    result = _knapsack(objective_bound=-9.0)
+    assert result.status == INFEASIBLE and result.x is None
+
+
+def test_infeasible_program():
+    result = solve_milp(
+        np.ones(1), np.ones(1, dtype=np.int8), np.zeros(1), np.ones(1),
+        sp.csr_matrix([[1.0]]), np.array([0.2]), np.array([0.8]), {},
+    )  # fmt: skip
+    assert result.status == INFEASIBLE and result.x is None
+
+
+def test_program_scipy_bundled_highs_got_wrong():
+    # HiGHS 1.12's presolve reported cost 3.0523 optimal here; the optimum,
+    # found by enumerating every cell combination, is 2.9352.
+    model, X = _model("gb_multiclass", 7840, n_features=3, n_trees=4)
+    target = _target(model, "gb_multiclass", 7840)
+    x = X[7840 % len(X)]
+    result = optimal_counterfactual(
+        model, x, target=target, cost="l1", warm_start=False
+    )
+    expected = _brute_force(model, x, target, cost="l1")
+    assert result.status_[0] == "optimal"
+    np.testing.assert_allclose(result.cost_[0], expected, rtol=1e-9)
+    np.testing.assert_allclose(expected, 2.9351958723350684, rtol=1e-9)
+
+
+def test_nothing_reaches_standard_output():
+    # HiGHS prints a banner when a process makes its first instance; JSON and CSV
+    # output of the command line must not carry it.
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np, scipy.sparse as sp\n"
+        "from treelens._counterfactual._milp._highs import solve_milp\n"
+        "r = solve_milp(np.array([-1.0]), np.ones(1, np.int8), np.zeros(1), np.ones(1),"
+        " sp.csr_matrix([[1.0]]), np.array([0.0]), np.array([1.0]), {})\n"
+        "print(r.status)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "0\n"

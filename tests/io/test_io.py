@@ -1,0 +1,206 @@
+"""Model and data loading, and atomic writes."""
+
+import os
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+import skops.io
+from sklearn.datasets import load_iris
+from sklearn.tree import DecisionTreeClassifier
+
+from treelens import InputError
+from treelens._io._files import (
+    UnsafeModelError,
+    atomic_write,
+    check_output_path,
+    load_data,
+    load_model,
+)
+
+FEATURES = ["sepal_length", "sepal_width", "petal_length", "petal_width"]
+
+
+class _Custom:
+    """A type skops does not trust."""
+
+    def __init__(self) -> None:
+        self.value = 1
+
+
+@pytest.fixture(scope="module")
+def iris_model():
+    X, y = load_iris(return_X_y=True, as_frame=True)
+    X.columns = FEATURES
+    return DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y), X, y
+
+
+def test_skops_model_loads_with_default_trust(tmp_path, iris_model):
+    model, X, _ = iris_model
+    path = tmp_path / "model.skops"
+    skops.io.dump(model, path)
+    loaded = load_model(path)
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+
+
+def test_skops_with_untrusted_type_is_refused_until_trusted(tmp_path):
+    path = tmp_path / "custom.skops"
+    skops.io.dump({"thing": _Custom()}, path)
+    with pytest.raises(UnsafeModelError, match=r"test_io\._Custom"):
+        load_model(path)
+    name = skops.io.get_untrusted_types(file=path)[0]
+    assert load_model(path, trusted=[name])["thing"].value == 1
+
+
+def test_pickle_is_refused_without_trust_and_never_run(tmp_path, iris_model):
+    marker = tmp_path / "created-by-unpickling"
+    path = tmp_path / "model.pkl"
+    path.write_bytes(pickle.dumps(_Opener(str(marker))))
+    with pytest.raises(UnsafeModelError, match="arbitrary code"):
+        load_model(path)
+    assert not marker.exists()
+    # The same file does run code once trusted: the refusal above was real.
+    load_model(path, trust_pickle=True)
+    assert marker.exists()
+
+
+def test_pickle_sniffed_whatever_its_name(tmp_path, iris_model):
+    path = tmp_path / "model.skops"
+    path.write_bytes(pickle.dumps(iris_model[0]))
+    with pytest.raises(UnsafeModelError):
+        load_model(path)
+
+
+class _Opener:
+    """Unpickling this creates a file: proof that unpickling runs code."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+@pytest.mark.parametrize(
+    "content", [b"PK\x03\x04 not really a zip", b"\x00\x01garbage", b""]
+)
+def test_corrupt_model_file(tmp_path, content):
+    path = tmp_path / "model.skops"
+    path.write_bytes(content)
+    with pytest.raises(InputError, match="model.skops"):
+        load_model(path)
+
+
+def test_missing_and_directory_model_paths(tmp_path):
+    with pytest.raises(InputError, match="does not exist"):
+        load_model(tmp_path / "absent.skops")
+    with pytest.raises(InputError, match="is a directory"):
+        load_model(tmp_path)
+
+
+def test_load_data_matches_columns_by_name(tmp_path, iris_model):
+    _, X, y = iris_model
+    frame = X[FEATURES[::-1]].assign(species=y)
+    frame.to_parquet(tmp_path / "d.parquet")
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    for name in ("d.parquet", "d.csv"):
+        got, target = load_data(
+            tmp_path / name, feature_names=FEATURES, target="species"
+        )
+        assert list(got.columns) == FEATURES
+        np.testing.assert_allclose(got.to_numpy(), X.to_numpy())
+        np.testing.assert_array_equal(target.to_numpy(), y.to_numpy())
+
+
+def test_load_data_lists_missing_and_extra_columns(tmp_path, iris_model):
+    _, X, _ = iris_model
+    X.drop(columns=["petal_width"]).assign(extra=1.0).to_csv(
+        tmp_path / "d.csv", index=False
+    )
+    with pytest.raises(
+        InputError, match=r"missing \['petal_width'\], unexpected \['extra'\]"
+    ):
+        load_data(tmp_path / "d.csv", feature_names=FEATURES)
+
+
+def test_load_data_names_unparseable_value(tmp_path, iris_model):
+    _, X, _ = iris_model
+    bad = X.astype(object)
+    bad.iloc[3, 1] = "wide"
+    bad.to_csv(tmp_path / "d.csv", index=False)
+    with pytest.raises(InputError, match=r"'sepal_width'.*'wide' at data row 3"):
+        load_data(tmp_path / "d.csv", feature_names=FEATURES)
+
+
+def test_load_data_without_model_names_is_positional(tmp_path, iris_model):
+    _, X, _ = iris_model
+    X.to_csv(tmp_path / "d.csv", index=False)
+    names = [f"x{i}" for i in range(4)]
+    got, _ = load_data(tmp_path / "d.csv", feature_names=names, has_feature_names=False)
+    assert got.shape == (150, 4)
+    with pytest.raises(InputError, match="expects 3"):
+        load_data(tmp_path / "d.csv", feature_names=names[:3], has_feature_names=False)
+
+
+def test_load_data_unknown_target_and_suffix(tmp_path, iris_model):
+    _, X, _ = iris_model
+    X.to_csv(tmp_path / "d.csv", index=False)
+    with pytest.raises(InputError, match="Target column 'label'"):
+        load_data(tmp_path / "d.csv", feature_names=FEATURES, target="label")
+    (tmp_path / "d.xlsx").write_bytes(b"x")
+    with pytest.raises(InputError, match="expected .csv"):
+        load_data(tmp_path / "d.xlsx", feature_names=FEATURES)
+
+
+def test_atomic_write_replaces_whole_file(tmp_path):
+    path = tmp_path / "out.txt"
+    atomic_write(path, "first")
+    atomic_write(path, b"second")
+    assert path.read_text() == "second"
+    assert os.listdir(tmp_path) == ["out.txt"]
+    assert path.stat().st_mode & 0o777 == 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_atomic_write_interrupted_leaves_file_untouched(tmp_path):
+    path = tmp_path / "out.txt"
+    path.write_text("old content")
+
+    def writer(stream):
+        stream.write(b"half of the new")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        atomic_write(path, writer)
+    assert path.read_text() == "old content"
+    assert os.listdir(tmp_path) == ["out.txt"]
+
+
+def test_output_path_checks(tmp_path, unwritable_dir):
+    source = tmp_path / "data.csv"
+    source.write_text("a\n1\n")
+    with pytest.raises(InputError, match="is a directory"):
+        check_output_path(tmp_path)
+    with pytest.raises(InputError, match="is an input file"):
+        check_output_path(tmp_path / "." / "data.csv", inputs=[source])
+    with pytest.raises(InputError, match="does not exist"):
+        check_output_path(tmp_path / "no" / "out.html")
+    with pytest.raises(InputError, match="Cannot write"):
+        check_output_path(source / "out.html")
+    with pytest.raises(InputError, match="Cannot write"):
+        check_output_path(unwritable_dir / "out.html")
+    assert source.read_text() == "a\n1\n"
+
+
+def test_data_frame_columns_are_float(tmp_path):
+    pd.DataFrame({"a": [1, 2], "b": [True, False]}).to_csv(
+        tmp_path / "d.csv", index=False
+    )
+    got, _ = load_data(tmp_path / "d.csv", feature_names=["a", "b"])
+    assert (got.dtypes == np.float64).all()
