@@ -13,6 +13,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from .._core._features import split_condition
 from .._core._forest import Forest, Tree
 
 __all__ = [
@@ -225,7 +226,7 @@ def node_texts(
     for node in nodes.tolist():
         lines = []
         if not tree.is_leaf[node]:
-            lines.append(f"{names[tree.feature[node]]} <= {_fmt(tree.threshold[node])}")
+            lines.append(split_condition(forest, tree_index, node, names=names))
         for item in annotate:
             if item == "samples":
                 lines.append(f"samples = {tree.n_node_samples[node]}")
