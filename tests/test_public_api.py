@@ -1,6 +1,7 @@
 import treelens
 
 PUBLIC = [
+    "BackgroundError",
     "Constraints",
     "CounterfactualDisplay",
     "CounterfactualResult",
@@ -14,8 +15,10 @@ PUBLIC = [
     "MDIImportance",
     "NodeStatistics",
     "NotFittedError",
+    "OutputTooLargeError",
     "PartitionDisplay",
     "RegressionStepsDisplay",
+    "ShapResult",
     "Tree",
     "TreeDiagramDisplay",
     "TreelensError",
@@ -29,6 +32,8 @@ PUBLIC = [
     "optimal_counterfactual",
     "permutation_importance",
     "register_adapter",
+    "shap_interaction_values",
+    "shap_values",
     "supported_models",
     "to_forest",
 ]
