@@ -6,6 +6,7 @@ PUBLIC = [
     "CounterfactualDisplay",
     "CounterfactualResult",
     "DecisionRegionDisplay",
+    "FeatureSpec",
     "Forest",
     "ForestGridDisplay",
     "ImportanceDisplay",
