@@ -96,6 +96,26 @@ def _shapley(game, n_features):
     return phi, values[()]
 
 
+def _conditional(tree, cover, value, Xc, S, node, weight):
+    """E[tree | x_S] below ``node`` for rows reaching it with ``weight``."""
+    if tree.children_left[node] == -1:
+        return weight[:, None] * value[node]
+    f = tree.feature[node]
+    left, right = tree.children_left[node], tree.children_right[node]
+    if f in S:
+        x = Xc[:, f]
+        go = np.where(
+            np.isnan(x), tree.missing_go_left[node], x <= tree.threshold[node]
+        )
+        w_left, w_right = weight * go, weight * ~go
+    else:
+        w_left = weight * cover[left] / cover[node]
+        w_right = weight * cover[right] / cover[node]
+    return _conditional(tree, cover, value, Xc, S, left, w_left) + _conditional(
+        tree, cover, value, Xc, S, right, w_right
+    )
+
+
 def _path_game(forest, X):
     """E[f | x_S] under the training cover, tree by tree, node by node."""
     Xc = X.astype(forest.input_dtype).astype(np.float64)
@@ -114,25 +134,7 @@ def _path_game(forest, X):
                 )
             else:
                 value = tree.value / (forest.n_trees if forest.kind == "forest" else 1)
-
-            def walk(node, weight):
-                if tree.children_left[node] == -1:
-                    return weight[:, None] * value[node]
-                f = tree.feature[node]
-                left, right = tree.children_left[node], tree.children_right[node]
-                if f in S:
-                    x = Xc[:, f]
-                    go = np.where(
-                        np.isnan(x),
-                        tree.missing_go_left[node],
-                        x <= tree.threshold[node],
-                    )
-                    return walk(left, weight * go) + walk(right, weight * ~go)
-                return walk(left, weight * cover[left] / cover[node]) + walk(
-                    right, weight * cover[right] / cover[node]
-                )
-
-            total += walk(0, np.ones(X.shape[0]))
+            total += _conditional(tree, cover, value, Xc, S, 0, np.ones(X.shape[0]))
         return total
 
     return game
