@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import treelens
+from tests.categorical_forests import random_codes, random_forest
 from tests.models import MODEL_FACTORIES
 from treelens import BackgroundError, Forest, InputError, OutputTooLargeError, Tree
 from treelens._explain._shap_leaves import tree_cover
@@ -96,7 +97,17 @@ def _shapley(game, n_features):
     return phi, values[()]
 
 
-def _conditional(tree, cover, value, Xc, S, node, weight):
+def _rule(forest, tree, node, x):
+    """Whether values ``x`` go left at ``node`` (NaN aside), as the model routes."""
+    if not tree.is_categorical[node]:
+        return x <= tree.threshold[node]
+    k = forest.n_categories[tree.feature[node]]
+    v = np.nan_to_num(x)
+    code = np.where((v >= 0) & (v < k) & (v == np.floor(v)), v, k).astype(int)
+    return tree.categorical_left[node, code]
+
+
+def _conditional(forest, tree, cover, value, Xc, S, node, weight):
     """E[tree | x_S] below ``node`` for rows reaching it with ``weight``."""
     if tree.children_left[node] == -1:
         return weight[:, None] * value[node]
@@ -104,16 +115,14 @@ def _conditional(tree, cover, value, Xc, S, node, weight):
     left, right = tree.children_left[node], tree.children_right[node]
     if f in S:
         x = Xc[:, f]
-        go = np.where(
-            np.isnan(x), tree.missing_go_left[node], x <= tree.threshold[node]
-        )
+        rule = _rule(forest, tree, node, x)
+        go = np.where(np.isnan(x), tree.missing_go_left[node], rule)
         w_left, w_right = weight * go, weight * ~go
     else:
         w_left = weight * cover[left] / cover[node]
         w_right = weight * cover[right] / cover[node]
-    return _conditional(tree, cover, value, Xc, S, left, w_left) + _conditional(
-        tree, cover, value, Xc, S, right, w_right
-    )
+    args = (forest, tree, cover, value, Xc, S)
+    return _conditional(*args, left, w_left) + _conditional(*args, right, w_right)
 
 
 def _path_game(forest, X):
@@ -134,7 +143,9 @@ def _path_game(forest, X):
                 )
             else:
                 value = tree.value / (forest.n_trees if forest.kind == "forest" else 1)
-            total += _conditional(tree, cover, value, Xc, S, 0, np.ones(X.shape[0]))
+            total += _conditional(
+                forest, tree, cover, value, Xc, S, 0, np.ones(X.shape[0])
+            )
         return total
 
     return game
@@ -178,6 +189,22 @@ def test_brute_force_every_model(name):
     np.testing.assert_allclose(
         np.ravel(result.expected_value_), base[0], atol=1e-10, rtol=0
     )
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_brute_force_categorical_splits(seed):
+    rng = np.random.default_rng(seed)
+    forest = random_forest(rng, n_trees=3, max_depth=4)
+    X = random_codes(rng, 12)
+    background = random_codes(rng, 7)
+    for method, game, bg in (
+        ("path", _path_game(forest, X), None),
+        ("interventional", _interventional_game(forest, X, background), background),
+    ):
+        phi, base = _shapley(game, forest.n_features)
+        result = treelens.shap_values(forest, X, method=method, background=bg)
+        np.testing.assert_allclose(result.values_, _squeeze(phi), atol=1e-10, rtol=0)
+        assert result.expected_value_ == pytest.approx(base[0, 0], abs=1e-10)
 
 
 # ------------------------------------------------------------------- shap

@@ -205,6 +205,10 @@ def _split(bucket: LeafBucket, size: int) -> list[LeafBucket]:
                 nan_ok=bucket.nan_ok[part],
                 z=bucket.z[part],
                 value=bucket.value[part],
+                allowed=None if bucket.allowed is None else bucket.allowed[part],
+                n_categories=None
+                if bucket.n_categories is None
+                else bucket.n_categories[part],
             )
         )
     return out

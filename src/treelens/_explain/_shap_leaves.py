@@ -54,6 +54,11 @@ class LeafBucket:
     nan_ok: NDArray[np.bool_]
     z: NDArray[np.float64]
     value: NDArray[np.float64]
+    #: Codes meeting the path's categorical splits, (n_leaves, d, width), or
+    #: None when no slot of the bucket is a categorical split.
+    allowed: NDArray[np.bool_] | None = None
+    #: Categories of each slot's feature (0 for numeric ones), with ``allowed``.
+    n_categories: NDArray[np.intp] | None = None
 
     @property
     def n_leaves(self) -> int:
@@ -63,6 +68,17 @@ class LeafBucket:
         """Decision patterns of the rows of ``X``: shape (n_rows, n_leaves, d)."""
         x = X[:, self.feature]
         met = (x > self.lo) & (x <= self.hi)
+        if self.allowed is not None:
+            width = self.allowed.shape[2]
+            k = self.n_categories
+            # As the routing: a code that is not one of 0 .. k - 1 is unknown (k).
+            known = (x >= 0) & (x < k) & (x == np.floor(x))
+            code = np.where(known, x, k).astype(np.intp)
+            code = np.clip(code, 0, width - 1)
+            _, leaves, d = x.shape
+            flat = self.allowed.reshape(-1)
+            base = (np.arange(leaves)[:, None] * d + np.arange(d)) * width
+            met &= flat[base + code]
         missing = np.isnan(x)
         if missing.any():
             met |= missing & self.nan_ok
@@ -186,6 +202,14 @@ def forest_leaves(forest: Forest, *, need_cover: bool) -> ForestLeaves:
     threshold = np.concatenate([t.threshold for t in trees])
     missing_left = np.concatenate([t.missing_go_left for t in trees])
     value = np.concatenate(values) if values else np.zeros((0, n_outputs))
+    categorical = np.concatenate([t.is_categorical for t in trees])
+    width = max((t.categorical_left.shape[1] for t in trees), default=0)
+    if categorical.any():
+        left_codes = np.zeros((categorical.size, width), dtype=bool)
+        for t, o in zip(trees, offsets):
+            left_codes[o : o + t.n_nodes, : t.categorical_left.shape[1]] = (
+                t.categorical_left
+            )
     covers = [tree_cover(forest, t) for t in trees]
     has_cover = all(c is not None for c in covers)
     if need_cover and not has_cover:
@@ -220,10 +244,19 @@ def forest_leaves(forest: Forest, *, need_cover: bool) -> ForestLeaves:
     key = key[order]
     e_par, e_child, is_left = e_par[order], e_child[order], is_left[order]
     starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if key.size else key
-    thr = threshold[e_par]
+    thr = np.where(categorical[e_par], np.nan, threshold[e_par])
+    allowed = None
     if key.size:
-        lo = np.maximum.reduceat(np.where(is_left, -np.inf, thr), starts)
-        hi = np.minimum.reduceat(np.where(is_left, thr, np.inf), starts)
+        cat = categorical[e_par]
+        lo = np.maximum.reduceat(np.where(is_left | cat, -np.inf, thr), starts)
+        hi = np.minimum.reduceat(np.where(is_left & ~cat, thr, np.inf), starts)
+        if categorical.any():
+            codes = np.where(
+                cat[:, None],
+                left_codes[e_par] == is_left[:, None],
+                True,
+            )
+            allowed = np.logical_and.reduceat(codes, starts, axis=0)
         nan_ok = np.logical_and.reduceat(is_left == missing_left[e_par], starts)
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = cover[e_child] / cover[e_par]
@@ -242,6 +275,10 @@ def forest_leaves(forest: Forest, *, need_cover: bool) -> ForestLeaves:
     for dd in np.unique(d[d > 0]):
         leaves = np.flatnonzero(d == dd)
         slots = g_start[leaves][:, None] + np.arange(dd)
+        bucket_allowed = bucket_k = None
+        if allowed is not None and not allowed[slots].all():
+            bucket_allowed = allowed[slots]
+            bucket_k = np.asarray(forest.n_categories, dtype=np.intp)[g_feature[slots]]
         buckets.append(
             LeafBucket(
                 d=int(dd),
@@ -252,6 +289,8 @@ def forest_leaves(forest: Forest, *, need_cover: bool) -> ForestLeaves:
                 nan_ok=nan_ok[slots],
                 z=z[slots],
                 value=leaf_value[leaves],
+                allowed=bucket_allowed,
+                n_categories=bucket_k,
             )
         )
     base = (
