@@ -364,3 +364,20 @@ def test_permutation_importance_wraps_sklearn():
     np.testing.assert_allclose(ours.importances_, theirs.importances_mean)
     np.testing.assert_allclose(ours.std_, theirs.importances_std)
     assert isinstance(ours, treelens.ImportanceResult)
+
+
+def test_pipeline_importances_on_the_raw_frame():
+    import warnings
+
+    case = PIPELINE_FACTORIES["sklearn.Pipeline[ordinal+boosting]"]()
+    held_out = treelens.mdi_importance(case.model, case.X, case.y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        permutation = treelens.permutation_importance(
+            case.model, case.X, case.y, n_repeats=2, random_state=0
+        )
+    for result in (held_out, permutation):
+        assert list(result.importances_.index) == list(case.X.columns)
+    # The columns the pipeline drops are worth nothing.
+    assert held_out.importances_[["owner", "constant", "id"]].eq(0).all()
+    assert held_out.importances_["employment"] > 0

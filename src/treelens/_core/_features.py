@@ -254,8 +254,9 @@ def decode(
     """A DataFrame in the user's columns from a routing matrix.
 
     Categorical codes become their labels (the unknown code and NaN become
-    missing), booleans become ``bool``; with ``like``, each column takes the
-    dtype of ``like``'s column where the values allow it.
+    missing), booleans become ``bool``; with ``like`` (the user's frame), each
+    column takes the dtype of ``like``'s column where no value changes, and
+    columns the model never reads hold ``like``'s first value.
     """
     codes = np.asarray(codes, dtype=np.float64)
     columns: dict[str, Any] = {}
@@ -271,13 +272,31 @@ def decode(
         else:
             column = pd.Series(x)
         if like is not None and spec.name in like.columns:
-            try:
-                column = column.astype(like[spec.name].dtype)
-            except (TypeError, ValueError):
-                pass
-        columns[spec.name] = column.to_numpy() if like is None else column.values
+            column = _like(column, like[spec.name], spec)
+        columns[spec.name] = column.to_numpy()
     index = like.index if like is not None and len(like) == len(codes) else None
     return pd.DataFrame(columns, index=index)
+
+
+def _like(column: pd.Series, model: pd.Series, spec: FeatureSpec) -> pd.Series:
+    """``column`` in the dtype of the user's ``model`` column when no value
+    changes (an integer column stays integer while the values are whole)."""
+    if spec.dropped:
+        first = model.iloc[0] if len(model) else None
+        return pd.Series([first] * len(column), dtype=model.dtype)
+    dtype = model.dtype
+    if spec.kind == "categorical" and isinstance(dtype, pd.CategoricalDtype):
+        return column.astype(dtype)
+    if spec.kind != "numeric" and dtype.kind != "b":
+        return column
+    try:
+        cast = column.astype(dtype)
+    except (TypeError, ValueError):
+        return column
+    same = (cast.astype(object) == column.astype(object)) | (
+        cast.isna() & column.isna()
+    )
+    return cast if bool(same.all()) else column
 
 
 def split_condition(

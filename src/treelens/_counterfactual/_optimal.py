@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 from .._core._validation import check_memory_budget
 from .._exceptions import InputError
 from .._importance._streaming import stream_counterfactuals, wants_streaming
+from ._categorical import CategoryCost, needs_fixed_search, search_with_fixed
 from ._constraints import Constraints
 from ._milp._program import ForestProgram, forest_program
 from ._milp._search import GridSearch, descend, greedy_ascent, kick
@@ -66,6 +67,7 @@ def optimal_counterfactual(
     warm_start: bool = True,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     progress: bool = False,
+    category_cost: CategoryCost = None,
 ) -> CounterfactualResult:
     """Least-cost counterfactuals over the whole ensemble, proven optimal.
 
@@ -85,8 +87,9 @@ def optimal_counterfactual(
     ----------
     model : fitted estimator or Forest
         Any model :func:`~treelens.to_forest` reads.
-    X : array-like of shape (n_samples, n_features)
-        Rows to explain (one row may be 1-D).  NaN is refused.
+    X : array-like or DataFrame of shape (n_samples, n_features)
+        Rows to explain, as for :func:`~treelens.feature_tweak` (a pipeline's
+        DataFrame included; a missing value stays missing).
     target : class label, "other", or (low, high)
         As for :func:`~treelens.feature_tweak`: a class label or ``"other"``
         (any class but the current one) for classifiers, a closed interval of
@@ -127,6 +130,13 @@ def optimal_counterfactual(
         Show a progress bar over the rows.  ``X`` may also be an iterable of
         chunks (arrays or DataFrames), solved chunk by chunk
         (:mod:`treelens._importance._streaming`).
+    category_cost : float, mapping or None, default=None
+        As for :func:`~treelens.feature_tweak`: the cost of a change of category,
+        added to the numeric cost.  The program is solved once per combination
+        of categories the constraints allow, cheapest first, skipping those whose
+        category cost alone exceeds the best total found: the answer is the
+        least total cost over all of them, optimal when each solve is
+        (``time_limit`` applies to each solve).
 
     Returns
     -------
@@ -189,6 +199,14 @@ def optimal_counterfactual(
             f"`time_limit` must be a positive number of seconds; got {time_limit!r}."
         )
     check_memory_budget(memory_budget)
+    if needs_fixed_search(model, X):
+        return search_with_fixed(
+            optimal_counterfactual, model, X, target=target, cost=cost,
+            epsilon=epsilon, constraints=constraints, reference=reference,
+            category_cost=category_cost, method="optimal_counterfactual",
+            options={"time_limit": time_limit, "warm_start": warm_start,
+                     "memory_budget": memory_budget},
+        )  # fmt: skip
     problem = prepare_problem(
         model,
         X,

@@ -32,6 +32,7 @@ from .._importance._streaming import (
     wants_streaming,
 )
 from ._candidates import Changes, candidate_changes, change_costs
+from ._categorical import CategoryCost, needs_fixed_search, search_with_fixed
 from ._constraints import Constraints
 from ._incremental import IncrementalPredictor
 from ._problem import (
@@ -67,6 +68,7 @@ def feature_tweak(
     reference: Any = None,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     progress: bool = False,
+    category_cost: CategoryCost = None,
 ) -> CounterfactualResult:
     """Least-cost counterfactuals built from single leaves (actionable feature tweaking).
 
@@ -81,8 +83,12 @@ def feature_tweak(
     ----------
     model : fitted estimator or Forest
         Any model :func:`~treelens.to_forest` reads.
-    X : array-like of shape (n_samples, n_features)
-        Rows to explain (one row may be 1-D).  NaN is refused.
+    X : array-like or DataFrame of shape (n_samples, n_features)
+        Rows to explain (one row may be 1-D), in the model's input columns: for a
+        pipeline or a model with categorical columns, the DataFrame it takes
+        (labels, booleans, missing values).  A missing value stays missing and
+        is routed as the model routes it (NaN is refused where the model refuses
+        it).
     target : class label, "other", or (low, high)
         Classifiers: a class label, or ``"other"`` (any class but the current
         one).  Regressors: a closed interval of the predicted value (``None``
@@ -125,6 +131,15 @@ def feature_tweak(
         Show a progress bar over the rows.  ``X`` may also be an iterable of
         chunks (arrays or DataFrames), processed one by one
         (:mod:`treelens._importance._streaming`).
+    category_cost : float, mapping or None, default=None
+        What changing a categorical column costs, added to ``cost`` over the
+        numeric columns: None, 1 per changed column; a number for every change;
+        a mapping from column to a number or to a table of ``(from, to)`` costs
+        (a dict or a DataFrame indexed by ``from``).  A categorical column's
+        cells are its categories: the search runs over every combination of
+        categories the constraints allow (``Constraints(allowed=...)``,
+        immutable columns), cheapest first
+        (:mod:`treelens._counterfactual._categorical`).
 
     Returns
     -------
@@ -160,6 +175,13 @@ def feature_tweak(
     if mode not in ("minimal", "paper"):
         raise InputError(f"`mode` must be 'minimal' or 'paper'; got {mode!r}.")
     check_memory_budget(memory_budget)
+    if needs_fixed_search(model, X):
+        return search_with_fixed(
+            feature_tweak, model, X, target=target, cost=cost, epsilon=epsilon,
+            constraints=constraints, reference=reference,
+            category_cost=category_cost, method="feature_tweak",
+            options={"mode": mode, "memory_budget": memory_budget},
+        )  # fmt: skip
     check_candidate_budget(model, target, memory_budget)
     problem = prepare_problem(
         model,
