@@ -499,8 +499,9 @@ def test_nan_in_x(fitted):
     row[0, 1] = np.nan
     with pytest.raises(InputError, match="does not accept missing values"):
         feature_tweak(gb, row, target=True)
-    with pytest.raises(InputError, match="counterfactuals need complete rows"):
-        feature_tweak(clf, row, target=True)
+    # A model routing missing values: the missing value stays missing.
+    result = feature_tweak(clf, row, target=True)
+    assert result.missing_[0, 1] and np.isnan(result.X_cf_[0, 1]) == result.found_[0]
 
 
 def test_cost_callable_wrong_shape(fitted):

@@ -404,8 +404,9 @@ def test_bad_input_shared_with_feature_tweak():
         optimal_counterfactual(model, X[:1], target=7)
     with pytest.raises(InputError, match="regressor|interval"):
         optimal_counterfactual(model, X[:1], target=(0, 1))
-    with pytest.raises(InputError, match="NaN"):
-        optimal_counterfactual(model, np.array([[np.nan, 0.0, 1.0]]), target=1)
+    # A model routing missing values answers; the missing value stays missing.
+    kept = optimal_counterfactual(model, np.array([[np.nan, 0.0, 1.0]]), target=1)
+    assert kept.missing_[0, 0] and (np.isnan(kept.X_cf_[0, 0]) or not kept.found_[0])
     with pytest.raises(InputError, match="Unknown feature"):
         optimal_counterfactual(
             model, X[:1], target=1, constraints=Constraints(immutable=["zz"])

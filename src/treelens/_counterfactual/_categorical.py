@@ -220,7 +220,7 @@ def fixed_forest(forest: Forest, fixed: tuple[tuple[int, float], ...]) -> Forest
             )
         )
     features = tuple(
-        FeatureSpec(spec.name) if j in values or spec.kind != "numeric" else spec
+        FeatureSpec(spec.name) if j in values else spec
         for j, spec in enumerate(forest.features)
     )
     out = replace(
@@ -348,9 +348,16 @@ def search_with_fixed(
     category_cost: CategoryCost,
     method: str,
     options: dict[str, Any],
+    expand: bool = False,
 ) -> CounterfactualResult:
     """The counterfactuals of ``search`` over every category assignment (see the
-    module docstring)."""
+    module docstring).
+
+    With ``expand``, ``search`` holds categorical columns itself (the leaves
+    that do not admit a row's categories are out of its reach): each row is
+    repeated once per assignment and searched in one call per pattern of missing
+    values, instead of one call per assignment.
+    """
     forest = forest_of(model)
     problem = prepare_problem(
         model,
@@ -389,8 +396,14 @@ def search_with_fixed(
     status = np.full(n, "infeasible", dtype=object)
     gap = np.full(n, np.inf)
     status[problem.at_target], gap[problem.at_target] = "optimal", 0.0
-    pairs: list[tuple[float, int, tuple[tuple[int, float], ...]]] = []
     todo = np.flatnonzero(~problem.at_target)
+    if expand:
+        state = (best, out, status, gap)
+        arguments = (target, cost, epsilon, options)
+        _search_expanded(search, forest, problem, todo, (cats, allowed, immutable,
+                         costs), constraints, ref_rows, arguments, state)  # fmt: skip
+        return _finish(problem, out, method, status, gap)
+    pairs: list[tuple[float, int, tuple[tuple[int, float], ...]]] = []
     for i in todo.tolist():
         nan_numeric = [
             (j, np.nan)
@@ -416,13 +429,113 @@ def search_with_fixed(
                 search, forest, problem, fixed, rows, level, constraints,
                 ref_rows, (target, cost, epsilon, options), best, out, status, gap,
             )  # fmt: skip
+    return _finish(problem, out, method, status, gap)
+
+
+def _finish(
+    problem: Any,
+    out: dict[str, NDArray[Any]],
+    method: str,
+    status: NDArray[np.object_],
+    gap: NDArray[np.float64],
+) -> CounterfactualResult:
     unresolved = (~out["found"]) & (out["reason"] == None)
     out["reason"][unresolved & ~problem.at_target] = "no candidate flips the ensemble"
-    result = finish(problem, **out, method=method,
-                    status=status if method == "optimal_counterfactual" else None,
-                    gap=np.where(out["found"], gap, np.inf)
-                    if method == "optimal_counterfactual" else None)  # fmt: skip
-    return result
+    exact = method == "optimal_counterfactual"
+    return finish(
+        problem,
+        **out,
+        method=method,
+        status=status if exact else None,
+        gap=np.where(out["found"], gap, np.inf) if exact else None,
+    )
+
+
+def _search_expanded(
+    search: Callable[..., CounterfactualResult],
+    forest: Forest,
+    problem: Any,
+    todo: NDArray[np.intp],
+    categorical: tuple[Any, ...],
+    constraints: Constraints | None,
+    ref_rows: NDArray[np.float64] | None,
+    arguments: tuple[Any, Any, Any, dict[str, Any]],
+    state: tuple[Any, ...],
+) -> None:
+    """Every row repeated once per assignment, one search per pattern of
+    missing numeric values."""
+    cats, allowed, immutable, costs = categorical
+    out = state[1]
+    target_spec, cost_spec, epsilon, options = arguments
+    codes, k = problem.X, forest.n_categories
+    cat_set = set(cats.tolist())
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for i in todo.tolist():
+        nan_j = tuple(j for j in np.flatnonzero(np.isnan(codes[i])).tolist()
+                      if j not in cat_set)  # fmt: skip
+        groups.setdefault(nan_j, []).append(i)
+    for nan_j, members in groups.items():
+        fixed = tuple((j, np.nan) for j in nan_j)
+        sub = fixed_forest(forest, fixed)
+        owner, price, rows = [], [], []
+        for i in members:
+            for p, assignment in _assignments(
+                codes[i], cats, allowed, immutable, costs, k, forest.feature_names
+            ):
+                x = codes[i].copy()
+                x[cats] = assignment
+                owner.append(i)
+                price.append(p)
+                rows.append(x)
+        owner_a, price_a = np.array(owner, np.intp), np.array(price)
+        X = np.array(rows, dtype=np.float64).reshape(len(rows), -1)
+        X[:, list(nan_j)] = 0.0  # never read: every node on them is constant
+        run = np.ones(len(owner_a), dtype=bool)
+        if problem.target.kind == "other":
+            moved = sub.predict(X) != problem.current[owner_a]
+            _record_best(owner_a[moved], X[moved], price_a[moved], fixed, state, None,
+                         None)  # fmt: skip
+            run = ~moved
+        if not run.any():
+            continue
+        held = np.array(sorted(set(nan_j) | cat_set), dtype=np.intp)
+        result = search(
+            sub,
+            X[run],
+            target=target_spec,
+            cost=cost_spec,
+            epsilon=epsilon,
+            constraints=_sub_constraints(forest, constraints, held, problem.frame),
+            reference=None if ref_rows is None else _fixed_reference(ref_rows, held),
+            **options,
+        )
+        found = result.found_
+        idx, at = owner_a[run], np.flatnonzero(found)
+        _record_best(idx[found], result.X_cf_[found],
+                     result.cost_[found] + price_a[run][found], fixed, state,
+                     result, at)  # fmt: skip
+        missing = idx[~found]
+        keep = out["reason"][missing] == None
+        out["reason"][missing[keep]] = result.reason_[~found][keep]
+
+
+def _record_best(
+    rows: NDArray[np.intp],
+    X_cf: NDArray[np.float64],
+    total: NDArray[np.float64],
+    fixed: tuple[tuple[int, float], ...],
+    state: tuple[Any, ...],
+    result: CounterfactualResult | None,
+    positions: NDArray[np.intp] | None,
+) -> None:
+    """Keep, per row, the cheapest of several answers (rows may repeat)."""
+    if not rows.size:
+        return
+    order = np.lexsort((np.arange(rows.size), total, rows))
+    first = order[np.unique(rows[order], return_index=True)[1]]
+    best, out, status, gap = state
+    _record(rows[first], X_cf[first], total[first], fixed, 0.0, best, out, status,
+            gap, result, None if positions is None else positions[first])  # fmt: skip
 
 
 def _frame(X: Any) -> Any:

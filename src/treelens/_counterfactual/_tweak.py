@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._core._boxes import LeafBoxes, leaf_boxes
+from .._core._features import category_codes
 from .._core._validation import check_memory_budget
 from .._exceptions import InputError
 from .._importance._streaming import (
@@ -177,11 +178,39 @@ def feature_tweak(
     check_memory_budget(memory_budget)
     if needs_fixed_search(model, X):
         return search_with_fixed(
-            feature_tweak, model, X, target=target, cost=cost, epsilon=epsilon,
+            tweak_rows, model, X, target=target, cost=cost, epsilon=epsilon,
             constraints=constraints, reference=reference,
             category_cost=category_cost, method="feature_tweak",
-            options={"mode": mode, "memory_budget": memory_budget},
+            options={"mode": mode, "memory_budget": memory_budget}, expand=True,
         )  # fmt: skip
+    return tweak_rows(
+        model,
+        X,
+        target=target,
+        cost=cost,
+        epsilon=epsilon,
+        mode=mode,
+        constraints=constraints,
+        reference=reference,
+        memory_budget=memory_budget,
+    )
+
+
+def tweak_rows(
+    model: Any,
+    X: Any,
+    *,
+    target: Any,
+    cost: Any,
+    epsilon: Any,
+    mode: Mode,
+    constraints: Constraints | None,
+    reference: Any,
+    memory_budget: int,
+) -> CounterfactualResult:
+    """:func:`feature_tweak` of complete rows, categorical columns held (a row's
+    categories are never changed: leaves that do not admit them are out of
+    reach)."""
     check_candidate_budget(model, target, memory_budget)
     problem = prepare_problem(
         model,
@@ -238,6 +267,10 @@ class _Search:
         votes = voting_trees(self.forest, problem.target, leaves, current)
         mask = target_leaf_mask(self.forest, problem.target, leaves, current)
         mask &= votes[:, boxes.tree]
+        for j, allowed in boxes.allowed.items():
+            # Categories are held: a leaf must admit the row's own category.
+            code = category_codes(problem.X[rows, j], allowed.shape[1] - 1)
+            mask &= allowed[:, code].T
         counts = mask.sum(axis=1)
         # Sub-blocks whose (row, leaf) pairs fit the budget; a row is never split.
         limit = max(1, self.budget // self.bytes_per_pair)
