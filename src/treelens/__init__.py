@@ -18,6 +18,7 @@ from ._exceptions import (
     TreelensError,
     UnsupportedModelError,
 )
+from ._importance._debiased import DebiasedMDIImportance, debiased_mdi_importance
 from ._importance._gain import gain_importance
 from ._importance._mdi import MDIImportance, mdi_importance
 from ._importance._node_statistics import NodeStatistics, node_statistics
@@ -36,6 +37,7 @@ __all__ = [
     "Constraints",
     "CounterfactualDisplay",
     "CounterfactualResult",
+    "DebiasedMDIImportance",
     "DecisionRegionDisplay",
     "Forest",
     "ForestGridDisplay",
@@ -52,6 +54,7 @@ __all__ = [
     "TreeDiagramDisplay",
     "TreelensError",
     "UnsupportedModelError",
+    "debiased_mdi_importance",
     "export_dot",
     "feature_tweak",
     "gain_importance",
