@@ -6,6 +6,7 @@ PUBLIC = [
     "CounterfactualResult",
     "DebiasedMDIImportance",
     "DecisionRegionDisplay",
+    "FeatureSpec",
     "Forest",
     "ForestGridDisplay",
     "ImportanceDisplay",
