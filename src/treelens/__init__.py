@@ -23,7 +23,11 @@ from ._importance._debiased import DebiasedMDIImportance, debiased_mdi_importanc
 from ._importance._gain import gain_importance
 from ._importance._mdi import MDIImportance, mdi_importance
 from ._importance._node_statistics import NodeStatistics, node_statistics
-from ._importance._permutation import permutation_importance
+from ._importance._permutation import (
+    GroupedPermutationImportance,
+    grouped_permutation_importance,
+    permutation_importance,
+)
 from ._importance._result import ImportanceResult
 from ._plots._display_counterfactual import CounterfactualDisplay
 from ._plots._display_importance import ImportanceDisplay
@@ -43,6 +47,7 @@ __all__ = [
     "FeatureSpec",
     "Forest",
     "ForestGridDisplay",
+    "GroupedPermutationImportance",
     "ImportanceDisplay",
     "ImportanceResult",
     "InputError",
@@ -60,6 +65,7 @@ __all__ = [
     "export_dot",
     "feature_tweak",
     "gain_importance",
+    "grouped_permutation_importance",
     "leaf_boxes",
     "mdi_importance",
     "node_statistics",
