@@ -141,7 +141,7 @@ def test_held_out_statistics_by_hand():
     X = np.array([[0.0], [1.0], [2.0], [3.0]])
     model = DecisionTreeClassifier(max_depth=1).fit(X, [0, 0, 1, 1])  # x <= 1.5
     stats = treelens.node_statistics(
-        model, [[0.0], [0.5], [3.0]], [0, 1, 1], [1.0, 3.0, 2.0]
+        model, [[0.0], [0.5], [3.0]], [0, 1, 1], sample_weight=[1.0, 3.0, 2.0]
     )
     np.testing.assert_array_equal(stats.n_node_samples_[0], [3, 2, 1])
     np.testing.assert_array_equal(stats.weighted_n_node_samples_[0], [6.0, 4.0, 2.0])
