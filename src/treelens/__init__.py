@@ -14,11 +14,14 @@ from ._counterfactual._optimal import optimal_counterfactual
 from ._counterfactual._problem import CounterfactualResult
 from ._counterfactual._tweak import feature_tweak
 from ._exceptions import (
+    BackgroundError,
     InputError,
     NotFittedError,
+    OutputTooLargeError,
     TreelensError,
     UnsupportedModelError,
 )
+from ._explain._shap import ShapResult, shap_interaction_values, shap_values
 from ._importance._debiased import DebiasedMDIImportance, debiased_mdi_importance
 from ._importance._gain import gain_importance
 from ._importance._mdi import MDIImportance, mdi_importance
@@ -39,6 +42,7 @@ from ._plots._dot import export_dot
 from ._version import __version__ as __version__
 
 __all__ = [
+    "BackgroundError",
     "Constraints",
     "CounterfactualDisplay",
     "CounterfactualResult",
@@ -55,8 +59,10 @@ __all__ = [
     "MDIImportance",
     "NodeStatistics",
     "NotFittedError",
+    "OutputTooLargeError",
     "PartitionDisplay",
     "RegressionStepsDisplay",
+    "ShapResult",
     "Tree",
     "TreeDiagramDisplay",
     "TreelensError",
@@ -72,6 +78,8 @@ __all__ = [
     "optimal_counterfactual",
     "permutation_importance",
     "register_adapter",
+    "shap_interaction_values",
+    "shap_values",
     "supported_models",
     "to_forest",
 ]
