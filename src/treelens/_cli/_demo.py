@@ -74,6 +74,10 @@ def run_demo(
        feature tweaking for iris rows towards class 2.
     4. The partition, decision-region, forest-grid and regression-step pictures,
        the importance tables as CSV, and an HTML report on the forest.
+    5. A synthetic mixed table (numbers with missing values, text, a boolean)
+       through a scikit-learn Pipeline: importance per input column and
+       counterfactuals in categories and units
+       (:mod:`treelens._cli._demo_mixed`).
 
     Parameters
     ----------
@@ -314,7 +318,11 @@ def run_demo(
             out / name, frame.to_csv(index=False)
         )
 
-    # 5. The report.
+    from ._demo_mixed import mixed_table_section
+
+    mixed_table_section(console, out, written)
+
+    # 6. The report.
     with console.status("Writing the HTML report") as status:
         html = render_report(
             forest,

@@ -148,7 +148,7 @@ def picture_figure(
             max_depth=3 if max_depth is None else max_depth,
             annotate=annotate,
             importance=mdi,
-            path_of=None if row is None else np.asarray(_row(X, row), dtype=float)[0],
+            path_of=None if row is None else _path_row(X, row),
             ax=ax,
         )
         return figure
@@ -215,6 +215,17 @@ def _row(X: Any, row: int) -> Any:
     if X is None:
         raise InputError("--row needs a data file; got none.")
     return X.iloc[[row]] if hasattr(X, "iloc") else np.asarray(X)[[row]]
+
+
+def _path_row(X: Any, row: int) -> Any:
+    """One data row for a diagram's path: a one-row frame when the table holds
+    labels (the forest encodes it), else numbers."""
+    selected = _row(X, row)
+    if hasattr(selected, "dtypes") and any(
+        d.kind not in "biuf" for d in selected.dtypes
+    ):
+        return selected
+    return np.asarray(selected, dtype=float)[0]
 
 
 def draw_picture(

@@ -99,7 +99,10 @@ class CounterfactualDisplay:
                 f"{'' if hasattr(result, 'X_cf_') else ' without X_cf_'}."
             )
         Xa = as_array(X, forest)
-        X_cf = np.asarray(result.X_cf_, dtype=np.float64).reshape(Xa.shape[0], -1)
+        # Codes of a result in the user's columns (categories), else its values.
+        cf = getattr(result, "X_cf_codes_", None)
+        X_cf = np.asarray(result.X_cf_ if cf is None else cf, dtype=np.float64)
+        X_cf = X_cf.reshape(Xa.shape[0], -1)
         if not -Xa.shape[0] <= index < Xa.shape[0]:
             raise InputError(f"`index` must be in [0, {Xa.shape[0] - 1}]; got {index}.")
         found = getattr(result, "found_", None)
@@ -167,6 +170,13 @@ class CounterfactualDisplay:
         display.start_ = x[[f0, f1]]
         display.end_ = x_cf[[f0, f1]]
         display.changed_ = [names[j] for j in np.flatnonzero(x_cf != x)]
+        # Categorical axes are titled with their labels, not their codes.
+        display.categories_ = tuple(
+            forest.features[f].categories
+            if forest is not None and forest.n_categories[f]
+            else None
+            for f in (f0, f1)
+        )
         display.background_ = bg
         return display.plot(bg.ax_)
 
@@ -201,9 +211,10 @@ class CounterfactualDisplay:
         )
         ax.add_patch(self.arrow_)
         others = [n for n in self.changed_ if n not in self.feature_names_]
+        labels = getattr(self, "categories_", (None, None))
         title = "counterfactual: " + ", ".join(
-            f"{n} {a:.3g} -> {b:.3g}"
-            for n, a, b in zip(self.feature_names_, self.start_, self.end_)
+            f"{n} {_shown(a, c)} -> {_shown(b, c)}"
+            for n, a, b, c in zip(self.feature_names_, self.start_, self.end_, labels)
         )
         if others:
             title += f"\n(also changed: {', '.join(others)})"
@@ -218,3 +229,10 @@ def _predict_rows(
     if forest is not None:
         return forest.predict(rows)
     return np.asarray(estimator.predict(rows))
+
+
+def _shown(value: float, categories: Any) -> str:
+    """A value as the title shows it: its category's label, or the number."""
+    if categories is not None and 0 <= value < len(categories) and value == int(value):
+        return str(categories[int(value)])
+    return f"{value:.3g}"

@@ -154,7 +154,7 @@ class PartitionDisplay:
                 f"`max_depth` must be a non-negative integer or None; got {max_depth!r}."
             )
         Xa = as_array(X, forest)
-        ref = resolve_reference(Xa, reference, forest.n_features)
+        ref = resolve_reference(Xa, reference, forest.n_features, forest.n_categories)
         window = plot_window(Xa, (f0, f1), margin=margin)
         part = partition_rectangles(
             forest, (f0, f1), ref, window, tree_index=t, max_depth=max_depth
@@ -311,7 +311,9 @@ def _split_segments(
 ) -> NDArray[np.float64]:
     """Split lines of reachable nodes above the depth cut, clipped to the window."""
     tree = forest.trees[tree_index]
-    nodes = slice_nodes(tree, features, reference, forest.input_dtype)
+    nodes = slice_nodes(
+        tree, features, reference, forest.input_dtype, forest.n_categories
+    )
     split = nodes.reachable & ~tree.is_leaf
     if max_depth is not None:
         split &= nodes.depth < max_depth
