@@ -16,6 +16,7 @@ from ._counterfactual._tweak import feature_tweak
 from ._exceptions import (
     InputError,
     NotFittedError,
+    OutOfBagWarning,
     TreelensError,
     UnsupportedModelError,
 )
@@ -25,6 +26,7 @@ from ._importance._node_statistics import NodeStatistics, node_statistics
 from ._importance._permutation import permutation_importance
 from ._importance._result import ImportanceResult
 from ._plots._display_counterfactual import CounterfactualDisplay
+from ._plots._display_data import DataDisplay
 from ._plots._display_importance import ImportanceDisplay
 from ._plots._display_partition import ForestGridDisplay, PartitionDisplay
 from ._plots._display_regions import DecisionRegionDisplay
@@ -37,6 +39,7 @@ __all__ = [
     "Constraints",
     "CounterfactualDisplay",
     "CounterfactualResult",
+    "DataDisplay",
     "DecisionRegionDisplay",
     "FeatureSpec",
     "Forest",
@@ -48,6 +51,7 @@ __all__ = [
     "MDIImportance",
     "NodeStatistics",
     "NotFittedError",
+    "OutOfBagWarning",
     "PartitionDisplay",
     "RegressionStepsDisplay",
     "Tree",

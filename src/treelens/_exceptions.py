@@ -11,6 +11,7 @@ from __future__ import annotations
 __all__ = [
     "InputError",
     "NotFittedError",
+    "OutOfBagWarning",
     "TreelensError",
     "UnsupportedModelError",
 ]
@@ -30,3 +31,8 @@ class NotFittedError(TreelensError, ValueError):
 
 class UnsupportedModelError(TreelensError, TypeError):
     """The model given is of a kind treelens cannot read, or uses an unsupported option."""
+
+
+class OutOfBagWarning(UserWarning):
+    """Some rows were drawn into every tree's bootstrap sample, so no tree can
+    score them out of bag; out-of-bag figures leave them out."""
