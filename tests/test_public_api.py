@@ -1,6 +1,7 @@
 import treelens
 
 PUBLIC = [
+    "BackgroundError",
     "Constraints",
     "CounterfactualDisplay",
     "CounterfactualResult",
@@ -17,8 +18,10 @@ PUBLIC = [
     "NodeStatistics",
     "NotFittedError",
     "OutOfBagWarning",
+    "OutputTooLargeError",
     "PartitionDisplay",
     "RegressionStepsDisplay",
+    "ShapResult",
     "Tree",
     "TreeDiagramDisplay",
     "TreelensError",
@@ -32,6 +35,8 @@ PUBLIC = [
     "optimal_counterfactual",
     "permutation_importance",
     "register_adapter",
+    "shap_interaction_values",
+    "shap_values",
     "supported_models",
     "to_forest",
 ]
