@@ -75,8 +75,15 @@ def test_several_measures_side_by_side(wine_forest):
     )
     legend = [t.get_text() for t in disp.ax_.get_legend().get_texts()]
     assert [text.split(" (whiskers")[0] for text in legend] == disp.methods
-    assert legend[2] == f"{perm.method} (whiskers: \u00b11 std over repeats)"
-    segments = np.asarray(disp.whiskers_[2].get_segments())[: X.shape[1]]
+    # Permutation importance: its own interval by default, its std on request.
+    assert legend[2] == f"{perm.method} (whiskers: {perm.interval_method})"
+    n = X.shape[1]
+    segments = np.asarray(disp.whiskers_[2].get_segments())[:n]
+    interval = perm.interval_.loc[disp.importances.index]
+    np.testing.assert_allclose(segments[:, 0, 0], interval["low"])
+    np.testing.assert_allclose(segments[:, 1, 0], interval["high"])
+    disp = ImportanceDisplay.from_result([train, perm], error_bars="std")
+    segments = np.asarray(disp.whiskers_[1].get_segments())[:n]
     np.testing.assert_allclose(
         segments[:, 1, 0] - segments[:, 0, 0], 2 * perm.std_[disp.importances.index]
     )
@@ -129,3 +136,26 @@ def test_bad_error_bars(wine_forest):
     model, _X, _y = wine_forest
     with pytest.raises(InputError, match="`error_bars` must be"):
         ImportanceDisplay.from_result(mdi_importance(model), error_bars="ci")
+
+
+@pytest.mark.parametrize("can_be_negative", [False, True])
+def test_result_intervals_drawn_and_clipped_only_where_values_cannot_be_negative(
+    can_be_negative,
+):
+    index = ["a", "b"]
+    result = SimpleNamespace(
+        importances_=pd.Series([0.5, 0.02], index=index),
+        std_=None,
+        interval_=pd.DataFrame({"low": [0.4, -0.05], "high": [0.6, 0.1]}, index=index),
+        interval_method="95% bootstrap",
+        can_be_negative=can_be_negative,
+        method="m",
+    )
+    disp = ImportanceDisplay.from_result(result)
+    segments = np.asarray(disp.whiskers_[0].get_segments())[:2]
+    low = [0.4, -0.05 if can_be_negative else 0.0]
+    np.testing.assert_allclose(segments[:, 0, 0], low)
+    np.testing.assert_allclose(segments[:, 1, 0], [0.6, 0.1])
+    assert disp.ax_.get_legend().get_texts()[0].get_text() == (
+        "m (whiskers: 95% bootstrap)"
+    )

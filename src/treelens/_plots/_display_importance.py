@@ -61,13 +61,15 @@ def _whiskers(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], str]:
     """Low and high whisker ends of one result, and what they mean.
 
-    ``"auto"`` and ``"sem"``: one standard error of the mean over the trees
-    (``std / sqrt(n_trees)``), never below zero: it says how precisely the
-    average of the trees is known, where the trees' own spread says how much
-    single trees disagree.  ``"iqr"``: the middle half of the per-tree values.
-    ``"std"``: one per-tree standard deviation each side (can cross zero).
+    ``"auto"``: the result's own interval (``interval_``, e.g. a bootstrap
+    interval of debiased MDI) when it has one, else as ``"sem"``.  ``"sem"``:
+    one standard error of the mean over the trees (``std / sqrt(n_trees)``): it
+    says how precisely the average of the trees is known, where the trees' own
+    spread says how much single trees disagree.  ``"iqr"``: the middle half of
+    the per-tree values.  ``"std"``: one per-tree standard deviation each side.
     Results without per-tree values (permutation importance) keep their own
-    ``std_`` (over repeats) in every mode.
+    ``std_`` (over repeats).  Except for ``"std"``, no whisker goes below zero
+    for a quantity that cannot (``can_be_negative`` false, as MDI).
     """
     import pandas as pd
 
@@ -76,6 +78,16 @@ def _whiskers(
     if error_bars is None:
         return none
     mean = pd.Series(result.importances_, dtype=float).reindex(index).to_numpy()
+    floor = -np.inf if getattr(result, "can_be_negative", True) else 0.0
+    interval = getattr(result, "interval_", None)
+    if error_bars == "auto" and interval is not None:
+        frame = pd.DataFrame(interval).reindex(index)
+        what = getattr(result, "interval_method", "") or "interval"
+        return (
+            np.maximum(frame["low"].to_numpy(dtype=float), floor),
+            frame["high"].to_numpy(dtype=float),
+            f"whiskers: {what}",
+        )
     per_tree = getattr(result, "per_tree_", None)
     rows = _tree_rows(result)
     if rows is not None and error_bars != "std":
@@ -86,7 +98,7 @@ def _whiskers(
             return low, high, f"whiskers: middle half of {len(values)} trees"
         sem = values.std(axis=0, ddof=1) / np.sqrt(values.shape[0])
         return (
-            np.maximum(mean - sem, 0.0),
+            np.maximum(mean - sem, floor),
             mean + sem,
             f"whiskers: \u00b11 s.e. of the mean over {len(values)} trees",
         )
@@ -209,15 +221,18 @@ class ImportanceDisplay(RenamedAttributes):
         result : importance result, sequence of them, or mapping name -> result
             Anything with ``importances_`` (Series indexed by feature), and
             optionally ``std_`` (Series or None), ``per_tree_`` (DataFrame,
-            trees by features) and ``method`` (str).
+            trees by features), ``interval_`` (DataFrame with ``low`` and
+            ``high``), ``interval_method``, ``can_be_negative`` and ``method``.
         top_k : int, optional
             Keep the ``top_k`` features most important under the first result.
         sort : bool, default=True
             Order by the first result's importance, largest on top.
         error_bars : {"auto", "sem", "iqr", "std"} or None, default="auto"
-            Whiskers of results with per-tree values (MDI): ``"auto"`` and
-            ``"sem"`` one standard error of the mean over the trees, clipped at
-            zero; ``"iqr"`` the 25th to 75th percentile of the per-tree values;
+            ``"auto"``: a result's own ``interval_`` when it has one (debiased
+            MDI's bootstrap interval), else as ``"sem"``.  Whiskers of results
+            with per-tree values (MDI): ``"sem"`` one standard error of the mean
+            over the trees, clipped at zero for quantities that cannot be
+            negative; ``"iqr"`` the 25th to 75th percentile of the per-tree values;
             ``"std"`` one per-tree standard deviation each side (it can cross
             zero and dwarf the bars: trees disagree much more than their mean
             is uncertain).  Results without per-tree values (permutation)
