@@ -75,15 +75,10 @@ def test_several_measures_side_by_side(wine_forest):
     )
     legend = [t.get_text() for t in disp.ax_.get_legend().get_texts()]
     assert [text.split(" (whiskers")[0] for text in legend] == disp.methods
-    # Permutation importance: its own interval by default, its std on request.
-    assert legend[2] == f"{perm.method} (whiskers: {perm.interval_method})"
+    # Permutation importance: its spread over repeats, as before.
+    assert legend[2] == f"{perm.method} (whiskers: \u00b11 std over repeats)"
     n = X.shape[1]
     segments = np.asarray(disp.whiskers_[2].get_segments())[:n]
-    interval = perm.interval_.loc[disp.importances.index]
-    np.testing.assert_allclose(segments[:, 0, 0], interval["low"])
-    np.testing.assert_allclose(segments[:, 1, 0], interval["high"])
-    disp = ImportanceDisplay.from_result([train, perm], error_bars="std")
-    segments = np.asarray(disp.whiskers_[1].get_segments())[:n]
     np.testing.assert_allclose(
         segments[:, 1, 0] - segments[:, 0, 0], 2 * perm.std_[disp.importances.index]
     )
@@ -151,7 +146,7 @@ def test_result_intervals_drawn_and_clipped_only_where_values_cannot_be_negative
         can_be_negative=can_be_negative,
         method="m",
     )
-    disp = ImportanceDisplay.from_result(result)
+    disp = ImportanceDisplay.from_result(result, error_bars="interval")
     segments = np.asarray(disp.whiskers_[0].get_segments())[:2]
     low = [0.4, -0.05 if can_be_negative else 0.0]
     np.testing.assert_allclose(segments[:, 0, 0], low)
@@ -159,3 +154,29 @@ def test_result_intervals_drawn_and_clipped_only_where_values_cannot_be_negative
     assert disp.ax_.get_legend().get_texts()[0].get_text() == (
         "m (whiskers: 95% bootstrap)"
     )
+
+
+def test_intervals_and_negative_values(wine_forest):
+    from treelens import debiased_mdi_importance
+
+    model, X, y = wine_forest
+    debiased = debiased_mdi_importance(model, X.iloc[::2], y.iloc[::2])
+    train = mdi_importance(model)
+    disp = ImportanceDisplay.from_result([train, debiased])
+    legend = [t.get_text() for t in disp.ax_.get_legend().get_texts()]
+    # MDI keeps its default whiskers; debiased MDI shows its bootstrap interval,
+    # which may reach below zero.
+    assert "s.e. of the mean" in legend[0]
+    assert "percentile bootstrap" in legend[1]
+    index = disp.importances.index
+    np.testing.assert_allclose(
+        disp.lower[debiased.method], debiased.interval_["low"][index]
+    )
+    np.testing.assert_allclose(
+        disp.upper[debiased.method], debiased.interval_["high"][index]
+    )
+    shown = ImportanceDisplay.from_result([train, debiased], error_bars="interval")
+    np.testing.assert_allclose(
+        shown.lower[train.method], np.maximum(train.interval_["low"][index], 0)
+    )
+    assert (shown.lower[train.method] >= 0).all()
