@@ -34,7 +34,7 @@ def mixed(tmp_path_factory):
 
 
 def test_importance_and_tweak_speak_in_the_input_columns(mixed):
-    root, case = mixed
+    root, _case = mixed
     result = run(
         "importance", root / "pipeline.skops", "--data", root / "loans.csv",
         "--target", "approved", "--permutation",
@@ -84,7 +84,7 @@ def test_bad_input_is_one_line_naming_what(mixed, tmp_path):
             tmp_path / "short.csv",
             "--target",
             "approved",
-        ),  # fmt: skip
+        ),
         "region",
     )
     data.assign(income="lots").to_csv(tmp_path / "text.csv", index=False)
@@ -96,7 +96,7 @@ def test_bad_input_is_one_line_naming_what(mixed, tmp_path):
             tmp_path / "text.csv",
             "--target",
             "approved",
-        ),  # fmt: skip
+        ),
         "'income'",
     )
     assert_bad_input(
@@ -107,7 +107,7 @@ def test_bad_input_is_one_line_naming_what(mixed, tmp_path):
             root / "numbers.csv",
             "--target",
             "approved",
-        ),  # fmt: skip
+        ),
         "'pca' (PCA)",
     )
     assert_bad_input(
@@ -118,7 +118,7 @@ def test_bad_input_is_one_line_naming_what(mixed, tmp_path):
             root / "numbers.csv",
             "--target",
             "approved",
-        ),  # fmt: skip
+        ),
         "last step",
     )
 

@@ -18,26 +18,26 @@ def test_categorical_axis_is_bands_with_labels():
     )
     labels = forest.features[forest.feature_names.index("employment")].categories
     k = len(labels)
-    np.testing.assert_array_equal(display.y_edges_, np.arange(k + 1) - 0.5)
+    np.testing.assert_array_equal(display.y_edges, np.arange(k + 1) - 0.5)
     ticks = [t.get_text() for t in display.ax_.get_yticklabels()]
     assert ticks == list(labels)
     # Each band is the model's prediction for that category.
-    centres = 0.5 * (display.x_edges_[:-1] + display.x_edges_[1:])
+    centres = 0.5 * (display.x_edges[:-1] + display.x_edges[1:])
     rows = case.X.iloc[[0] * k].copy()
     rows["employment"] = list(labels)
-    for column, value in zip(forest.feature_names, display.reference_):
+    for column, value in zip(forest.feature_names, display.reference):
         if (
             column not in ("income", "employment")
             and not forest.features[forest.feature_names.index(column)].categories
         ):
             rows[column] = value
     region = forest.features[forest.feature_names.index("region")].categories
-    rows["region"] = region[int(display.reference_[3])]
+    rows["region"] = region[int(display.reference[3])]
     rows["income"] = centres[len(centres) // 2]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         expected = case.model.predict(rows)
-    np.testing.assert_array_equal(display.predictions_[:, len(centres) // 2], expected)
+    np.testing.assert_array_equal(display.predictions[:, len(centres) // 2], expected)
 
 
 def test_partition_of_a_categorical_axis_is_refused_with_the_alternative():
