@@ -13,9 +13,14 @@ from ._counterfactual._optimal import optimal_counterfactual
 from ._counterfactual._problem import CounterfactualResult
 from ._counterfactual._tweak import feature_tweak
 from ._exceptions import (
+    CounterfactualCheckWarning,
     InputError,
+    MemoryBudgetError,
     NotFittedError,
+    SchedulerUnreachableError,
+    SolverError,
     TreelensError,
+    UnsafeModelError,
     UnsupportedModelError,
 )
 from ._importance._gain import gain_importance
@@ -34,6 +39,7 @@ from ._version import __version__ as __version__
 
 __all__ = [
     "Constraints",
+    "CounterfactualCheckWarning",
     "CounterfactualDisplay",
     "CounterfactualResult",
     "DecisionRegionDisplay",
@@ -44,13 +50,17 @@ __all__ = [
     "InputError",
     "LeafBoxes",
     "MDIImportance",
+    "MemoryBudgetError",
     "NodeStatistics",
     "NotFittedError",
     "PartitionDisplay",
     "RegressionStepsDisplay",
+    "SchedulerUnreachableError",
+    "SolverError",
     "Tree",
     "TreeDiagramDisplay",
     "TreelensError",
+    "UnsafeModelError",
     "UnsupportedModelError",
     "export_dot",
     "feature_tweak",

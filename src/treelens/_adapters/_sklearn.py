@@ -10,7 +10,7 @@ import numpy as np
 
 from .._core._forest import Forest, Tree
 from .._exceptions import InputError, NotFittedError, UnsupportedModelError
-from . import register_adapter
+from ._registry import register_adapter
 
 __all__: list[str] = []
 

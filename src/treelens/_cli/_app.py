@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal, Self, TypeVar
 import typer
 
 from .._adapters import to_forest
-from .._exceptions import InputError, TreelensError
+from .._exceptions import InputError, SolverError, TreelensError
 from ._dataset_commands import (
     OutDirOpt,
     ResumeOpt,
@@ -74,7 +74,7 @@ def _command(function: F) -> F:
                 raise
             if _State.debug:
                 traceback.print_exc()
-            if isinstance(exc, TreelensError):
+            if isinstance(exc, TreelensError) and not isinstance(exc, SolverError):
                 _error(str(exc))
                 raise typer.Exit(2) from None
             hint = "" if _State.debug else " (run again with --debug for the traceback)"

@@ -7,13 +7,13 @@ Every algorithm in treelens reads only :class:`Tree` and :class:`Forest`.  Adapt
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .._exceptions import InputError
+from ._cache import derived_property
 from ._compiled_routing import apply_compiled, compiled_trees
 
 __all__ = ["Forest", "Tree"]
@@ -125,7 +125,7 @@ class Tree:
         """Number of nodes, leaves included."""
         return int(self.children_left.shape[0])
 
-    @cached_property
+    @derived_property
     def is_leaf(self) -> NDArray[np.bool_]:
         """Boolean mask of shape (n_nodes,), true at leaves."""
         out = self.children_left == TREE_LEAF
@@ -137,7 +137,7 @@ class Tree:
         """Number of leaves."""
         return int(self.is_leaf.sum())
 
-    @cached_property
+    @derived_property
     def node_depth(self) -> NDArray[np.intp]:
         """Depth of every node, shape (n_nodes,); the root has depth 0."""
         depth = np.zeros(self.n_nodes, dtype=np.intp)
@@ -158,7 +158,7 @@ class Tree:
         """Depth of the deepest leaf (0 for a single-leaf tree)."""
         return int(self.node_depth.max()) if self.n_nodes else 0
 
-    @cached_property
+    @derived_property
     def parent(self) -> NDArray[np.intp]:
         """Parent of every node, shape (n_nodes,); ``-1`` at the root."""
         parent = np.full(self.n_nodes, -1, dtype=np.intp)
@@ -312,7 +312,7 @@ class Forest:
             return int(self.init_raw.shape[0])
         return self.n_classes if self.is_classifier else 1
 
-    @cached_property
+    @derived_property
     def _flat(self) -> dict[str, NDArray[Any]]:
         """All trees concatenated into one node array with global child ids."""
         sizes = np.array([t.n_nodes for t in self.trees], dtype=np.intp)
@@ -408,12 +408,12 @@ class Forest:
             active = active[~flat["is_leaf"][nodes[active]]]
         return nodes.reshape(n_samples, -1)
 
-    @cached_property
+    @derived_property
     def _compiled_trees(self) -> list[Any] | None:
         """scikit-learn trees routing like these (float32 input only), or None."""
         return compiled_trees(self)
 
-    @cached_property
+    @derived_property
     def _routing(self) -> list[tuple[NDArray[Any], ...]]:
         """Per tree, tables indexed by ``2 * node`` (the routing state): children
         at ``2 * node + go_right`` (as ``2 * child``; leaves point to

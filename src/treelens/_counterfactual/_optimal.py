@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._core._chunks import is_chunk_stream
 from .._core._validation import check_memory_budget
 from .._exceptions import InputError
-from .._importance._streaming import stream_counterfactuals, wants_streaming
 from ._constraints import Constraints
 from ._milp._program import ForestProgram, forest_program
 from ._milp._search import GridSearch, descend, greedy_ascent, kick
@@ -39,6 +39,7 @@ from ._problem import (
     finish,
     prepare_problem,
 )
+from ._streaming import search_in_chunks
 from ._targets import encode_classes
 
 __all__ = ["optimal_counterfactual"]
@@ -51,6 +52,8 @@ _MARGINS = (STRICT_MARGIN, 1e-5, 1e-4)
 # Share of each row's time limit the local search of the warm start may take
 # (0.1-0.5 s for 100 trees of depth 6, about 1 s for 500 trees).
 _SEARCH_SHARE = 0.1
+# Rows per chunk of a chunked run: solves take about a second per row.
+_OPTIMAL_CHUNK_ROWS = 64
 
 
 def optimal_counterfactual(
@@ -126,7 +129,7 @@ def optimal_counterfactual(
     progress : bool, default=False
         Show a progress bar over the rows.  ``X`` may also be an iterable of
         chunks (arrays or DataFrames), solved chunk by chunk
-        (:mod:`treelens._importance._streaming`).
+        (:mod:`treelens._counterfactual._streaming`).
 
     Returns
     -------
@@ -177,8 +180,27 @@ def optimal_counterfactual(
     >>> result.status_.tolist(), model.predict(result.X_cf_).tolist()
     (['optimal', 'optimal'], [2, 2])
     """
-    if wants_streaming(X, progress):
-        return stream_counterfactuals(optimal_counterfactual, **locals())
+    if progress or is_chunk_stream(X):
+        # Exact solves take about a second per row: small chunks keep the
+        # progress bar moving.
+        return search_in_chunks(
+            lambda chunk: optimal_counterfactual(
+                model,
+                chunk,
+                target=target,
+                cost=cost,
+                epsilon=epsilon,
+                constraints=constraints,
+                reference=reference,
+                time_limit=time_limit,
+                warm_start=warm_start,
+                memory_budget=memory_budget,
+            ),
+            X,
+            chunk_rows=_OPTIMAL_CHUNK_ROWS,
+            progress=progress,
+            description="optimal counterfactuals",
+        )
     if (
         isinstance(time_limit, bool)
         or not isinstance(time_limit, (int, float, np.integer, np.floating))

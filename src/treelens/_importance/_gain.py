@@ -24,8 +24,9 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from .._adapters import _class_key, to_forest
+from .._adapters import to_forest
 from .._adapters._dump import SplitStatistics
+from .._adapters._registry import class_key
 from .._core._forest import Forest
 from .._exceptions import InputError, UnsupportedModelError
 from ._result import ImportanceResult
@@ -81,7 +82,7 @@ def _statistics(model: Any) -> tuple[str, list[SplitStatistics]]:
             "XGBoost, LightGBM or HistGradientBoosting model, got a Forest."
         )
     for cls in type(model).__mro__:
-        source = _SOURCES.get(_class_key(cls))
+        source = _SOURCES.get(class_key(cls))
         if source is not None:
             return source(model)
     raise UnsupportedModelError(

@@ -49,6 +49,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..._core._boxes import leaf_boxes
+from ..._core._cache import derived
 from ..._core._forest import Forest
 from ..._exceptions import InputError
 
@@ -206,7 +207,9 @@ def forest_program(
     InputError
         If the program would exceed ``memory_budget``.
     """
-    cache = forest.__dict__.setdefault("_forest_programs", {})
+    cache: dict[tuple[int, ...], ForestProgram] = derived(
+        forest, "forest_programs", dict
+    )
     key = tuple(sorted(extra_cuts))
     if key in cache:
         return cache[key]

@@ -23,8 +23,9 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from ..._core._cache import derived
 from ..._core._forest import Forest
-from ..._exceptions import TreelensError
+from ..._exceptions import SolverError
 from ._highs import HighsResult, solve_milp
 from ._program import ForestProgram, round_down, round_up
 
@@ -115,10 +116,7 @@ def decision_for(
     class ``k`` must beat earlier classes strictly; binary gradient boosting
     predicts the second class when the raw score is ``>= 0``.
     """
-    cache = forest.__dict__.setdefault("_milp_scores", {})
-    if "scores" not in cache:
-        cache["scores"] = _forest_scores(forest)
-    scores, base = cache["scores"]
+    scores, base = derived(forest, "milp_scores", lambda: _forest_scores(forest))
     if not forest.is_classifier:
         return Decision(kind="interval", scores=scores, base=base, low=low, high=high)
     k = scores.shape[1]
@@ -537,12 +535,12 @@ def solve_cells(
     if result.x is None:
         if result.status == 1:
             return MilpOutcome("time_limit", None, np.inf, bound)
-        raise TreelensError(
+        raise SolverError(
             f"HiGHS could not solve the counterfactual program: {result.message}"
         )
     chosen = np.flatnonzero((result.x[:n_cells] > 0.5) & allowed)
     if not np.array_equal(program.cell_feature[chosen], np.arange(program.n_features)):
-        raise TreelensError(
+        raise SolverError(
             "HiGHS returned a solution that does not pick one cell per feature "
             f"(status {result.status}: {result.message})."
         )
