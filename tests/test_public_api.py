@@ -1,11 +1,13 @@
 import treelens
 
 PUBLIC = [
+    "BackgroundError",
     "Constraints",
     "CounterfactualCheckWarning",
     "CounterfactualDisplay",
     "CounterfactualResult",
     "DecisionRegionDisplay",
+    "FeatureSpec",
     "Forest",
     "ForestGridDisplay",
     "ImportanceDisplay",
@@ -16,9 +18,11 @@ PUBLIC = [
     "MemoryBudgetError",
     "NodeStatistics",
     "NotFittedError",
+    "OutputTooLargeError",
     "PartitionDisplay",
     "RegressionStepsDisplay",
     "SchedulerUnreachableError",
+    "ShapResult",
     "SolverError",
     "Tree",
     "TreeDiagramDisplay",
@@ -34,6 +38,8 @@ PUBLIC = [
     "optimal_counterfactual",
     "permutation_importance",
     "register_adapter",
+    "shap_interaction_values",
+    "shap_values",
     "supported_models",
     "to_forest",
 ]

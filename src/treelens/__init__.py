@@ -7,22 +7,26 @@ representation of a fitted ensemble (:class:`Forest`).
 
 from ._adapters import register_adapter, supported_models, to_forest
 from ._core._boxes import LeafBoxes, leaf_boxes
+from ._core._features import FeatureSpec
 from ._core._forest import Forest, Tree
 from ._counterfactual._constraints import Constraints
 from ._counterfactual._optimal import optimal_counterfactual
 from ._counterfactual._problem import CounterfactualResult
 from ._counterfactual._tweak import feature_tweak
 from ._exceptions import (
+    BackgroundError,
     CounterfactualCheckWarning,
     InputError,
     MemoryBudgetError,
     NotFittedError,
+    OutputTooLargeError,
     SchedulerUnreachableError,
     SolverError,
     TreelensError,
     UnsafeModelError,
     UnsupportedModelError,
 )
+from ._explain._shap import ShapResult, shap_interaction_values, shap_values
 from ._importance._gain import gain_importance
 from ._importance._mdi import MDIImportance, mdi_importance
 from ._importance._node_statistics import NodeStatistics, node_statistics
@@ -38,11 +42,13 @@ from ._plots._dot import export_dot
 from ._version import __version__ as __version__
 
 __all__ = [
+    "BackgroundError",
     "Constraints",
     "CounterfactualCheckWarning",
     "CounterfactualDisplay",
     "CounterfactualResult",
     "DecisionRegionDisplay",
+    "FeatureSpec",
     "Forest",
     "ForestGridDisplay",
     "ImportanceDisplay",
@@ -53,9 +59,11 @@ __all__ = [
     "MemoryBudgetError",
     "NodeStatistics",
     "NotFittedError",
+    "OutputTooLargeError",
     "PartitionDisplay",
     "RegressionStepsDisplay",
     "SchedulerUnreachableError",
+    "ShapResult",
     "SolverError",
     "Tree",
     "TreeDiagramDisplay",
@@ -71,6 +79,8 @@ __all__ = [
     "optimal_counterfactual",
     "permutation_importance",
     "register_adapter",
+    "shap_interaction_values",
+    "shap_values",
     "supported_models",
     "to_forest",
 ]

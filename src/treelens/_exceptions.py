@@ -12,10 +12,12 @@ treelens or its solver, not bad input, and the command line exits 1 on it.
 from __future__ import annotations
 
 __all__ = [
+    "BackgroundError",
     "CounterfactualCheckWarning",
     "InputError",
     "MemoryBudgetError",
     "NotFittedError",
+    "OutputTooLargeError",
     "SchedulerUnreachableError",
     "SolverError",
     "TreelensError",
@@ -65,3 +67,12 @@ class CounterfactualCheckWarning(UserWarning):
 
     This is a bug in treelens; the row is returned as not found.
     """
+
+
+class BackgroundError(InputError):
+    """The background data of interventional SHAP values is missing or does not
+    fit the model."""
+
+
+class OutputTooLargeError(InputError):
+    """The result asked for would not fit in the memory budget."""
