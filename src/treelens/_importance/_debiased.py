@@ -64,15 +64,9 @@ from .._core._forest import _PER_TREE_MIN_ROWS, Forest, Tree
 from .._core._validation import check_sample_weight, check_X, check_y
 from .._exceptions import InputError, UnsupportedModelError
 from ._intervals import DEFAULT_N_BOOTSTRAP, bootstrap_interval, check_interval_options
-from ._losses import negative_gradient
-from ._node_statistics import (
-    _check_replayable,
-    _class_weights,
-    _levels,
-    _sum_up,
-    node_statistics,
-)
+from ._node_statistics import _levels, _sum_up, node_statistics
 from ._oob import bootstrap_counts
+from ._replay import check_replayable, row_class_weights, stage_residuals
 from ._result import ImportanceResult
 
 __all__ = ["DebiasedMDIImportance", "debiased_mdi_importance"]
@@ -234,7 +228,7 @@ def debiased_mdi_importance(
     fitted = _fitted_nodes(forest, train)
     _check_model(forest, target, definition, fitted_from_train=train is not None)
     if forest.is_classifier and forest.kind != "boosting":
-        weights = weights * _class_weights(forest, target, weights)
+        weights = weights * row_class_weights(forest, target, weights)
     out_of_bag = _out_of_bag(model, forest, n_samples, oob=oob, in_bag=in_bag)
     classification = forest.is_classifier and forest.kind != "boosting"
     n_classes = forest.n_classes if classification else 0
@@ -258,7 +252,7 @@ def debiased_mdi_importance(
 
     if forest.kind == "boosting":
         leaves_all = forest._apply(X)
-        residuals = _stage_targets(forest, leaves_all, target, weights)
+        residuals = stage_residuals(forest, leaves_all, target, weights)
         parts = [
             part(j, leaves_all[:, j], residuals[:, j]) for j in range(forest.n_trees)
         ]
@@ -304,7 +298,7 @@ def _fitted_nodes(forest: Forest, train: tuple[Any, Any] | None) -> list[_Fitted
 def _check_model(
     forest: Forest, target: NDArray[Any], definition: str, *, fitted_from_train: bool
 ) -> None:
-    _check_replayable(forest, target)
+    check_replayable(forest, target)
     if (
         forest.kind == "boosting"
         and forest.loss != "squared_error"
@@ -365,30 +359,6 @@ def _out_of_bag(
             f"{n_samples}); got {counts.shape}."
         )
     return counts
-
-
-def _stage_targets(
-    forest: Forest,
-    leaves: NDArray[np.intp],
-    target: NDArray[Any],
-    weights: NDArray[np.float64],
-) -> NDArray[np.float64]:
-    """Pseudo-residual each stage tree was fitted to, replayed on these rows."""
-    n_outputs = forest.n_outputs
-    y = target.astype(np.float64)
-    raw = np.tile(forest.init_raw, (leaves.shape[0], 1))
-    out = np.empty((leaves.shape[0], forest.n_trees))
-    for start in range(0, forest.n_trees, n_outputs):
-        stage = range(start, min(start + n_outputs, forest.n_trees))
-        residual = negative_gradient(
-            forest.loss, y, raw, weights, alpha=forest.loss_alpha
-        )
-        for j in stage:
-            out[:, j] = residual[:, int(forest.tree_output[j])]
-        for j in stage:
-            k = int(forest.tree_output[j])
-            raw[:, k] += forest.learning_rate * forest.trees[j].value[leaves[:, j], 0]
-    return out
 
 
 def _tree_part(
