@@ -33,12 +33,6 @@ LAYERS: list[set[str]] = [
 
 #: The longest function allowed anywhere in the package, in lines.
 MAX_FUNCTION_LINES = 150
-#: Functions still being split into named steps; this list only shrinks.
-LONG_FUNCTIONS_BEING_SPLIT = {
-    "treelens._cli._demo.run_demo",
-    "treelens._counterfactual._milp._solve.solve_cells",
-    "treelens._counterfactual._optimal.optimal_counterfactual",
-}
 
 
 def _module_name(path: Path) -> str:
