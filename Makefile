@@ -22,6 +22,7 @@ browser:
 check: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/ruff format --check src tests benchmarks examples
+	$(BIN)/mypy
 
 test: check browser
 	$(BIN)/python -m pytest -q -p no:cacheprovider

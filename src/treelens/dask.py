@@ -426,6 +426,7 @@ def node_sums(
     y_parts = _label_partitions(X, y, len(parts), "y")
     w_parts = _label_partitions(X, sample_weight, len(parts), "sample_weight")
     check_mergeable(forest)
+    assert y_parts is not None  # y is not None
     shared = ship(forest, scheduler)
     task = dask.delayed(_sums_part, pure=True)
     level = [

@@ -56,7 +56,7 @@ def _link(model: Any) -> str:
 def _check_numerical(model: Any, names: Sequence[str]) -> None:
     categorical = getattr(model, "is_categorical_", None)
     if categorical is not None and np.any(categorical):
-        which = [names[i] for i in np.flatnonzero(categorical)]
+        which = [names[int(i)] for i in np.flatnonzero(categorical)]
         raise UnsupportedModelError(
             f"{type(model).__name__} with categorical features is not supported "
             f"(categorical splits); expected numerical features only, got "

@@ -253,9 +253,12 @@ def forest_from_xgboost_json(
     -------
     Forest
     """
-    if isinstance(model_json, (str, bytes, bytearray)):
-        model_json = json.loads(model_json)
-    info, trees, _ = _parse(model_json, n_rounds, feature_names)
+    parsed = (
+        json.loads(model_json)
+        if isinstance(model_json, (str, bytes, bytearray))
+        else model_json
+    )
+    info, trees, _ = _parse(parsed, n_rounds, feature_names)
     is_classifier = info["task"] == "classification"
     if is_classifier and classes is None:
         classes = np.arange(info["n_classes"])
@@ -285,9 +288,12 @@ def xgboost_split_statistics(
     model_json: dict[str, Any] | str | bytes, *, n_rounds: int | None = None
 ) -> list[SplitStatistics]:
     """Gain and cover at every node of every tree, aligned with the Forest's nodes."""
-    if isinstance(model_json, (str, bytes, bytearray)):
-        model_json = json.loads(model_json)
-    return _parse(model_json, n_rounds, None)[2]
+    parsed = (
+        json.loads(model_json)
+        if isinstance(model_json, (str, bytes, bytearray))
+        else model_json
+    )
+    return _parse(parsed, n_rounds, None)[2]
 
 
 # ---------------------------------------------------------------- model objects

@@ -181,7 +181,8 @@ def _load(
 
     model = load_model(model_path, trust_pickle=trust_pickle, trusted=trust or ())
     forest = to_forest(model)
-    X = y = None
+    X: Any = None
+    y: Any = None
     if data_path is not None:
         X, y = load_data(
             data_path,
@@ -289,6 +290,7 @@ def importance(
     if permutation and data is None:
         raise InputError("--permutation needs --data FILE --target COL; got no data.")
     if dataset_mode(data, out_dir, scheduler=scheduler, workers=workers, resume=resume):
+        assert data is not None and out_dir is not None  # dataset mode needs both
         tables = importance_dataset_tables(
             _load_model(model_path, trust_pickle, trust),
             data,
@@ -512,6 +514,7 @@ def tweak(
         "bounds": _parse_bounds(bounds or []),
     }
     if dataset_mode(data, out_dir, scheduler=scheduler, workers=workers, resume=resume):
+        assert out_dir is not None  # dataset mode needs it
         model = _load_model(model_path, trust_pickle, trust)
         tables = tweak_dataset_tables(
             model,

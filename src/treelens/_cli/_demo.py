@@ -374,8 +374,9 @@ def _pictures(demo: _Demo) -> None:
         demo.console.print(f"  {name.replace('_', ' ')}: {path}")
 
 
-def _top_features(result: Any) -> list[str]:
-    return [str(f) for f in result.importances_.sort_values(ascending=False).index[:2]]
+def _top_features(result: Any) -> tuple[str, str]:
+    first, second = result.importances_.sort_values(ascending=False).index[:2]
+    return str(first), str(second)
 
 
 def _csv_tables(demo: _Demo) -> None:

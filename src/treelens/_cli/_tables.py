@@ -11,12 +11,16 @@ import json
 import math
 import shutil
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 import pandas as pd
 
 from .._exceptions import InputError, TreelensError
+
+if TYPE_CHECKING:
+    from .._importance._mdi import MDIImportance
+    from .._importance._result import ImportanceResult
 
 __all__ = [
     "counterfactual_tables",
@@ -120,6 +124,8 @@ def importance_results(
 
     notes: list[str] = []
     _step(progress, "MDI importance")
+    primary: ImportanceResult
+    mdi: MDIImportance | None
     try:
         mdi = mdi_importance(model)
         primary = mdi
@@ -286,7 +292,7 @@ def counterfactuals(
             subset,
             target=target,
             cost=cost,
-            mode=mode,
+            mode=cast(Literal["minimal", "paper"], mode),  # checked there
             constraints=built,
             reference=reference,
         )
@@ -427,7 +433,9 @@ def render(
 
     if width is None:
         width = max(100, shutil.get_terminal_size((120, 24)).columns)
-    console = Console(width=width, record=True, file=_Null(), color_system=None)
+    console = Console(
+        width=width, record=True, file=cast(IO[str], _Null()), color_system=None
+    )
     for name, (title, frame) in tables.items():
         columns = [
             c for c in _TEXT_COLUMNS.get(name, frame.columns) if c in frame.columns

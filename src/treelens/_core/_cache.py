@@ -37,7 +37,7 @@ def derived(owner: object, key: str, build: Callable[[], T]) -> T:
     """
     cache: dict[str, Any] = owner.__dict__.setdefault(_SLOT, {})
     try:
-        return cache[key]  # type: ignore[no-any-return]
+        return cache[key]
     except KeyError:
         value = cache[key] = build()
         return value

@@ -40,6 +40,9 @@ _PER_TREE_MIN_ROWS = 4096
 _BLOCK_ROWS = 16384
 
 
+_NO_NODES: NDArray[np.bool_] = np.zeros(0, dtype=bool)
+
+
 def _readonly(array: Any, dtype: Any) -> NDArray[Any]:
     out = np.array(array, dtype=dtype, copy=True)
     out.setflags(write=False)
@@ -102,14 +105,15 @@ class Tree:
     impurity: NDArray[np.float64]
     n_node_samples: NDArray[np.intp]
     weighted_n_node_samples: NDArray[np.float64]
-    is_categorical: NDArray[np.bool_] | None = None
-    categorical_left: NDArray[np.bool_] | None = None
+    # Empty by default, meaning "no categorical split": filled in __post_init__.
+    is_categorical: NDArray[np.bool_] = field(default_factory=lambda: _NO_NODES)
+    categorical_left: NDArray[np.bool_] = field(default_factory=lambda: _NO_NODES)
 
     def __post_init__(self) -> None:
         n_nodes = np.shape(self.children_left)[0]
-        if self.is_categorical is None:
+        if self.is_categorical is None or np.size(self.is_categorical) == 0:
             object.__setattr__(self, "is_categorical", np.zeros(n_nodes, bool))
-        if self.categorical_left is None:
+        if self.categorical_left is None or np.size(self.categorical_left) == 0:
             object.__setattr__(self, "categorical_left", np.zeros((n_nodes, 0), bool))
         casts = {
             "children_left": np.intp,
@@ -286,7 +290,10 @@ class Forest:
     init_raw: NDArray[np.float64] = field(default_factory=lambda: np.zeros(1))
     learning_rate: float = 1.0
     link: Link = "identity"
-    tree_output: NDArray[np.intp] | None = None
+    # Empty by default, meaning "every tree adds to output 0".
+    tree_output: NDArray[np.intp] = field(
+        default_factory=lambda: np.zeros(0, dtype=np.intp)
+    )
     input_dtype: Any = np.float32
     allow_missing: bool = False
     source: str = ""
@@ -307,7 +314,7 @@ class Forest:
         )
         tree_output = (
             np.zeros(len(self.trees), dtype=np.intp)
-            if self.tree_output is None
+            if self.tree_output is None or np.size(self.tree_output) == 0
             else self.tree_output
         )
         object.__setattr__(self, "tree_output", _readonly(tree_output, np.intp))
@@ -763,7 +770,7 @@ def _route_block(
                 keep = ~done
                 rows, state = rows[keep], state[keep]
     leaves[rows] = state
-    return leaves // 2
+    return (leaves // 2).astype(np.intp)
 
 
 def _route_categorical(

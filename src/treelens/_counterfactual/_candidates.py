@@ -169,7 +169,7 @@ def dense_candidates(
         )
         values[:, group] = group_values
         feasible &= group_ok
-    return values, feasible
+    return values, np.asarray(feasible, dtype=bool)
 
 
 @dataclass(frozen=True, eq=False)
@@ -426,5 +426,5 @@ def change_costs(
         out = np.zeros(k)
         np.maximum.at(out, owner, terms)
         return out
-    total = np.bincount(owner, weights=terms, minlength=k)
+    total = np.bincount(owner, weights=terms, minlength=k).astype(np.float64)
     return np.sqrt(total) if cost.norm == "l2" else total

@@ -333,13 +333,15 @@ class IncrementalPredictor:
         index = np.repeat(start - offsets, counts) + np.arange(total)
         mark = np.zeros((k, self.forest.n_trees), dtype=bool)
         mark[np.repeat(owner, counts), self.path_tree[index]] = True
-        return np.nonzero(mark)
+        rows, trees = np.nonzero(mark)
+        return rows.astype(np.intp), trees.astype(np.intp)
 
     def _hopeless(
         self, bound: NDArray[np.float64], tolerance: NDArray[np.float64]
     ) -> NDArray[np.bool_]:
         below = bound < -tolerance[:, None]
-        return below.all(axis=1) if self.any_mode else below.any(axis=1)
+        out = below.all(axis=1) if self.any_mode else below.any(axis=1)
+        return np.asarray(out, dtype=bool)
 
     def _margins(
         self,

@@ -282,7 +282,7 @@ def source_predict(problem: Problem, X: NDArray[np.float64]) -> NDArray[Any]:
     if names is not None:
         import pandas as pd
 
-        X = pd.DataFrame(X, columns=list(names))
+        return np.asarray(problem.source.predict(pd.DataFrame(X, columns=list(names))))
     return np.asarray(problem.source.predict(X))
 
 

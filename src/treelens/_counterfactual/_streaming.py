@@ -102,7 +102,7 @@ def check_candidate_budget(forest: Forest, target: Any, memory_budget: Any) -> N
     n_leaves = _target_leaves_bound(forest, target)
     per_pair = _BYTES_PER_PAIR_PER_FEATURE * forest.n_features + _BYTES_PER_PAIR
     rows_per_chunk(
-        memory_budget,
+        float(memory_budget),
         n_leaves * per_pair,
         what=f"the candidates of one row ({n_leaves} target leaves)",
     )

@@ -185,7 +185,8 @@ def _tree_decreases(
     # bincount adds in node order, as scikit-learn's loop does.
     raw = np.bincount(tree.feature[inner], decrease, forest.n_features)
     root = weighted[0] if tree.n_nodes else 0.0
-    return inner, decrease, raw / root if root > 0 else raw * 0.0
+    share = raw / root if root > 0 else np.zeros(forest.n_features)
+    return inner.astype(np.intp), decrease, share.astype(np.float64)
 
 
 def mdi_from_statistics(

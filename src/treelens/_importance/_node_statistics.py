@@ -184,8 +184,9 @@ def node_statistics(
 
 def statistics_from_node_sums(forest: Forest, sums: NodeSums) -> NodeStatistics:
     """The :class:`NodeStatistics` of node sums summed over chunks of rows."""
+    counts, weighted, value, impurity = statistics_from_sums(forest, sums)
     return NodeStatistics(
-        forest, *(tuple(a) for a in statistics_from_sums(forest, sums))
+        forest, tuple(counts), tuple(weighted), tuple(value), tuple(impurity)
     )
 
 
@@ -204,7 +205,7 @@ def _one_pass(forest: Forest, X: Any, y: Any, sample_weight: Any) -> NodeStatist
         return _boosting_statistics(forest, forest._apply(X), target, weights)
     n_classes = forest.n_classes if forest.is_classifier else 0
 
-    def statistics(j: int, leaves: NDArray[np.intp]) -> tuple[NDArray[Any], ...]:
+    def statistics(j: int, leaves: NDArray[np.intp]) -> _TreeStatistics:
         return tree_statistics(
             forest.trees[j], leaves, target, weights, forest.criterion, n_classes
         )
@@ -217,7 +218,7 @@ def _one_pass(forest: Forest, X: Any, y: Any, sample_weight: Any) -> NodeStatist
     else:
         leaves = forest._apply(X)
         parts = [statistics(j, leaves[:, j]) for j in range(forest.n_trees)]
-    return NodeStatistics(forest, *(tuple(p[i] for p in parts) for i in range(4)))
+    return _statistics_of(forest, parts)
 
 
 def _levels(tree: Tree) -> list[NDArray[np.intp]]:
@@ -387,4 +388,30 @@ def _boosting_statistics(
         tree_statistics(tree, leaves[:, j], residuals[:, j], weights, "squared_error")
         for j, tree in enumerate(forest.trees)
     ]
-    return NodeStatistics(forest, *(tuple(p[i] for p in parts) for i in range(4)))
+    return _statistics_of(forest, parts)
+
+
+_TreeStatistics = tuple[
+    NDArray[np.intp], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]
+]
+
+
+def _statistics_of(
+    forest: Forest,
+    parts: list[
+        tuple[
+            NDArray[np.intp],
+            NDArray[np.float64],
+            NDArray[np.float64],
+            NDArray[np.float64],
+        ]
+    ],
+) -> NodeStatistics:
+    """One NodeStatistics from each tree's (counts, weights, values, impurities)."""
+    return NodeStatistics(
+        forest,
+        tuple(p[0] for p in parts),
+        tuple(p[1] for p in parts),
+        tuple(p[2] for p in parts),
+        tuple(p[3] for p in parts),
+    )

@@ -145,4 +145,6 @@ def _needs_chunks(forest: Forest, X: Any, progress: bool, budget: Any) -> bool:
     rows = n_rows(X)
     if rows is None or not isinstance(budget, (int, float, np.integer, np.floating)):
         return False
-    return is_mergeable(forest) and rows * node_sums_bytes_per_row(forest) > budget
+    return bool(
+        is_mergeable(forest) and rows * node_sums_bytes_per_row(forest) > budget
+    )

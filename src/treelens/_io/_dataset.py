@@ -338,7 +338,7 @@ def _run_parts(
     client = (
         connect(scheduler, timeout=timeout)
         if scheduler is not None
-        else local_cluster(workers)
+        else local_cluster(int(workers or 1))
     )
     try:
         from distributed import as_completed

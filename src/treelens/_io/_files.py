@@ -184,7 +184,7 @@ def _load_skops(path: Path, *, trusted: Sequence[str]) -> Any:
 
 def _load_native(path: Path) -> Any:
     try:
-        from .._adapters._native import load_native_model  # type: ignore[import-not-found]
+        from .._adapters._native import load_native_model
     except ImportError:
         raise InputError(
             f"Cannot read {str(path)!r}: reading XGBoost or LightGBM native model "

@@ -440,7 +440,7 @@ def _prune(
     else:
         entry = np.bincount(
             program.pair_leaf, weights=pair_least, minlength=program.n_leaves
-        )
+        ).astype(np.float64)
     live = np.isfinite(entry) & (entry <= cutoff + slack) & program.leaf_reachable
     scores = decision.scores
     offsets = program.tree_leaf_offsets[:-1]
