@@ -165,7 +165,11 @@ def _importance_picture(request: PictureRequest) -> Any:
     n_shown = min(request.forest.n_features, 20)
     figure, ax = new_figure(6.4, max(2.5, 0.3 * n_shown + 1.2))
     found = importance_results(request.model, request.X, request.y)
-    shown = [r for r in (found["primary"], found["held_out"]) if r is not None]
+    shown = [
+        r
+        for r in (found["primary"], found["held_out"], found["debiased"])
+        if r is not None
+    ]
     ImportanceDisplay.from_result(shown, ax=ax, top_k=20)
     return figure
 

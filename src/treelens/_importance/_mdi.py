@@ -15,6 +15,7 @@ from .._core._chunks import DEFAULT_MEMORY_BUDGET, is_chunk_stream
 from .._core._forest import Forest
 from .._exceptions import InputError, UnsupportedModelError
 from .._types import ArrayLike, Chunks, ModelLike
+from ._intervals import DEFAULT_N_BOOTSTRAP, bootstrap_interval, check_interval_options
 from ._node_statistics import node_statistics
 from ._node_sums import NodeSums, statistics_from_sums
 from ._result import ImportanceResult
@@ -64,6 +65,8 @@ def mdi_importance(
     sample_weight: ArrayLike | None = None,
     progress: bool = False,
     memory_budget: float = DEFAULT_MEMORY_BUDGET,
+    n_bootstrap: int = DEFAULT_N_BOOTSTRAP,
+    confidence: float = 0.95,
 ) -> MDIImportance:
     r"""Mean decrease in impurity of every feature, following scikit-learn.
 
@@ -89,6 +92,10 @@ def mdi_importance(
         Weights of the rows of ``X``.
     progress, memory_budget
         As :func:`node_statistics` (``X`` may be an iterable of chunks).
+    n_bootstrap : int, default=200
+        Replicates of ``interval_``, a percentile bootstrap over the trees that
+        split (each replicate renormalized); 0, or a single tree: none.
+    confidence : float, default=0.95
 
     Returns
     -------
@@ -111,6 +118,8 @@ def mdi_importance(
     >>> bool(abs(result.nodes_.groupby("feature")["share"].sum().sum() - 1.0) < 1e-12)
     True
     """
+    check_interval_options(n_bootstrap, confidence)
+    interval: dict[str, Any] = {"n_bootstrap": n_bootstrap, "confidence": confidence}
     forest = to_forest(model)
     if X is not None:
         if y is None and not is_chunk_stream(X):
@@ -124,8 +133,8 @@ def mdi_importance(
             sample_weight,
             progress=progress,
             memory_budget=memory_budget,
-            one_pass=lambda X, y, w: _held_out(forest, X, y, w),
-            from_sums=lambda sums: mdi_from_sums(forest, sums),
+            one_pass=lambda X, y, w: _held_out(forest, X, y, w, **interval),
+            from_sums=lambda sums: mdi_from_sums(forest, sums, **interval),
         )
     if y is not None:
         raise InputError(
@@ -148,10 +157,13 @@ def mdi_importance(
         impurity,
         [t.n_node_samples for t in forest.trees],
         method="MDI (train)",
+        **interval,
     )
 
 
-def _held_out(forest: Forest, X: Any, y: Any, sample_weight: Any) -> MDIImportance:
+def _held_out(
+    forest: Forest, X: Any, y: Any, sample_weight: Any, **interval: Any
+) -> MDIImportance:
     stats = node_statistics(forest, X, y, sample_weight=sample_weight)
     return mdi_from_statistics(
         forest,
@@ -159,14 +171,27 @@ def _held_out(forest: Forest, X: Any, y: Any, sample_weight: Any) -> MDIImportan
         list(stats.impurity_),
         list(stats.n_node_samples_),
         method="MDI (held-out)",
+        **interval,
     )
 
 
-def mdi_from_sums(forest: Forest, sums: NodeSums) -> MDIImportance:
+def mdi_from_sums(
+    forest: Forest,
+    sums: NodeSums,
+    *,
+    n_bootstrap: int = DEFAULT_N_BOOTSTRAP,
+    confidence: float = 0.95,
+) -> MDIImportance:
     """Held-out MDI (as :func:`mdi_importance` with X and y) from summed node sums."""
     counts, weighted, _, impurity = statistics_from_sums(forest, sums)
     return mdi_from_statistics(
-        forest, weighted, impurity, counts, method="MDI (held-out)"
+        forest,
+        weighted,
+        impurity,
+        counts,
+        method="MDI (held-out)",
+        n_bootstrap=n_bootstrap,
+        confidence=confidence,
     )
 
 
@@ -196,6 +221,8 @@ def mdi_from_statistics(
     counts: Sequence[NDArray[np.intp]],
     *,
     method: str,
+    n_bootstrap: int = DEFAULT_N_BOOTSTRAP,
+    confidence: float = 0.95,
 ) -> MDIImportance:
     """MDI of ``forest`` from per-tree node weights and impurities.
 
@@ -206,6 +233,8 @@ def mdi_from_statistics(
         Per tree: weighted sample count, impurity and sample count of each node.
     method : str
         Label stored in the result.
+    n_bootstrap, confidence
+        Interval over the trees, as :func:`mdi_importance`.
 
     Returns
     -------
@@ -253,6 +282,19 @@ def mdi_from_statistics(
     nodes = _nodes_frame(
         forest, node_parts, weighted, impurity, counts, scale * ensemble
     )
+    interval, interval_method = None, ""
+    if forest.kind != "tree" and relevant.sum() > 1 and n_bootstrap:
+        interval = bootstrap_interval(
+            per_tree_scaled[relevant],
+            names,
+            normalize=True,
+            n_bootstrap=n_bootstrap,
+            confidence=confidence,
+        )
+        interval_method = (
+            f"{confidence:.0%} percentile bootstrap over {int(relevant.sum())} "
+            f"trees, {n_bootstrap} replicates"
+        )
     return MDIImportance(
         importances_=pd.Series(importances, index=names, name="importance"),
         std_=None if std is None else pd.Series(std, index=names, name="std"),
@@ -260,6 +302,8 @@ def mdi_from_statistics(
             per_tree_scaled, columns=names, index=pd.RangeIndex(n_trees, name="tree")
         ),
         method=method,
+        interval_=interval,
+        interval_method=interval_method,
         nodes_=nodes,
     )
 
