@@ -25,6 +25,8 @@ __all__ = [
     "EpsilonLike",
     "FeatureKey",
     "ModelLike",
+    "RandomStateLike",
+    "ScoringLike",
     "TargetLike",
 ]
 
@@ -58,3 +60,9 @@ CostLike: TypeAlias = (
 EpsilonLike: TypeAlias = (
     "Literal['auto'] | float | Sequence[float] | NDArray[np.float64]"
 )
+
+#: A seed, a NumPy random state or generator, or None (scikit-learn's convention).
+RandomStateLike: TypeAlias = "int | np.random.RandomState | np.random.Generator | None"
+
+#: A scikit-learn scoring name, a scorer callable, or None (the model's ``score``).
+ScoringLike: TypeAlias = "str | Callable[..., float] | None"

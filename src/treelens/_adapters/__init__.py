@@ -17,6 +17,7 @@ from typing import Any
 
 from .._core._forest import Forest
 from .._exceptions import InputError, UnsupportedModelError
+from .._types import ModelLike
 from . import _lightgbm, _sklearn, _sklearn_hist, _xgboost  # noqa: F401 (registration)
 from ._registry import adapter_of, register_adapter, registered
 
@@ -39,7 +40,7 @@ def supported_models() -> list[str]:
     return registered()
 
 
-def to_forest(model: Any, feature_names: Sequence[str] | None = None) -> Forest:
+def to_forest(model: ModelLike, feature_names: Sequence[str] | None = None) -> Forest:
     """Normalize a fitted tree model into a :class:`~treelens.Forest`.
 
     Parameters

@@ -21,6 +21,7 @@ from .._exceptions import InputError, TreelensError
 if TYPE_CHECKING:
     from .._importance._mdi import MDIImportance
     from .._importance._result import ImportanceResult
+    from .._types import CostLike
 
 __all__ = [
     "counterfactual_tables",
@@ -308,7 +309,7 @@ def counterfactuals(
             model,
             subset,
             target=target,
-            cost=cost,
+            cost=cast("CostLike", cost),  # checked there
             constraints=built,
             reference=reference,
             time_limit=time_limit,
@@ -319,7 +320,7 @@ def counterfactuals(
             model,
             subset,
             target=target,
-            cost=cost,
+            cost=cast("CostLike", cost),  # checked there
             mode=cast(Literal["minimal", "paper"], mode),  # checked there
             constraints=built,
             reference=reference,

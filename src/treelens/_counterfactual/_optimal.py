@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 from .._core._chunks import is_chunk_stream
 from .._core._validation import check_memory_budget
 from .._exceptions import InputError
+from .._types import ArrayLike, Chunks, CostLike, EpsilonLike, ModelLike, TargetLike
 from ._constraints import Constraints
 from ._milp._program import ForestProgram, forest_program
 from ._milp._search import GridSearch, descend, greedy_ascent, kick
@@ -70,14 +71,14 @@ _OPTIMAL_CHUNK_ROWS = 64
 
 
 def optimal_counterfactual(
-    model: Any,
-    X: Any,
+    model: ModelLike,
+    X: ArrayLike | Chunks,
     *,
-    target: Any,
-    cost: Any = "l1",
-    epsilon: Any = "auto",
+    target: TargetLike,
+    cost: CostLike = "l1",
+    epsilon: EpsilonLike = "auto",
     constraints: Constraints | None = None,
-    reference: Any = None,
+    reference: ArrayLike | None = None,
     time_limit: float = 30.0,
     warm_start: bool = True,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,

@@ -28,6 +28,7 @@ from .._core._boxes import LeafBoxes, leaf_boxes
 from .._core._chunks import DEFAULT_CHUNK_ROWS, is_chunk_stream
 from .._core._validation import check_memory_budget
 from .._exceptions import InputError
+from .._types import ArrayLike, Chunks, CostLike, EpsilonLike, ModelLike, TargetLike
 from ._candidates import Changes, candidate_changes, change_costs
 from ._constraints import Constraints
 from ._incremental import IncrementalPredictor
@@ -54,15 +55,15 @@ _MAX_CHECK = 8192
 
 
 def feature_tweak(
-    model: Any,
-    X: Any,
+    model: ModelLike,
+    X: ArrayLike | Chunks,
     *,
-    target: Any,
-    cost: Any = "l2",
-    epsilon: Any = "auto",
+    target: TargetLike,
+    cost: CostLike = "l2",
+    epsilon: EpsilonLike = "auto",
     mode: Mode = "minimal",
     constraints: Constraints | None = None,
-    reference: Any = None,
+    reference: ArrayLike | None = None,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     progress: bool = False,
 ) -> CounterfactualResult:

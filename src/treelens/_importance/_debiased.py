@@ -63,6 +63,7 @@ from .._core._compiled_routing import map_compiled
 from .._core._forest import _PER_TREE_MIN_ROWS, Forest, Tree
 from .._core._validation import check_sample_weight, check_X, check_y
 from .._exceptions import InputError, UnsupportedModelError
+from .._types import ArrayLike, ModelLike
 from ._intervals import DEFAULT_N_BOOTSTRAP, bootstrap_interval, check_interval_options
 from ._node_statistics import _levels, _sum_up, node_statistics
 from ._oob import bootstrap_counts
@@ -138,15 +139,15 @@ class _TreePart:
 
 
 def debiased_mdi_importance(
-    model: Any,
-    X: Any,
-    y: Any,
+    model: ModelLike,
+    X: ArrayLike,
+    y: ArrayLike,
     *,
     oob: bool = False,
     definition: Definition = "mdi_oob",
-    sample_weight: Any = None,
-    in_bag: Any = None,
-    train: tuple[Any, Any] | None = None,
+    sample_weight: ArrayLike | None = None,
+    in_bag: ArrayLike | None = None,
+    train: tuple[ArrayLike, ArrayLike] | None = None,
     n_bootstrap: int = DEFAULT_N_BOOTSTRAP,
     confidence: float = 0.95,
     random_state: int | None = 0,

@@ -29,6 +29,7 @@ from .._adapters._dump import SplitStatistics
 from .._adapters._registry import class_key
 from .._core._forest import Forest
 from .._exceptions import InputError, UnsupportedModelError
+from .._types import ModelLike
 from ._result import ImportanceResult
 
 __all__ = ["gain_importance"]
@@ -94,7 +95,7 @@ def _statistics(model: Any) -> tuple[str, list[SplitStatistics]]:
 
 
 def gain_importance(
-    model: Any,
+    model: ModelLike,
     *,
     importance_type: ImportanceType = "gain",
     normalize: bool = False,
