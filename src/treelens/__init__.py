@@ -19,6 +19,7 @@ from ._exceptions import (
     InputError,
     MemoryBudgetError,
     NotFittedError,
+    OutOfBagWarning,
     OutputTooLargeError,
     SchedulerUnreachableError,
     SolverError,
@@ -38,6 +39,7 @@ from ._importance._permutation import (
 )
 from ._importance._result import ImportanceResult
 from ._plots._display_counterfactual import CounterfactualDisplay
+from ._plots._display_data import DataDisplay
 from ._plots._display_importance import ImportanceDisplay
 from ._plots._display_partition import ForestGridDisplay, PartitionDisplay
 from ._plots._display_regions import DecisionRegionDisplay
@@ -52,6 +54,7 @@ __all__ = [
     "CounterfactualCheckWarning",
     "CounterfactualDisplay",
     "CounterfactualResult",
+    "DataDisplay",
     "DebiasedMDIImportance",
     "DecisionRegionDisplay",
     "FeatureSpec",
@@ -66,6 +69,7 @@ __all__ = [
     "MemoryBudgetError",
     "NodeStatistics",
     "NotFittedError",
+    "OutOfBagWarning",
     "OutputTooLargeError",
     "PartitionDisplay",
     "RegressionStepsDisplay",

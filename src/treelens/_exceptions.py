@@ -17,6 +17,7 @@ __all__ = [
     "InputError",
     "MemoryBudgetError",
     "NotFittedError",
+    "OutOfBagWarning",
     "OutputTooLargeError",
     "SchedulerUnreachableError",
     "SolverError",
@@ -76,3 +77,8 @@ class BackgroundError(InputError):
 
 class OutputTooLargeError(InputError):
     """The result asked for would not fit in the memory budget."""
+
+
+class OutOfBagWarning(UserWarning):
+    """Some rows were drawn into every tree's bootstrap sample, so no tree can
+    score them out of bag; out-of-bag figures leave them out."""

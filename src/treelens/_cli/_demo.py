@@ -332,17 +332,23 @@ def _pictures(demo: _Demo) -> None:
     ax.set_title("Decision tree: exact partition (other features at their median)")
     written["partition"] = _save(figure, out / "partition.png")
 
-    # Boosting concentrates on few features, so its regions in its top two
-    # features (the others at their median) show both classes.
-    figure, ax = new_figure(6.4, 5)
+    boosting = demo.models["boosting"]
+    view = _region_view(boosting, demo.results["boosting_mdi"], X_test)
+    figure, ax = new_figure(6.4, 5.4)
     DecisionRegionDisplay.from_estimator(
-        demo.models["boosting"],
+        boosting,
         X_test,
-        features=_top_features(demo.results["boosting_mdi"]),
-        y=y_test,
+        y_test,
+        features=view.features,
+        reference=view.reference,
+        class_names=["malignant", "benign"],
         ax=ax,
     )
-    ax.set_title("Gradient boosting: decision regions (other features at their median)")
+    ax.set_title(
+        f"Gradient boosting: decision regions\n(other features at {view.reference_label})",
+        fontsize="medium",
+    )
+    demo.console.print(f"  regions: {view.caption}")
     written["regions"] = _save(figure, out / "regions.png")
 
     X_iris, y_iris = _iris_data()
@@ -372,6 +378,15 @@ def _pictures(demo: _Demo) -> None:
     written["regression_steps"] = _save(figure, out / "regression_steps.png")
     for name, path in written.items():
         demo.console.print(f"  {name.replace('_', ' ')}: {path}")
+
+
+def _region_view(model: Any, mdi: Any, X: Any) -> Any:
+    """The features and reference row of the demo's region picture: the view of
+    the six most important features that shows the classes most evenly."""
+    from .._plots._region_view import choose_region_view
+
+    top = [str(f) for f in mdi.importances_.sort_values(ascending=False).index[:6]]
+    return choose_region_view(model, X, top, class_names=["malignant", "benign"])
 
 
 def _top_features(result: Any) -> tuple[str, str]:

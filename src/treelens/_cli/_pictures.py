@@ -122,6 +122,7 @@ class PictureRequest:
     row: int | None = None
     target: Any = None
     oob: bool = False
+    reference: Any = None
 
     @property
     def drawn(self) -> Any:
@@ -144,6 +145,7 @@ def picture_figure(
     row: int | None = None,
     target: Any = None,
     oob: bool = False,
+    reference: Any = None,
 ) -> Any:
     """Draw one picture of :data:`PICTURE_KINDS` and return its matplotlib figure."""
     from .._adapters import to_forest
@@ -152,7 +154,17 @@ def picture_figure(
     if draw is None:
         raise InputError(f"KIND must be one of {list(PICTURE_KINDS)}; got {kind!r}.")
     request = PictureRequest(
-        model, to_forest(model), X, y, features, tree, max_depth, row, target, oob
+        model,
+        to_forest(model),
+        X,
+        y,
+        features,
+        tree,
+        max_depth,
+        row,
+        target,
+        oob,
+        reference,
     )
     if kind not in _WITHOUT_DATA:
         _need_data(kind, X)
@@ -236,7 +248,12 @@ def _region_picture(request: PictureRequest) -> Any:
 
     figure, ax = new_figure(6.4, 5)
     DecisionRegionDisplay.from_estimator(
-        request.drawn, request.X, features=request.pair(), y=request.y, ax=ax
+        request.drawn,
+        request.X,
+        request.y,
+        features=request.pair(),
+        reference=request.reference,
+        ax=ax,
     )
     return figure
 
