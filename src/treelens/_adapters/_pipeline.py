@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 from .._core._features import FeatureSpec, category_codes
 from .._core._forest import Forest, Tree
 from .._exceptions import InputError, UnsupportedModelError
-from . import register_adapter
+from ._registry import register_adapter
 from ._pipeline_steps import ColumnMap, input_maps, lift_step
 
 __all__: list[str] = []

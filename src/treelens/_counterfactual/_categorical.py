@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from .._adapters import to_forest
 from .._core._features import FeatureSpec, category_codes
 from .._core._forest import Forest, Tree
 from .._exceptions import InputError
@@ -38,7 +39,6 @@ from ._problem import (
     CounterfactualResult,
     as_float64,
     finish,
-    forest_of,
     prepare_problem,
 )
 
@@ -58,7 +58,7 @@ CategoryCost = float | Mapping[str, Any] | None
 def needs_fixed_search(model: Any, X: Any) -> bool:
     """Whether a search must go through assignments: categorical splits, or NaN
     in the rows."""
-    forest = forest_of(model)
+    forest = to_forest(model)
     if forest.has_categorical:
         return True
     try:
@@ -358,7 +358,7 @@ def search_with_fixed(
     repeated once per assignment and searched in one call per pattern of missing
     values, instead of one call per assignment.
     """
-    forest = forest_of(model)
+    forest = to_forest(model)
     problem = prepare_problem(
         model,
         X,
