@@ -25,8 +25,8 @@ from numpy.typing import NDArray
 from .._core._features import FeatureSpec, category_codes
 from .._core._forest import Forest, Tree
 from .._exceptions import InputError, UnsupportedModelError
-from ._registry import register_adapter
 from ._pipeline_steps import ColumnMap, input_maps, lift_step
+from ._registry import register_adapter
 
 __all__: list[str] = []
 
@@ -144,8 +144,11 @@ def _column_specs(
     used = np.zeros(n_inputs, dtype=bool)
     for column in maps:
         used[column.source] = True
-        kind = "categorical" if column.is_categorical else "numeric"
-        spec = FeatureSpec(names[column.source], kind, column.categories)
+        spec = FeatureSpec(
+            names[column.source],
+            "categorical" if column.is_categorical else "numeric",
+            column.categories,
+        )
         previous = specs[column.source]
         if previous is not None and previous != spec:
             raise UnsupportedModelError(

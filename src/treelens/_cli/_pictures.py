@@ -318,7 +318,9 @@ def _path_row(X: Any, row: int) -> Any:
     """One data row for a diagram's path: a one-row frame when the table holds
     labels (the forest encodes it), else numbers."""
     selected = _row(X, row)
-    if hasattr(selected, "dtypes") and any(d.kind not in "biuf" for d in selected.dtypes):
+    if hasattr(selected, "dtypes") and any(
+        d.kind not in "biuf" for d in selected.dtypes
+    ):
         return selected
     return np.asarray(selected, dtype=float)[0]
 

@@ -418,15 +418,16 @@ def search_with_fixed(
     pairs.sort(key=lambda item: item[0])
     levels = sorted({p for p, _, _ in pairs})
     for level in levels:
-        groups: dict[tuple[tuple[int, float], ...], list[int]] = {}
+        groups: dict[tuple[tuple[int, Any], ...], list[int]] = {}
+        exact: dict[tuple[tuple[int, Any], ...], tuple[tuple[int, float], ...]] = {}
         for price, i, fixed in pairs:
             if price == level and price < best[i]:
                 groups.setdefault(_key(fixed), []).append(i)
-        for key, rows_list in groups.items():
-            fixed = tuple((j, np.nan if v == "nan" else v) for j, v in key)
+                exact.setdefault(_key(fixed), fixed)
+        for group_key, rows_list in groups.items():
             rows = np.array(rows_list, dtype=np.intp)
             _search_group(
-                search, forest, problem, fixed, rows, level, constraints,
+                search, forest, problem, exact[group_key], rows, level, constraints,
                 ref_rows, (target, cost, epsilon, options), best, out, status, gap,
             )  # fmt: skip
     return _finish(problem, out, method, status, gap)

@@ -144,7 +144,7 @@ class CounterfactualResult:
         same = (after == before) | (np.isnan(after) & np.isnan(before))
         return self.found_[:, None] & ~same
 
-    def _value(self, table: Any, i: int, j: int) -> Any:
+    def _value(self, table: Any, i: Any, j: Any) -> Any:
         if hasattr(table, "iloc"):
             value = table.iloc[i, j]
             return value.item() if isinstance(value, np.generic) else value
@@ -177,10 +177,10 @@ class CounterfactualResult:
         codes_before, codes_after = self._arrays()
         delta = codes_after[rows, cols] - codes_before[rows, cols]
         if hasattr(self.X_cf_, "iloc"):
-            before = np.array(
+            before: Any = np.array(
                 [self._value(self.X_, r, c) for r, c in zip(rows, cols)], dtype=object
             )
-            after = np.array(
+            after: Any = np.array(
                 [self._value(self.X_cf_, r, c) for r, c in zip(rows, cols)],
                 dtype=object,
             )
