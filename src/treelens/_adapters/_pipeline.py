@@ -254,7 +254,7 @@ def _pipeline(model: Any, feature_names: Sequence[str] | None) -> Forest:
     from sklearn.utils.validation import check_is_fitted
 
     from .._exceptions import NotFittedError
-    from . import to_forest
+    from ._registry import adapter_of, registered
 
     try:
         check_is_fitted(model)
@@ -264,13 +264,14 @@ def _pipeline(model: Any, feature_names: Sequence[str] | None) -> Forest:
             "`fit` first."
         ) from exc
     *steps, (final_name, final) = model.steps
-    try:
-        inner = to_forest(final)
-    except UnsupportedModelError as exc:
+    adapter = adapter_of(final)
+    if adapter is None:
         raise UnsupportedModelError(
             f"The last step of the Pipeline, {final_name!r} "
-            f"({type(final).__name__}), is not a supported tree model: {exc}"
-        ) from exc
+            f"({type(final).__name__}), is not a supported tree model; expected "
+            f"one of {', '.join(m for m in registered() if m != 'sklearn.Pipeline')}."
+        )
+    inner = adapter(final, None)
     names, has_names = _input_names(model, feature_names)
     maps = input_maps(len(names))
     for name, step in steps:

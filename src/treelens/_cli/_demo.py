@@ -428,7 +428,7 @@ def _mixed_table(demo: _Demo) -> None:
     """A synthetic mixed table through a pipeline (:mod:`._demo_mixed`)."""
     from ._demo_mixed import mixed_table_section
 
-    mixed_table_section(demo.console, demo.out, demo.written)
+    mixed_table_section(demo.console, demo.out, demo.written, show=_show, save=_save)
 
 
 def _report(demo: _Demo) -> None:

@@ -8,6 +8,7 @@ own their home; approval depends on them through a made-up score.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +51,16 @@ def applicants(n: int, seed: int) -> tuple[pd.DataFrame, pd.Series]:
     return X, pd.Series((score > 0).astype(int), name="approved")
 
 
-def mixed_table_section(console: Any, out: Path, written: dict[str, Path]) -> None:
-    """Fit a pipeline on the synthetic table and explain it in its own columns."""
+def mixed_table_section(
+    console: Any,
+    out: Path,
+    written: dict[str, Path],
+    *,
+    show: Callable[[Any, str, str, pd.DataFrame], None],
+    save: Callable[[Any, Path], Path],
+) -> None:
+    """Fit a pipeline on the synthetic table and explain it in its own columns;
+    ``show`` prints a table, ``save`` writes a figure (the demo's own)."""
     from sklearn.compose import ColumnTransformer
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.impute import SimpleImputer
@@ -63,7 +72,6 @@ def mixed_table_section(console: Any, out: Path, written: dict[str, Path]) -> No
     from .._importance._mdi import mdi_importance
     from .._importance._permutation import permutation_importance
     from .._plots._display_regions import DecisionRegionDisplay
-    from ._demo import _save, _show
     from ._pictures import new_figure
     from ._tables import counterfactual_result_tables, importance_frame
 
@@ -95,7 +103,7 @@ def mixed_table_section(console: Any, out: Path, written: dict[str, Path]) -> No
     permutation = permutation_importance(
         pipeline, X_test, y_test, n_repeats=2, random_state=0
     )
-    _show(
+    show(
         console,
         "importance",
         "Importance per input column (one-hot columns merged exactly)",
@@ -108,14 +116,14 @@ def mixed_table_section(console: Any, out: Path, written: dict[str, Path]) -> No
     tables = counterfactual_result_tables(
         result, [int(i) for i in declined], result.prediction_
     )
-    _show(
+    show(
         console,
         "rows",
         "Declined applicants: the least change to approval (MAD-scaled numbers, "
         "1 per changed category)",
         tables["rows"][1],
     )
-    _show(
+    show(
         console, "changes", "The changes, in categories and units", tables["changes"][1]
     )
     figure, ax = new_figure(6.4, 5)
@@ -123,5 +131,5 @@ def mixed_table_section(console: Any, out: Path, written: dict[str, Path]) -> No
         pipeline, X_test, features=("income", "employment"), y=y_test, ax=ax
     )
     ax.set_title("Pipeline: approval by income and employment (bands per category)")
-    written["mixed_regions"] = _save(figure, out / "mixed_regions.png")
+    written["mixed_regions"] = save(figure, out / "mixed_regions.png")
     console.print(f"  mixed regions: {written['mixed_regions']}\n")

@@ -105,8 +105,7 @@ def optimal_counterfactual(
     model : fitted estimator or Forest
         Any model :func:`~treelens.to_forest` reads.
     X : array-like or DataFrame of shape (n_samples, n_features)
-        Rows to explain, as for :func:`~treelens.feature_tweak` (a pipeline's
-        DataFrame included; a missing value stays missing).
+        Rows to explain, as for :func:`~treelens.feature_tweak`.
     target : class label, "other", or (low, high)
         As for :func:`~treelens.feature_tweak`: a class label or ``"other"``
         (any class but the current one) for classifiers, a closed interval of
@@ -145,12 +144,8 @@ def optimal_counterfactual(
         chunks (arrays or DataFrames), solved chunk by chunk
         (:mod:`treelens._counterfactual._streaming`).
     category_cost : float, mapping or None, default=None
-        As for :func:`~treelens.feature_tweak`: the cost of a change of category,
-        added to the numeric cost.  The program is solved once per combination
-        of categories the constraints allow, cheapest first, skipping those whose
-        category cost alone exceeds the best total found: the answer is the
-        least total cost over all of them, optimal when each solve is
-        (``time_limit`` applies to each solve).
+        As for :func:`~treelens.feature_tweak`; one solve per combination of
+        categories (each with ``time_limit``), so optimal over all of them.
 
     Returns
     -------
@@ -191,18 +186,8 @@ def optimal_counterfactual(
     if progress or is_chunk_stream(X):
         # Exact solves take about a second per row: small chunks keep the
         # progress bar moving.
-        search = partial(
-            optimal_counterfactual,
-            model,
-            target=target,
-            cost=cost,
-            epsilon=epsilon,
-            constraints=constraints,
-            reference=reference,
-            time_limit=time_limit,
-            warm_start=warm_start,
-            memory_budget=memory_budget,
-        )
+        given = {k: v for k, v in locals().items() if k not in ("model", "X")}
+        search = partial(optimal_counterfactual, model, **{**given, "progress": False})
         return search_in_chunks(
             search,
             X,
@@ -214,11 +199,8 @@ def optimal_counterfactual(
     check_memory_budget(memory_budget)
     if needs_fixed_search(model, X):
         return search_with_fixed(
-            optimal_counterfactual, model, X, target=target, cost=cost,
-            epsilon=epsilon, constraints=constraints, reference=reference,
-            category_cost=category_cost, method="optimal_counterfactual",
-            options={"time_limit": time_limit, "warm_start": warm_start,
-                     "memory_budget": memory_budget},
+            optimal_counterfactual, model, X, **_arguments(locals()),
+            method="optimal_counterfactual",
         )  # fmt: skip
     problem = prepare_problem(
         model,
@@ -288,6 +270,17 @@ def _tweak_start(
         reference=problem.reference,
         memory_budget=memory_budget,
     )
+
+
+def _arguments(given: dict[str, Any]) -> dict[str, Any]:
+    """The arguments of :func:`optimal_counterfactual` the search over
+    categories passes on."""
+    shared = ("target", "cost", "epsilon", "constraints", "reference", "category_cost")
+    options = ("time_limit", "warm_start", "memory_budget")
+    return {
+        **{name: given[name] for name in shared},
+        "options": {name: given[name] for name in options},
+    }
 
 
 def _solve_rows(

@@ -132,13 +132,8 @@ def feature_tweak(
         chunks (arrays or DataFrames), processed one by one
         (:mod:`treelens._counterfactual._streaming`).
     category_cost : float, mapping or None, default=None
-        What changing a categorical column costs, added to ``cost`` over the
-        numeric columns: None, 1 per changed column; a number for every change;
-        a mapping from column to a number or to a table of ``(from, to)`` costs
-        (a dict or a DataFrame indexed by ``from``).  A categorical column's
-        cells are its categories: the search runs over every combination of
-        categories the constraints allow (``Constraints(allowed=...)``,
-        immutable columns), cheapest first
+        Cost of a change of category added to the numeric cost: 1 per changed
+        column (None), a number, or per column a number or ``(from, to)`` table
         (:mod:`treelens._counterfactual._categorical`).
 
     Returns
@@ -183,6 +178,7 @@ def feature_tweak(
                 constraints=constraints,
                 reference=reference,
                 memory_budget=memory_budget,
+                category_cost=category_cost,
             ),
             X,
             chunk_rows=DEFAULT_CHUNK_ROWS,
