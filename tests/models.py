@@ -207,6 +207,22 @@ def _lightgbm_factory(cls_name: str, *, task: str) -> Callable[..., FittedCase]:
     return factory
 
 
+def _catboost_factory(cls_name: str, *, task: str) -> Callable[..., FittedCase]:
+    def factory(seed: int = 0) -> FittedCase:
+        import catboost
+
+        X, y = make_data(seed, task=task, missing=True)
+        params = {"iterations": 4, "depth": 3, "verbose": 0, "thread_count": 1}
+        params.update(random_seed=seed, allow_writing_files=False)
+        if cls_name == "CatBoost":  # the generic class, as load_model gives it
+            params.update(loss_function="MultiClass")
+        cls = getattr(catboost, cls_name)
+        model = cls(params) if cls_name == "CatBoost" else cls(**params)
+        return FittedCase(model.fit(X, y), X, y, None, True)
+
+    return factory
+
+
 def _hist_factory(cls_name: str, *, task: str) -> Callable[..., FittedCase]:
     def factory(seed: int = 0) -> FittedCase:
         import sklearn.ensemble
@@ -234,6 +250,13 @@ NATIVE_BOOSTING_FACTORIES: dict[str, Callable[..., FittedCase]] = {
         "LGBMClassifier", task="classification"
     ),
     "lightgbm.LGBMRegressor": _lightgbm_factory("LGBMRegressor", task="regression"),
+    "catboost.CatBoost": _catboost_factory("CatBoost", task="classification"),
+    "catboost.CatBoostClassifier": _catboost_factory(
+        "CatBoostClassifier", task="classification"
+    ),
+    "catboost.CatBoostRegressor": _catboost_factory(
+        "CatBoostRegressor", task="regression"
+    ),
 }
 #: Boosting models whose trees store no impurity: MDI only held out, and
 #: ``gain_importance``.
@@ -263,6 +286,13 @@ def library_predictions(model: Any, X: NDArray[np.float64]) -> dict[str, Any]:
         return {"predict": np.argmax(proba, axis=1), "proba": proba, "raw": raw}
     if module == "lightgbm" and name == "Booster":
         return {"predict": model.predict(X), "proba": None, "raw": model.predict(X)}
+    if module == "catboost":
+        from treelens._adapters._catboost import catboost_predict
+
+        raw = model.predict(X, prediction_type="RawFormulaVal")
+        classifier = np.ndim(raw) == 2 or type(model).__name__ != "CatBoostRegressor"
+        proba = model.predict(X, prediction_type="Probability") if classifier else None
+        return {"predict": catboost_predict(model, X), "proba": proba, "raw": raw}
     proba = model.predict_proba(X) if hasattr(model, "predict_proba") else None
     if module == "xgboost":
         raw = model.predict(X, output_margin=True)

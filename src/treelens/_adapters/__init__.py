@@ -45,7 +45,13 @@ def supported_models() -> list[str]:
 def _load_builtin_adapters() -> None:
     # Importing these modules only registers functions; none imports its library
     # at module level.
-    from . import _lightgbm, _sklearn, _sklearn_hist, _xgboost  # noqa: F401
+    from . import (  # noqa: F401
+        _catboost,
+        _lightgbm,
+        _sklearn,
+        _sklearn_hist,
+        _xgboost,
+    )
 
 
 def to_forest(model: Any, feature_names: Sequence[str] | None = None) -> Forest:
