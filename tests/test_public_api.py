@@ -5,6 +5,7 @@ PUBLIC = [
     "CounterfactualDisplay",
     "CounterfactualResult",
     "DecisionRegionDisplay",
+    "FeatureSpec",
     "Forest",
     "ForestGridDisplay",
     "ImportanceDisplay",
