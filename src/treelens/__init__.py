@@ -14,11 +14,14 @@ from ._counterfactual._optimal import optimal_counterfactual
 from ._counterfactual._problem import CounterfactualResult
 from ._counterfactual._tweak import feature_tweak
 from ._exceptions import (
+    BackgroundError,
     InputError,
     NotFittedError,
+    OutputTooLargeError,
     TreelensError,
     UnsupportedModelError,
 )
+from ._explain._shap import ShapResult, shap_interaction_values, shap_values
 from ._importance._gain import gain_importance
 from ._importance._mdi import MDIImportance, mdi_importance
 from ._importance._node_statistics import NodeStatistics, node_statistics
@@ -34,6 +37,7 @@ from ._plots._dot import export_dot
 from ._version import __version__ as __version__
 
 __all__ = [
+    "BackgroundError",
     "Constraints",
     "CounterfactualDisplay",
     "CounterfactualResult",
@@ -48,8 +52,10 @@ __all__ = [
     "MDIImportance",
     "NodeStatistics",
     "NotFittedError",
+    "OutputTooLargeError",
     "PartitionDisplay",
     "RegressionStepsDisplay",
+    "ShapResult",
     "Tree",
     "TreeDiagramDisplay",
     "TreelensError",
@@ -63,6 +69,8 @@ __all__ = [
     "optimal_counterfactual",
     "permutation_importance",
     "register_adapter",
+    "shap_interaction_values",
+    "shap_values",
     "supported_models",
     "to_forest",
 ]
