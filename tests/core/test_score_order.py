@@ -22,7 +22,7 @@ def _stump(left, right):
 def test_init_after_trees_changes_only_the_order_of_the_sum():
     # 1e16 + 1 + 1 loses both ones; (1 + 1) + 1e16 keeps them.
     trees = (_stump(1.0, 2.0), _stump(1.0, 2.0))
-    common = dict(kind="boosting", task="regression", n_features=1)
+    common = {"kind": "boosting", "task": "regression", "n_features": 1}
     common.update(feature_names=("x",), init_raw=np.array([1e16]), input_dtype=float)
     before = Forest(trees=trees, **common)
     after = Forest(trees=trees, init_after_trees=True, **common)
