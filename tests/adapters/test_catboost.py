@@ -176,6 +176,53 @@ def test_bad_dumps_are_refused():
         forest_from_catboost_json(ctr)
 
 
+def test_one_hot_splits_by_hand():
+    # CatBoost stores hash("red") = -1242798403 and hash("blue") = -863087293.
+    model = _model(
+        [
+            {
+                "leaf_values": [1.0, 2.0, 4.0, 8.0],
+                "leaf_weights": [1, 1, 1, 1],
+                "splits": [
+                    {"cat_feature_index": 0, "split_type": "OneHotFeature",
+                     "value": -1242798403},
+                    {"cat_feature_index": 0, "split_type": "OneHotFeature",
+                     "value": -863087293},
+                ],
+            }
+        ],
+        bias=0.0,
+    )  # fmt: skip
+    model["features_info"]["categorical_features"] = [
+        {"feature_id": "colour", "feature_index": 0, "flat_feature_index": 2,
+         "values": [-1242798403, -863087293]},
+    ]  # fmt: skip
+    with pytest.raises(InputError, match=r"categories=\{'colour'"):
+        forest_from_catboost_json(model)
+    forest = forest_from_catboost_json(
+        model, categories={"colour": ["green", "red", "blue"]}
+    )
+    assert forest.features[2].categories == ("green", "red", "blue")
+    import pandas as pd
+
+    X = pd.DataFrame(
+        {"a": [0.0] * 4, "b": [0.0] * 4, "colour": ["red", "blue", "green", "pink"]}
+    )
+    # red sets bit 0, blue bit 1; green and a label never seen set none.
+    np.testing.assert_array_equal(forest.predict(X), [2.0, 4.0, 1.0, 1.0])
+    with pytest.raises(InputError, match="not categorical features"):
+        forest_from_catboost_json(model, categories={"a": ["x"], "colour": ["red"]})
+
+
+def test_category_hash_of_known_labels():
+    from treelens._adapters._cityhash import catboost_category_hash
+
+    # Values CatBoost itself writes for these labels (its Python model export).
+    known = {"v": -1706589142, "red": -1242798403, "blue": -863087293,
+             "green": 1390465085, "u": 1981898051}  # fmt: skip
+    assert {label: catboost_category_hash(label) for label in known} == known
+
+
 # ------------------------------------------------------------ with CatBoost
 catboost = pytest.importorskip("catboost")
 
@@ -293,3 +340,75 @@ def test_not_fitted_and_probability_threshold():
     model.set_probability_threshold(0.7)
     with pytest.raises(UnsupportedModelError, match="0.7"):
         treelens.to_forest(model)
+
+
+def test_category_hash_equals_catboost_for_every_length(tmp_path):
+    """The hash of labels of 1 to 150 bytes (UTF-8 too) equals the one CatBoost
+    writes for its one-hot splits."""
+    import pandas as pd
+
+    from treelens._adapters._cityhash import catboost_category_hash
+
+    rng = np.random.default_rng(0)
+    alphabet = np.array(list("abcdefghijklmnopqrstuvwxyz0123456789é€"))
+    labels = ["".join(rng.choice(alphabet, n)) for n in range(1, 151, 3)]
+    frame = pd.DataFrame({"c": np.repeat(labels, 4)})
+    y = np.tile([0, 1, 1, 0], len(labels))
+    y[::8] = 1  # some signal in every category
+    for start in range(0, len(labels), 10):
+        # A category that decides the target is split on by CatBoost.
+        block = labels[start : start + 10]
+        target = frame["c"].isin(block[::2]).astype(int)
+        model = catboost.CatBoostClassifier(
+            iterations=20, depth=4, verbose=0, one_hot_max_size=255,
+            cat_features=["c"], allow_writing_files=False, random_seed=0,
+        ).fit(frame, target)  # fmt: skip
+        path = tmp_path / "model.json"
+        model.save_model(str(path), format="json")
+        stored = json.loads(path.read_text())["features_info"]
+        values = set(stored["categorical_features"][0].get("values", []))
+        ours = {catboost_category_hash(label) for label in labels}
+        assert values and values <= ours
+
+
+@settings(max_examples=6, deadline=None)
+@given(
+    seed=st.integers(0, 2**16),
+    labels=st.one_of(
+        st.lists(st.text("abcdéf", min_size=1, max_size=12), min_size=2, max_size=6),
+        st.lists(st.integers(-3, 200), min_size=2, max_size=6),
+    )
+    .map(lambda v: list(dict.fromkeys(v)))
+    .filter(lambda v: len(v) >= 2),
+    grow_policy=st.sampled_from(["SymmetricTree", "Depthwise"]),
+    task=st.sampled_from(["classification", "regression"]),
+)
+def test_one_hot_models_predict_like_catboost(seed, labels, grow_policy, task):
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    n = 200
+    colour = rng.choice(np.array(labels, dtype=object), n)
+    x = rng.normal(size=n)
+    signal = x + 2.0 * np.isin(colour, labels[::2])
+    frame = pd.DataFrame({"x": x, "colour": colour})
+    params = {
+        "iterations": 8, "depth": 3, "verbose": 0, "one_hot_max_size": 255,
+        "cat_features": ["colour"], "allow_writing_files": False,
+        "grow_policy": grow_policy, "random_seed": seed, "thread_count": 1,
+    }  # fmt: skip
+    if task == "classification":
+        model = catboost.CatBoostClassifier(**params).fit(frame, signal > 1)
+    else:
+        model = catboost.CatBoostRegressor(**params).fit(frame, signal)
+    forest = treelens.to_forest(model, categories={"colour": labels})
+    unseen = "zz never seen" if isinstance(labels[0], str) else 10**6
+    probe = pd.DataFrame(
+        {
+            "x": rng.normal(size=300),
+            "colour": rng.choice(np.array([*labels, unseen], dtype=object), 300),
+        }
+    )
+    raw = model.predict(probe, prediction_type="RawFormulaVal")
+    np.testing.assert_array_equal(forest.raw_predict(probe)[:, 0], raw)
+    np.testing.assert_array_equal(forest.predict(probe), model.predict(probe))

@@ -111,3 +111,22 @@ def test_catboost_model_files(tmp_path):
     np.testing.assert_array_equal(
         forest.predict(case.X), case.model.predict(case.X).ravel()
     )
+
+
+def test_catboost_wrapper_saved_with_skops(tmp_path, capsys):
+    import skops.io
+
+    from treelens._cli._app import main
+    from treelens._io._files import load_model
+
+    case = NATIVE_BOOSTING_FACTORIES["catboost.CatBoostRegressor"]()
+    path = tmp_path / "model.skops"
+    skops.io.dump(case.model, path)
+    loaded = load_model(path)
+    np.testing.assert_array_equal(
+        treelens.to_forest(loaded).predict(case.X), case.model.predict(case.X)
+    )
+    with pytest.raises(SystemExit) as exit_info:
+        main(["importance", str(path), "--json"])
+    assert exit_info.value.code == 0
+    assert "x0" in capsys.readouterr().out

@@ -8,7 +8,7 @@ library: a model object can only exist if its library is already imported.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .._core._forest import Forest
@@ -54,7 +54,12 @@ def _load_builtin_adapters() -> None:
     )
 
 
-def to_forest(model: Any, feature_names: Sequence[str] | None = None) -> Forest:
+def to_forest(
+    model: Any,
+    feature_names: Sequence[str] | None = None,
+    *,
+    categories: Mapping[str, Sequence[Any]] | None = None,
+) -> Forest:
     """Normalize a fitted tree model into a :class:`~treelens.Forest`.
 
     Parameters
@@ -65,6 +70,11 @@ def to_forest(model: Any, feature_names: Sequence[str] | None = None) -> Forest:
     feature_names : sequence of str, optional
         Names of the features.  Defaults to the model's ``feature_names_in_``
         when it was fitted on a DataFrame, else ``x0, x1, ...``.
+    categories : mapping of str to sequence, optional
+        CatBoost models only: the category labels of each categorical feature,
+        by name.  CatBoost keeps only hashes of the labels, so the Forest of a
+        model with one-hot splits needs them (every other library records its
+        categories).
 
     Returns
     -------
@@ -98,8 +108,19 @@ def to_forest(model: Any, feature_names: Sequence[str] | None = None) -> Forest:
     _load_builtin_adapters()
     for cls in type(model).__mro__:
         adapter = _REGISTRY.get(_class_key(cls))
-        if adapter is not None:
+        if adapter is None:
+            continue
+        if categories is None:
             return adapter(model, feature_names)
+        if not getattr(adapter, "accepts_categories", False):
+            from .._exceptions import InputError
+
+            raise InputError(
+                "`categories` is for CatBoost models only, whose files keep no "
+                f"category labels; got it for a {type(model).__qualname__}, whose "
+                "categories are read from the model."
+            )
+        return adapter(model, feature_names, categories=categories)  # type: ignore[call-arg]
     raise UnsupportedModelError(
         f"Unsupported model {type(model).__module__}.{type(model).__qualname__}; "
         f"expected one of: {', '.join(supported_models())}."

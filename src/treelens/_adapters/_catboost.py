@@ -36,6 +36,14 @@ weighted mean of their leaves; no impurity, count or hessian sum is stored.  The
 differ only in its outcome, ``w1 (v1 - m)^2 + w2 (v2 - m)^2`` with ``m`` their
 weighted mean.
 
+One-hot categorical features.  A one-hot split sends a row right when its
+category's hash (``CalcCatFeatureHash``: CityHash64 of the label's text, see
+:mod:`treelens._adapters._cityhash`) equals the split's value.  CatBoost keeps
+only those hashes, not the labels, so the labels come from the user
+(``to_forest(model, categories=...)``) and are hashed here; each becomes a code
+of the column's :class:`~treelens.FeatureSpec`, and a label never seen goes left
+(it equals no split's value), as in CatBoost.
+
 Refused: CTR (target-statistics) encoded categorical features, text and
 embedding features, multi-output and ranking losses and losses with a log link.
 """
@@ -45,16 +53,19 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from .._core._features import FeatureSpec
 from .._core._forest import Forest, Tree
 from .._exceptions import InputError, NotFittedError, UnsupportedModelError
 from . import register_adapter
-from ._dump import SplitStatistics
+from ._cityhash import catboost_category_hash
+from ._dump import SplitStatistics, categorical_table, reachable_order, renumber
 from ._names import resolve_feature_names
 
 __all__ = ["catboost_split_statistics", "forest_from_catboost_json"]
@@ -123,7 +134,9 @@ def _check_threshold(model_json: dict[str, Any]) -> None:
 
 
 def _features(
-    model_json: dict[str, Any], feature_names: Sequence[str] | None
+    model_json: dict[str, Any],
+    feature_names: Sequence[str] | None,
+    categories: Mapping[str, Sequence[Any]] | None = None,
 ) -> dict[str, Any]:
     info = model_json.get("features_info", {})
     floats = info.get("float_features", [])
@@ -142,7 +155,25 @@ def _features(
     names, has_names = resolve_feature_names(
         ids if all(ids) else None, n_features, feature_names
     )
+    specs = [FeatureSpec(name) for name in names]
+    cat_hashes = []
+    for f in cats:
+        column = int(f["flat_feature_index"])
+        labels = _labels_of(names[column], f, categories)
+        specs[column] = FeatureSpec(names[column], "categorical", labels)
+        cat_hashes.append(np.array([catboost_category_hash(v) for v in labels]))
+    unknown = sorted(
+        set(categories or {}) - {names[int(f["flat_feature_index"])] for f in cats}
+    )
+    if unknown:
+        raise InputError(
+            f"`categories` names {unknown}, which are not categorical features of "
+            f"this CatBoost model; its categorical features are "
+            f"{[names[int(f['flat_feature_index'])] for f in cats]}."
+        )
     return {
+        "specs": tuple(specs),
+        "cat_hashes": cat_hashes,
         "n_features": n_features,
         "names": names,
         "has_names": has_names,
@@ -162,10 +193,33 @@ def _features(
     }
 
 
+def _labels_of(
+    name: str, info: dict[str, Any], categories: Mapping[str, Sequence[Any]] | None
+) -> tuple[Any, ...]:
+    """Category labels of one categorical feature, as the user gave them."""
+    if categories is not None and name in categories:
+        labels = tuple(dict.fromkeys(categories[name]))
+        if any(isinstance(v, float) for v in labels):
+            raise InputError(
+                f"Categories of CatBoost feature {name!r} must be strings or "
+                f"integers, as CatBoost takes them; got {list(labels)[:5]}."
+            )
+        return labels
+    if info.get("values"):
+        raise InputError(
+            f"CatBoost keeps no category labels, only their hashes, and feature "
+            f"{name!r} has one-hot splits; expected its categories, the labels the "
+            f"model was trained on: to_forest(model, categories={{{name!r}: "
+            "[...]}), then give that Forest to the other functions."
+        )
+    return ()  # never split on: every label routes alike
+
+
 def _split_rule(
     split: dict[str, Any], features: dict[str, Any], index: int
-) -> tuple[int, float, bool]:
-    """Feature, threshold (``x <= t`` goes left) and NaN-goes-left of one split."""
+) -> tuple[int, float, bool, NDArray[np.bool_] | None]:
+    """Feature, threshold (``x <= t`` goes left), NaN-goes-left and, for a one-hot
+    split, the left-going codes ``0 .. k`` of one split."""
     kind = split.get("split_type")
     if kind == "FloatFeature":
         position = int(split["float_feature_index"])
@@ -174,7 +228,15 @@ def _split_rule(
             features["float_column"][position],
             border,
             not features["float_nan_right"][position],
+            None,
         )
+    if kind == "OneHotFeature":
+        position = int(split["cat_feature_index"])
+        hashes = features["cat_hashes"][position]
+        # A row whose category hashes to the split's value goes right (bit 1);
+        # every other category, unknown ones too, goes left.
+        goes_left = np.append(hashes != int(split["value"]), True)
+        return features["cat_column"][position], np.nan, True, goes_left
     if kind == "OnlineCtr":
         raise UnsupportedModelError(
             "CatBoost models with CTR-encoded categorical features are not "
@@ -183,14 +245,9 @@ def _split_rule(
             "compares counts of the training targets per category, stored in the "
             "model, which no set of categories expresses; " + _CTR_ADVICE + "."
         )
-    if kind == "OneHotFeature":
-        raise UnsupportedModelError(
-            "CatBoost one-hot categorical splits are not supported yet; expected "
-            f"numeric splits only, got a one-hot split in tree {index}."
-        )
     raise UnsupportedModelError(
         f"CatBoost split type {kind!r} is not supported (tree {index}); expected "
-        "'FloatFeature'."
+        "'FloatFeature' or 'OneHotFeature'."
     )
 
 
@@ -266,6 +323,11 @@ def _oblivious_trees(
     feature = np.where(inner, rule_feature[split_of], -2)
     threshold = np.where(inner, rule_threshold[split_of], -2.0)
     missing_left = inner & rule_nan_left[split_of]
+    cat_rows = {
+        int(node): rules[split_of[node]][3]
+        for node in np.flatnonzero(inner)
+        if rules[split_of[node]][3] is not None
+    }
     values = np.asarray(tree["leaf_values"], dtype=np.float64).reshape(-1, n_outputs)
     if values.shape[0] != 2**depth:
         raise InputError(
@@ -285,7 +347,11 @@ def _oblivious_trees(
         gain = _oblivious_gain(values[:, dim], np.nan_to_num(weights), depth)
         out.append(
             _assemble(
-                (left, right, feature, threshold, missing_left), value, weight, gain
+                (left, right, feature, threshold, missing_left),
+                value,
+                weight,
+                gain,
+                cat_rows,
             )
         )
     return out
@@ -302,6 +368,7 @@ def _flatten_nested(
     missing_left: list[bool] = []
     leaf_values: list[NDArray[np.float64]] = []
     leaf_weight: list[float] = []
+    cat_rows: dict[int, NDArray[np.bool_]] = {}
     stack: list[tuple[dict[str, Any], int]] = [(root, -1)]
     while stack:
         node, parent = stack.pop()
@@ -321,7 +388,9 @@ def _flatten_nested(
             leaf_values.append(np.ravel(np.asarray(node["value"], dtype=np.float64)))
             leaf_weight.append(float(node.get("weight", np.nan)))
             continue
-        column, cut, nan_left = _split_rule(node["split"], features, index)
+        column, cut, nan_left, goes_left = _split_rule(node["split"], features, index)
+        if goes_left is not None:
+            cat_rows[node_id] = goes_left
         left.append(-3)
         right.append(-3)
         feature.append(column)
@@ -355,7 +424,7 @@ def _flatten_nested(
             0.0,
         )
         weight = np.where(np.isnan(leaf_weight).any(), np.nan, weight)
-        out.append(_assemble(arrays, value, weight, gain))
+        out.append(_assemble(arrays, value, weight, gain, cat_rows))
     return out
 
 
@@ -404,9 +473,7 @@ def _live_nodes(
         target = nxt
     new_left = np.where(left == -1, -1, target[np.maximum(left, 0)])
     new_right = np.where(right == -1, -1, target[np.maximum(right, 0)])
-    from ._dump import reachable_order, renumber
-
-    # The root itself may be decided only by nothing, so it always stays.
+    # The root has no ancestors, so it is never dropped.
     order = reachable_order(new_left, new_right)
     kept_left, kept_right = renumber(order, new_left, new_right)
     return order, kept_left, kept_right
@@ -417,9 +484,17 @@ def _assemble(
     value: NDArray[np.float64],
     weight: NDArray[np.float64],
     gain: NDArray[np.float64],
+    cat_rows: dict[int, NDArray[np.bool_]],
 ) -> tuple[Tree, SplitStatistics]:
     left, right, feature, threshold, missing_left = structure
     keep, left, right = _live_nodes(left, right, feature, threshold)
+    position = {int(node): i for i, node in enumerate(keep)}
+    width = 1 + max((row.size - 1 for row in cat_rows.values()), default=-1)
+    is_categorical, categorical_left = categorical_table(
+        keep.size,
+        width,
+        {position[n]: row for n, row in cat_rows.items() if n in position},
+    )
     feature, threshold, missing_left = (
         feature[keep],
         threshold[keep],
@@ -437,6 +512,8 @@ def _assemble(
         impurity=np.full(n_nodes, np.nan),
         n_node_samples=np.full(n_nodes, -1),
         weighted_n_node_samples=weight,
+        is_categorical=is_categorical,
+        categorical_left=categorical_left,
     )
     stats = SplitStatistics(
         feature=np.asarray(feature, dtype=np.intp),
@@ -447,7 +524,9 @@ def _assemble(
 
 
 def _parse(
-    model_json: dict[str, Any], feature_names: Sequence[str] | None
+    model_json: dict[str, Any],
+    feature_names: Sequence[str] | None,
+    categories: Mapping[str, Sequence[Any]] | None = None,
 ) -> tuple[dict[str, Any], list[Tree], list[SplitStatistics]]:
     if not isinstance(model_json, dict) or not (
         "oblivious_trees" in model_json or "trees" in model_json
@@ -461,7 +540,7 @@ def _parse(
     loss, task, link = _objective(model_json)
     if task == "classification":
         _check_threshold(model_json)
-    features = _features(model_json, feature_names)
+    features = _features(model_json, feature_names, categories)
     scale, bias = model_json.get("scale_and_bias", [1.0, [0.0]])
     bias = np.ravel(np.asarray(bias, dtype=np.float64))
     n_outputs = max(1, bias.size)
@@ -500,6 +579,7 @@ def forest_from_catboost_json(
     feature_names: Sequence[str] | None = None,
     classes: Any = None,
     source: str = "catboost.CatBoost",
+    categories: Mapping[str, Sequence[Any]] | None = None,
 ) -> Forest:
     """Build a Forest from a CatBoost JSON model.
 
@@ -514,12 +594,17 @@ def forest_from_catboost_json(
         else ``0 .. n_classes - 1``.
     source : str
         Dotted class path recorded as ``Forest.source``.
+    categories : mapping of str to sequence, optional
+        The category labels (strings or integers) of each categorical feature,
+        by name.  CatBoost stores only hashes of the labels, so a feature with
+        one-hot splits needs them; labels are matched to the splits by CatBoost's
+        own hash, and labels not given route as categories the model never saw.
 
     Returns
     -------
     Forest
     """
-    info, trees, _ = _parse(_read_json(model_json), feature_names)
+    info, trees, _ = _parse(_read_json(model_json), feature_names, categories)
     is_classifier = info["task"] == "classification"
     if is_classifier and classes is None:
         classes = info["classes"] or np.arange(max(2, info["n_outputs"]))
@@ -544,21 +629,21 @@ def forest_from_catboost_json(
         loss=info["loss"],
         positive_at_zero=False,
         init_after_trees=True,
+        features=info["specs"],
     )
 
 
 def _scaled(tree: Tree, scale: float) -> Tree:
-    from dataclasses import replace
-
     return replace(tree, value=tree.value * scale)
 
 
 def catboost_split_statistics(
     model_json: dict[str, Any] | str | bytes,
+    categories: Mapping[str, Sequence[Any]] | None = None,
 ) -> list[SplitStatistics]:
     """PredictionValuesChange of every node of every tree, aligned with the
     Forest's nodes (no cover: CatBoost keeps no hessian sums)."""
-    return _parse(_read_json(model_json), None)[2]
+    return _parse(_read_json(model_json), None, categories)[2]
 
 
 # ---------------------------------------------------------------- model objects
@@ -586,14 +671,22 @@ def catboost_model_json(model: Any) -> dict[str, Any]:
 @register_adapter(
     "catboost.CatBoostClassifier", "catboost.CatBoostRegressor", "catboost.CatBoost"
 )
-def _catboost(model: Any, feature_names: Sequence[str] | None) -> Forest:
+def _catboost(
+    model: Any,
+    feature_names: Sequence[str] | None,
+    categories: Mapping[str, Sequence[Any]] | None = None,
+) -> Forest:
     classes = getattr(model, "classes_", None) if model.is_fitted() else None
     return forest_from_catboost_json(
         catboost_model_json(model),
         feature_names=feature_names,
         classes=None if classes is None or len(classes) == 0 else classes,
         source=_class_path(model),
+        categories=categories,
     )
+
+
+_catboost.accepts_categories = True  # type: ignore[attr-defined]
 
 
 def _is_classifier(model: Any) -> bool:

@@ -52,6 +52,8 @@ TRUSTED_MODEL_TYPES: frozenset[str] = frozenset(
         "lightgbm.basic.Booster",
         "lightgbm.sklearn.LGBMClassifier",
         "lightgbm.sklearn.LGBMRegressor",
+        "catboost.core.CatBoostClassifier",
+        "catboost.core.CatBoostRegressor",
         "collections.OrderedDict",
     }
 )
