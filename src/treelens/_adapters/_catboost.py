@@ -63,10 +63,10 @@ from numpy.typing import NDArray
 from .._core._features import FeatureSpec
 from .._core._forest import Forest, Tree
 from .._exceptions import InputError, NotFittedError, UnsupportedModelError
-from . import register_adapter
 from ._cityhash import catboost_category_hash
 from ._dump import SplitStatistics, categorical_table, reachable_order, renumber
 from ._names import resolve_feature_names
+from ._registry import register_adapter
 
 __all__ = ["catboost_split_statistics", "forest_from_catboost_json"]
 
@@ -690,8 +690,6 @@ _catboost.accepts_categories = True  # type: ignore[attr-defined]
 
 
 def _is_classifier(model: Any) -> bool:
-    if type(model).__name__ == "CatBoostClassifier":
-        return True
     loss = str(model.get_all_params().get("loss_function", "")).split(":")[0]
     return _LOSSES.get(loss, ("", ""))[0] == "classification"
 

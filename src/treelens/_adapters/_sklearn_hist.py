@@ -39,8 +39,8 @@ from numpy.typing import NDArray
 from .._core._features import FeatureSpec
 from .._core._forest import Forest, Tree
 from .._exceptions import UnsupportedModelError
-from . import register_adapter
 from ._dump import SplitStatistics, bitset_members, categorical_table
+from ._registry import register_adapter
 from ._sklearn import _allow_missing, _check_fitted, _class_path, _resolve_names
 
 __all__ = ["hist_split_statistics"]
