@@ -188,6 +188,50 @@ def test_random_category_sets_predict_like_the_library(seed, colours, library, t
     assert pd.api.types.is_float_dtype(forest.encode(probe).dtype)
 
 
+# ------------------------------------------------------------- contracts
+@pytest.mark.parametrize("name", sorted(NATIVE_CATEGORICAL_FACTORIES))
+def test_contracts_hold_on_native_categorical_models(name):
+    """Leaf boxes hold their rows (category sets included), held-out MDI is a
+    distribution over the input columns, node statistics count the rows, and
+    SHAP values add up to the raw scores, all from the raw DataFrame."""
+    case = NATIVE_CATEGORICAL_FACTORIES[name]()
+    forest = treelens.to_forest(case.model, categories=case.categories)
+    X = probe_categorical_frame(case.X, 1, unknown=_unknown_allowed(case.model))
+    if name.startswith("catboost"):
+        X = probe_categorical_frame(case.X, 1, missing=False)
+    codes = forest.encode(X)
+    leaves = forest.apply(X)
+    boxes = treelens.leaf_boxes(forest)
+    for t in range(forest.n_trees):
+        start, stop = boxes.tree_offsets[t], boxes.tree_offsets[t + 1]
+        rows = start + np.searchsorted(boxes.node[start:stop], leaves[:, t])
+        assert (boxes.node[rows] == leaves[:, t]).all()
+        for j, allowed in boxes.allowed.items():
+            k = allowed.shape[1] - 1
+            code = np.where(np.isnan(codes[:, j]), k, codes[:, j]).astype(int)
+            known = ~np.isnan(codes[:, j])
+            assert allowed[rows[known], code[known]].all()
+        x = codes[:, 0].astype(forest.input_dtype)
+        seen = ~np.isnan(x)
+        assert (boxes.lower[rows[seen], 0] < x[seen]).all()
+        assert (x[seen] <= boxes.upper[rows[seen], 0]).all()
+    if forest.loss:
+        held_out = treelens.mdi_importance(forest, case.X, case.y)
+        assert list(held_out.importances_.index) == ["x", "colour", "size"]
+        assert held_out.importances_.sum() == pytest.approx(1.0)
+        assert (held_out.importances_ >= 0).all()
+    # Replayed on the training frame, the counts are those the library stored.
+    stats = treelens.node_statistics(forest, case.X, case.y)
+    for tree, counts in zip(forest.trees, stats.n_node_samples_):
+        stored = tree.n_node_samples >= 0
+        np.testing.assert_array_equal(counts[stored], tree.n_node_samples[stored])
+        assert counts[0] == len(case.X)
+    result = treelens.shap_values(forest, X.iloc[:20])
+    raw = forest.raw_predict(X.iloc[:20])
+    total = result.expected_value_ + result.values_.sum(axis=1)
+    np.testing.assert_allclose(np.reshape(total, raw.shape), raw, atol=1e-6)
+
+
 # ---------------------------------------------------------------- bad input
 def test_bad_categorical_input_names_the_column():
     case = NATIVE_CATEGORICAL_FACTORIES[
