@@ -131,13 +131,15 @@ def picture_figure(
     # predict(X); the pictures draw their Forest, which predicts the same.
     drawn = model if hasattr(model, "n_features_in_") else forest
     if kind == "importance":
-        figure, ax = new_figure(6.4, max(2.5, 0.3 * min(forest.n_features, 20) + 1.2))
         found = importance_results(model, X, y)
         shown = [
             r
             for r in (found["primary"], found["held_out"], found["debiased"])
             if r is not None
         ]
+        # Room for the legend below the axes: one line per method.
+        height = max(2.5, 0.3 * min(forest.n_features, 20) + 1.2) + 0.25 * len(shown)
+        figure, ax = new_figure(6.4, height)
         ImportanceDisplay.from_result(shown, ax=ax, top_k=20)
         return figure
     if kind == "tree":
