@@ -157,6 +157,7 @@ def picture_figure(
             importance=mdi,
             path_of=None if row is None else np.asarray(_row(X, row), dtype=float)[0],
             ax=ax,
+            grow_figure=True,  # the figure is ours: widen it rather than shrink text
         )
         return figure
     _need_data(kind, X)

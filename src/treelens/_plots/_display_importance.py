@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
@@ -327,6 +328,7 @@ class ImportanceDisplay(RenamedAttributes):
             has_bars = error_bars and not np.isnan(low).all()
             spread = self.spreads.get(method)
             label = f"{method} ({spread})" if has_bars and spread else method
+            label = textwrap.fill(label, 64, subsequent_indent="  ")
             style = {"height": height, "label": label, **kwargs}
             if colors is not None:
                 style.setdefault("color", colors[k % len(colors)])
