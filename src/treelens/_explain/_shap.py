@@ -40,7 +40,12 @@ from ._shap_kernels import (
 )
 from ._shap_leaves import ForestLeaves, LeafBucket, forest_leaves
 
-__all__ = ["ShapResult", "shap_interaction_values", "shap_values"]
+__all__ = [
+    "ShapResult",
+    "concat_shap_results",
+    "shap_interaction_values",
+    "shap_values",
+]
 
 Method = Literal["path", "interventional"]
 _METHODS = ("path", "interventional")
@@ -272,43 +277,48 @@ class _Engine:
         self, block: _Block, background: NDArray[Any]
     ) -> NDArray[np.float64]:
         bucket = block.bucket
-        patterns = background_patterns(bucket, background)
+        patterns = background_patterns(bucket, np.ascontiguousarray(background.T))
         full = 2**bucket.d - 1
-        reach = (patterns == full).mean(axis=0)
+        reach = (patterns == full).mean(axis=1)
         if 2**bucket.d * bucket.d * bucket.n_leaves <= _TABLE_CELLS:
             block.table = interventional_table(bucket, patterns, self.n_background)
         else:
             block.groups = background_groups(patterns)
         return np.asarray(reach @ bucket.value, dtype=np.float64)
 
-    def terms(self, block: _Block, X: NDArray[Any]) -> NDArray[np.float64]:
-        o = block.bucket.pattern(X)
+    def terms(self, block: _Block, Xt: NDArray[Any]) -> NDArray[np.float64]:
+        """Terms of one block for the rows of ``Xt`` (n_features, n_rows):
+        shape (n_leaves, d, n_rows)."""
+        o = block.bucket.pattern(Xt)
         if block.table is not None:
             return table_terms(block.table, o)
         if block.groups is not None:
             distinct, counts = block.groups
-            # The (rows, leaves, patterns, d) arrays: cut the rows further.
-            rows = max(1, _CELLS // max(1, o.shape[1] * distinct.shape[1] * o.shape[2]))
+            # (leaves, patterns, rows) arrays: cut the rows further.
+            per_row = o.shape[0] * distinct.shape[1] * 4
+            rows = max(1, _CELLS // max(1, per_row))
             return np.concatenate(
                 [
                     interventional_terms(
                         block.bucket,
-                        o[i : i + rows],
+                        o[:, :, i : i + rows],
                         distinct,
                         counts,
                         self.n_background,
                     )
-                    for i in range(0, o.shape[0], rows)
-                ]
+                    for i in range(0, o.shape[2], rows)
+                ],
+                axis=2,
             )
         return path_terms(block.bucket, o)
 
     def values(self, X: NDArray[Any]) -> NDArray[np.float64]:
         """SHAP values of the rows of ``X``: (n_rows, n_features, n_outputs)."""
         n, n_features = X.shape[0], self.leaves.n_features
+        Xt = np.ascontiguousarray(X.T)
         out = np.zeros((self.leaves.n_outputs, n_features, n))
         for block in self.blocks:
-            terms = self.terms(block, X).reshape(n, -1).T
+            terms = self.terms(block, Xt).reshape(-1, n)
             for k, scatter in enumerate(block.bucket.scatter(n_features)):
                 if scatter.nnz:
                     out[k] += scatter @ terms
@@ -317,12 +327,12 @@ class _Engine:
     def interaction_values(self, X: NDArray[Any]) -> NDArray[np.float64]:
         """Interaction values: (n_rows, n_features, n_features, n_outputs)."""
         n, n_features = X.shape[0], self.leaves.n_features
+        Xt = np.ascontiguousarray(X.T)
         n_out = self.leaves.n_outputs
         pairs = np.zeros((n_out, n_features * n_features, n))
         for block in self.blocks:
             bucket = block.bucket
-            o = bucket.pattern(X)
-            terms = path_interactions(bucket, o).reshape(n, -1).T
+            terms = path_interactions(bucket, bucket.pattern(Xt)).reshape(-1, n)
             for k, scatter in enumerate(_pair_scatter(bucket, n_features)):
                 if scatter.nnz:
                     pairs[k] += scatter @ terms
@@ -648,4 +658,25 @@ def shap_interaction_values(
         interactions=True,
         memory_budget=memory_budget,
         progress=progress,
+    )
+
+
+def concat_shap_results(results: list[ShapResult]) -> ShapResult:
+    """One result from the results of consecutive blocks of rows (the blocks of
+    one model, method and background: their expected values are equal)."""
+    first = results[0]
+    indexes = [r.index for r in results]
+    if all(isinstance(i, pd.RangeIndex) for i in indexes):
+        index: pd.Index = pd.RangeIndex(sum(len(i) for i in indexes))
+    else:
+        index = pd.Index(np.concatenate([np.asarray(i) for i in indexes]))
+    return ShapResult(
+        values_=np.concatenate([r.values_ for r in results]),
+        expected_value_=first.expected_value_,
+        feature_names=first.feature_names,
+        output_names=first.output_names,
+        output=first.output,
+        method=first.method,
+        interactions=first.interactions,
+        index=index,
     )

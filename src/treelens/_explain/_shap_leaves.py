@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -27,7 +28,7 @@ from scipy import sparse
 from .._core._forest import Forest, Tree
 from .._exceptions import InputError
 
-__all__ = ["ForestLeaves", "LeafBucket", "forest_leaves", "tree_cover"]
+__all__ = ["ForestLeaves", "LeafBucket", "forest_leaves", "leaf_values", "tree_cover"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,24 +65,26 @@ class LeafBucket:
     def n_leaves(self) -> int:
         return int(self.leaf.shape[0])
 
-    def pattern(self, X: NDArray[np.float64]) -> NDArray[np.bool_]:
-        """Decision patterns of the rows of ``X``: shape (n_rows, n_leaves, d)."""
-        x = X[:, self.feature]
-        met = (x > self.lo) & (x <= self.hi)
+    def pattern(self, Xt: NDArray[Any]) -> NDArray[np.bool_]:
+        """Decision patterns of the rows of ``X`` given transposed (``Xt`` of shape
+        (n_features, n_rows)): shape (n_leaves, d, n_rows)."""
+        x = Xt[self.feature]
+        met = x > self.lo[..., None]
+        met &= x <= self.hi[..., None]
         if self.allowed is not None:
+            assert self.n_categories is not None
             width = self.allowed.shape[2]
-            k = self.n_categories
+            k = self.n_categories[..., None]
             # As the routing: a code that is not one of 0 .. k - 1 is unknown (k).
             known = (x >= 0) & (x < k) & (x == np.floor(x))
             code = np.where(known, x, k).astype(np.intp)
             code = np.clip(code, 0, width - 1)
-            _, leaves, d = x.shape
-            flat = self.allowed.reshape(-1)
+            leaves, d = self.feature.shape
             base = (np.arange(leaves)[:, None] * d + np.arange(d)) * width
-            met &= flat[base + code]
+            met &= self.allowed.reshape(-1)[base[..., None] + code]
         missing = np.isnan(x)
         if missing.any():
-            met |= missing & self.nan_ok
+            met |= missing & self.nan_ok[..., None]
         return met
 
     def scatter(self, n_features: int) -> list[sparse.csr_matrix]:
@@ -157,7 +160,7 @@ def tree_cover(forest: Forest, tree: Tree) -> NDArray[np.float64] | None:
     return None
 
 
-def _leaf_values(forest: Forest) -> tuple[list[NDArray[np.float64]], int]:
+def leaf_values(forest: Forest) -> tuple[list[NDArray[np.float64]], int]:
     """Per tree, its nodes' values in the explained output space."""
     n_outputs = forest.n_outputs
     out = []
@@ -188,7 +191,7 @@ def forest_leaves(forest: Forest, *, need_cover: bool) -> ForestLeaves:
         Whether cover fractions are needed (path-dependent TreeSHAP); raises
         when a tree stores no cover.
     """
-    values, n_outputs = _leaf_values(forest)
+    values, n_outputs = leaf_values(forest)
     trees = forest.trees
     sizes = np.array([t.n_nodes for t in trees], dtype=np.intp)
     offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
