@@ -52,7 +52,7 @@ _METHODS = ("path", "interventional")
 
 #: Float cells of one kernel array (rows x leaves x path features x nodes):
 #: tens of megabytes, so that blocks stay near the caches.
-_CELLS = 1 << 21
+_CELLS = 1 << 18
 #: Rows explained at once (the leaves of a bucket are then cut in blocks).
 _MAX_CHUNK_ROWS = 2048
 #: Largest table of interventional terms, in float cells per bucket block.

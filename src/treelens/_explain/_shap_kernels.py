@@ -38,6 +38,7 @@ the background patterns directly.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from math import factorial
 
 import numpy as np
@@ -56,6 +57,7 @@ __all__ = [
 ]
 
 
+@lru_cache(maxsize=64)
 def gauss_legendre(d: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Nodes and weights on [0, 1] exact for polynomials of degree ``d - 1``."""
     q = max(1, (d + 1) // 2)
@@ -91,9 +93,55 @@ def _others(f: NDArray[np.float64]) -> NDArray[np.float64]:
 
 def path_terms(bucket: LeafBucket, o: NDArray[np.bool_]) -> NDArray[np.float64]:
     r"""Path-dependent terms :math:`(o_i - z_i)\int\prod_{j\ne i}` (without
-    :math:`v`) of patterns ``o`` of shape (n_leaves, d, n_rows); same shape."""
+    :math:`v`) of patterns ``o`` of shape (n_leaves, d, n_rows); same shape.
+
+    With every cover fraction positive, the product over a leaf's slots is
+    :math:`\prod_s A_s \prod_{s: o_s} B_s / A_s` (:math:`A = z (1 - t)`,
+    :math:`B = z + t (1 - z)`): its logarithm is one small matrix product per
+    leaf, and the integrals of the products leaving one slot out are two more
+    (weights :math:`w_q / A_s` and :math:`w_q / B_s`), so no array of shape
+    (leaves, d, nodes, rows) is ever formed.
+    """
+    if not bucket.z_positive:
+        return _path_terms_direct(bucket, o)
+    log_ratio, log_base, weight_failed, weight_met = bucket_quadrature(bucket)
+    met = o.astype(np.float64)
+    log_product = np.matmul(log_ratio, met)  # (l, q, r)
+    log_product += log_base[:, :, None]
+    product = np.exp(log_product, out=log_product)
+    integral = np.matmul(weight_met, product)  # (l, d, r)
+    failed = np.matmul(weight_failed, product)
+    np.copyto(integral, failed, where=~o)
+    met -= bucket.z[..., None]
+    integral *= met
+    return integral
+
+
+def bucket_quadrature(
+    bucket: LeafBucket,
+) -> tuple[NDArray[np.float64], ...]:
+    """Per leaf: log(B / A) as (l, q, d), sum of log A (l, q), w / A and w / B
+    as (l, d, q); cached on the bucket."""
+    cache = bucket.__dict__
+    if "_quadrature" not in cache:
+        t, w = gauss_legendre(bucket.d)
+        z = bucket.z[:, :, None]
+        failed = z * (1.0 - t)
+        met = z + t * (1.0 - z)
+        log_failed, log_met = np.log(failed), np.log(met)
+        cache["_quadrature"] = (
+            np.ascontiguousarray((log_met - log_failed).transpose(0, 2, 1)),
+            log_failed.sum(axis=1),
+            w / failed,
+            w / met,
+        )
+    return cache["_quadrature"]
+
+
+def _path_terms_direct(bucket: LeafBucket, o: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """:func:`path_terms` with empty branches (zero cover fractions)."""
     t, w = gauss_legendre(bucket.d)
-    f = _factors(o, bucket.z, t)
+    f = _factors(o, bucket.z, t)  # (l, d, q, r)
     integral = np.einsum("ldqr,q->ldr", _others(f), w)
     integral *= o - bucket.z[..., None]
     return integral

@@ -65,6 +65,11 @@ class LeafBucket:
     def n_leaves(self) -> int:
         return int(self.leaf.shape[0])
 
+    @cached_property
+    def z_positive(self) -> bool:
+        """Whether every cover fraction is positive (no empty branch)."""
+        return bool((self.z > 0).all())
+
     def pattern(self, Xt: NDArray[Any]) -> NDArray[np.bool_]:
         """Decision patterns of the rows of ``X`` given transposed (``Xt`` of shape
         (n_features, n_rows)): shape (n_leaves, d, n_rows)."""
