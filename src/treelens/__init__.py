@@ -22,10 +22,15 @@ from ._exceptions import (
     UnsupportedModelError,
 )
 from ._explain._shap import ShapResult, shap_interaction_values, shap_values
+from ._importance._debiased import DebiasedMDIImportance, debiased_mdi_importance
 from ._importance._gain import gain_importance
 from ._importance._mdi import MDIImportance, mdi_importance
 from ._importance._node_statistics import NodeStatistics, node_statistics
-from ._importance._permutation import permutation_importance
+from ._importance._permutation import (
+    GroupedPermutationImportance,
+    grouped_permutation_importance,
+    permutation_importance,
+)
 from ._importance._result import ImportanceResult
 from ._plots._display_counterfactual import CounterfactualDisplay
 from ._plots._display_importance import ImportanceDisplay
@@ -41,10 +46,12 @@ __all__ = [
     "Constraints",
     "CounterfactualDisplay",
     "CounterfactualResult",
+    "DebiasedMDIImportance",
     "DecisionRegionDisplay",
     "FeatureSpec",
     "Forest",
     "ForestGridDisplay",
+    "GroupedPermutationImportance",
     "ImportanceDisplay",
     "ImportanceResult",
     "InputError",
@@ -60,9 +67,11 @@ __all__ = [
     "TreeDiagramDisplay",
     "TreelensError",
     "UnsupportedModelError",
+    "debiased_mdi_importance",
     "export_dot",
     "feature_tweak",
     "gain_importance",
+    "grouped_permutation_importance",
     "leaf_boxes",
     "mdi_importance",
     "node_statistics",
