@@ -23,12 +23,18 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import sparse
 
 from .._core._forest import Forest, Tree
 from .._exceptions import InputError
 
-__all__ = ["ForestLeaves", "LeafBucket", "forest_leaves", "leaf_values", "tree_cover"]
+__all__ = [
+    "ForestLeaves",
+    "LeafBucket",
+    "expected_value",
+    "forest_leaves",
+    "leaf_values",
+    "tree_cover",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -92,29 +98,28 @@ class LeafBucket:
             met |= missing & self.nan_ok[..., None]
         return met
 
-    def scatter(self, n_features: int) -> list[sparse.csr_matrix]:
-        """Per output, the (n_features, n_leaves * d) matrix adding each leaf's
-        per-slot terms, times the leaf's value, to the slot's feature."""
-        return self._scatter(n_features)
+    def add_to(self, out: NDArray[np.float64], terms: NDArray[np.float64]) -> None:
+        """Add each slot's ``terms`` (n_leaves, d, n_rows), times its leaf's
+        value, to its feature in ``out`` (n_outputs, n_features, n_rows)."""
+        order, starts, features = self._by_feature
+        n = terms.shape[2]
+        for k in range(self.value.shape[1]):
+            column = self.value[:, k]
+            if not column.any():
+                continue
+            weighted = terms * column[:, None, None]
+            summed = np.add.reduceat(weighted.reshape(-1, n)[order], starts, axis=0)
+            out[k, features] += summed
 
-    def _scatter(self, n_features: int) -> list[sparse.csr_matrix]:
-        cache = self.__dict__.setdefault("_scatter_cache", {})
-        if n_features not in cache:
-            n, d = self.feature.shape
-            columns = np.arange(n * d)
-            rows = self.feature.reshape(-1)
-            out = []
-            for k in range(self.value.shape[1]):
-                weights = np.repeat(self.value[:, k], d)
-                keep = weights != 0
-                out.append(
-                    sparse.csr_matrix(
-                        (weights[keep], (rows[keep], columns[keep])),
-                        shape=(n_features, n * d),
-                    )
-                )
-            cache[n_features] = out
-        return cache[n_features]
+    @cached_property
+    def _by_feature(
+        self,
+    ) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]]:
+        flat = self.feature.reshape(-1)
+        order = np.argsort(flat, kind="stable")
+        ordered = flat[order]
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+        return order, starts, ordered[starts]
 
 
 @dataclass(frozen=True, eq=False)
@@ -186,8 +191,10 @@ def leaf_values(forest: Forest) -> tuple[list[NDArray[np.float64]], int]:
     return out, n_outputs
 
 
-def forest_leaves(forest: Forest, *, need_cover: bool) -> ForestLeaves:
-    """Extract and bucket the leaves of every tree of ``forest``.
+def forest_leaves(
+    forest: Forest, *, need_cover: bool, start: int = 0, stop: int | None = None
+) -> ForestLeaves:
+    """Extract and bucket the leaves of trees ``start:stop`` of ``forest``.
 
     Parameters
     ----------
@@ -195,9 +202,12 @@ def forest_leaves(forest: Forest, *, need_cover: bool) -> ForestLeaves:
     need_cover : bool
         Whether cover fractions are needed (path-dependent TreeSHAP); raises
         when a tree stores no cover.
+    start, stop : int
+        The trees to extract (all by default).
     """
     values, n_outputs = leaf_values(forest)
-    trees = forest.trees
+    values = values[start:stop]
+    trees = forest.trees[start:stop]
     sizes = np.array([t.n_nodes for t in trees], dtype=np.intp)
     offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
 
@@ -321,3 +331,32 @@ def forest_leaves(forest: Forest, *, need_cover: bool) -> ForestLeaves:
         root_value=root_value,
         path_expected=path_expected,
     )
+
+
+def expected_value(
+    forest: Forest, background: NDArray[np.float64] | None
+) -> NDArray[np.float64]:
+    """The explained output averaged over the training cover (``background``
+    None) or over the background rows: shape (n_outputs,)."""
+    values, n_outputs = leaf_values(forest)
+    out = (
+        np.asarray(forest.init_raw, dtype=np.float64).copy()
+        if forest.kind == "boosting"
+        else np.zeros(n_outputs)
+    )
+    if background is not None:
+        leaves = forest._apply(background)
+        for j, value in enumerate(values):
+            out += value[leaves[:, j]].mean(axis=0)
+        return out
+    for tree, value in zip(forest.trees, values):
+        cover = tree_cover(forest, tree)
+        if cover is None:
+            raise InputError(
+                f"Path-dependent TreeSHAP needs the training cover of every node, "
+                f"but this model ({forest.source}) stores none."
+            )
+        leaf = tree.is_leaf
+        fraction = cover[leaf] / cover[0] if cover[0] > 0 else np.zeros(leaf.sum())
+        out += fraction @ value[leaf]
+    return out
