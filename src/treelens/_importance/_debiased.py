@@ -573,30 +573,42 @@ def _assemble(
 def _nodes_frame(
     forest: Forest, parts: list[_TreePart], share_scale: float
 ) -> pd.DataFrame:
-    pieces = []
+    columns: dict[str, list[NDArray[Any]]] = {
+        name: []
+        for name in (
+            "tree", "node", "depth", "feature", "n_node_samples",
+            "weighted_n_node_samples", "left_child", "left_weighted_n_node_samples",
+            "right_child", "right_weighted_n_node_samples", "decrease", "share",
+        )
+    }  # fmt: skip
     for t, p in enumerate(parts):
         tree = forest.trees[t]
         left, right = tree.children_left[p.inner], tree.children_right[p.inner]
-        pieces.append(
-            pd.DataFrame(
-                {
-                    "tree": np.full(p.inner.size, t, dtype=np.intp),
-                    "node": p.inner.astype(np.intp),
-                    "depth": tree.node_depth[p.inner].astype(np.intp),
-                    "feature": tree.feature[p.inner].astype(np.intp),
-                    "n_node_samples": p.counts[p.inner],
-                    "weighted_n_node_samples": p.weights[p.inner],
-                    "left_child": left.astype(np.intp),
-                    "left_weighted_n_node_samples": p.weights[left],
-                    "right_child": right.astype(np.intp),
-                    "right_weighted_n_node_samples": p.weights[right],
-                    "decrease": p.decrease,
-                    "share": p.decrease * (share_scale if p.counted else 0.0),
-                }
+        columns["tree"].append(np.full(p.inner.size, t, dtype=np.intp))
+        columns["node"].append(p.inner)
+        columns["depth"].append(tree.node_depth[p.inner])
+        columns["feature"].append(tree.feature[p.inner])
+        columns["n_node_samples"].append(p.counts[p.inner])
+        columns["weighted_n_node_samples"].append(p.weights[p.inner])
+        columns["left_child"].append(left)
+        columns["left_weighted_n_node_samples"].append(p.weights[left])
+        columns["right_child"].append(right)
+        columns["right_weighted_n_node_samples"].append(p.weights[right])
+        columns["decrease"].append(p.decrease)
+        columns["share"].append(p.decrease * (share_scale if p.counted else 0.0))
+    integers = ("tree", "node", "depth", "feature", "n_node_samples")
+    frame = pd.DataFrame(
+        {
+            name: (
+                np.concatenate(values).astype(
+                    np.intp if name in integers or name.endswith("child") else float
+                )
+                if values
+                else np.empty(0)
             )
-        )
-    frame = pd.concat(pieces, ignore_index=True) if pieces else pd.DataFrame()
+            for name, values in columns.items()
+        }
+    )
     names = np.asarray(forest.feature_names, dtype=object)
-    if len(frame):
-        frame.insert(4, "feature_name", names[frame["feature"].to_numpy()])
+    frame.insert(4, "feature_name", names[frame["feature"].to_numpy(dtype=np.intp)])
     return frame
