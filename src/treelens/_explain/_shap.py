@@ -50,8 +50,8 @@ __all__ = [
 Method = Literal["path", "interventional"]
 _METHODS = ("path", "interventional")
 
-#: Float cells of one kernel array (rows x leaves x path features x nodes):
-#: tens of megabytes, so that blocks stay near the caches.
+#: Float cells of the arrays of one kernel call (a few megabytes, so that
+#: they stay near the caches).
 _CELLS = 1 << 19
 #: Rows of one kernel call: the leaves of a block are prepared once for all
 #: the rows of a chunk, then explained this many rows at a time.
@@ -100,6 +100,19 @@ class ShapResult:
     See Also
     --------
     treelens.shap_values, treelens.shap_interaction_values
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> import treelens
+    >>> X, y = load_iris(return_X_y=True, as_frame=True)
+    >>> model = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y)
+    >>> result = treelens.shap_values(model, X.iloc[:2])
+    >>> result.values_.shape, result.output_names
+    ((2, 4, 3), ('0', '1', '2'))
+    >>> list(result.frame(output=2).columns)[:2]
+    ['sepal length (cm)', 'sepal width (cm)']
     """
 
     values_: NDArray[np.float64]
@@ -315,10 +328,19 @@ class _Engine:
         assert self.background is not None
         bucket = block.bucket
         patterns = background_patterns(bucket, np.ascontiguousarray(self.background.T))
-        if 2**bucket.d * bucket.d * bucket.n_leaves <= _TABLE_CELLS:
+        groups = background_groups(patterns)
+        # A table of the 2**d patterns costs about 3 (d + 1) 2**d per leaf once;
+        # the background patterns cost (distinct patterns) d per leaf and row.
+        size = 2**bucket.d
+        rows = self.expected_rows if self.expected_rows is not None else 2**30
+        table_cost = 3 * (bucket.d + 1) * size
+        pattern_cost = rows * groups[0].shape[1] * bucket.d
+        if size * bucket.d * bucket.n_leaves <= _TABLE_CELLS and (
+            table_cost <= pattern_cost
+        ):
             block.table = interventional_table(bucket, patterns, self.n_background)
         else:
-            block.groups = background_groups(patterns)
+            block.groups = groups
 
     def terms(self, block: _Block, Xt: NDArray[Any]) -> NDArray[np.float64]:
         """Terms of one block for the rows of ``Xt`` (n_features, n_rows):

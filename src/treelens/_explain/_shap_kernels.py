@@ -166,7 +166,7 @@ def path_table(bucket: LeafBucket) -> NDArray[np.float64]:
     """Path-dependent terms of every pattern: shape (n_leaves, d, 2**d)."""
     patterns = _all_patterns(bucket.d).T  # (d, 2**d)
     o = np.broadcast_to(patterns, (bucket.n_leaves, *patterns.shape))
-    return path_terms(bucket, o)
+    return np.ascontiguousarray(path_terms(bucket, o))
 
 
 def table_terms(
@@ -238,7 +238,7 @@ def interventional_table(
     o = _all_patterns(d).T  # (d, size)
     met = ea0[:, None, zero_mask] - ea1[:, zero_mask[None, :] | bits]
     failed = -eb0[:, None, zero_mask]
-    return np.where(o[None], met, failed) / n_background
+    return np.ascontiguousarray(np.where(o[None], met, failed) / n_background)
 
 
 def background_groups(

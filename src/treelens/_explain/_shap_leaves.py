@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy import sparse
 
 from .._core._forest import Forest, Tree
 from .._exceptions import InputError
@@ -101,25 +102,33 @@ class LeafBucket:
     def add_to(self, out: NDArray[np.float64], terms: NDArray[np.float64]) -> None:
         """Add each slot's ``terms`` (n_leaves, d, n_rows), times its leaf's
         value, to its feature in ``out`` (n_outputs, n_features, n_rows)."""
-        order, starts, features = self._by_feature
-        n = terms.shape[2]
-        for k in range(self.value.shape[1]):
-            column = self.value[:, k]
-            if not column.any():
-                continue
-            weighted = terms * column[:, None, None]
-            summed = np.add.reduceat(weighted.reshape(-1, n)[order], starts, axis=0)
-            out[k, features] += summed
+        flat = terms.reshape(-1, terms.shape[2])
+        for k, matrix in self._scatter(out.shape[1]):
+            out[k] += matrix @ flat
 
-    @cached_property
-    def _by_feature(
-        self,
-    ) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]]:
-        flat = self.feature.reshape(-1)
-        order = np.argsort(flat, kind="stable")
-        ordered = flat[order]
-        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-        return order, starts, ordered[starts]
+    def _scatter(self, n_features: int) -> list[tuple[int, sparse.csr_matrix]]:
+        """Per output with a nonzero leaf, the (n_features, n_leaves * d) matrix
+        of the leaves' values at their slots' features (built once)."""
+        cache = self.__dict__.setdefault("_scatter_cache", {})
+        if n_features not in cache:
+            flat = self.feature.reshape(-1)
+            order = np.argsort(flat, kind="stable")
+            indptr = np.concatenate(
+                [[0], np.cumsum(np.bincount(flat, minlength=n_features))]
+            )
+            d = self.d
+            matrices = []
+            for k in range(self.value.shape[1]):
+                column = self.value[:, k]
+                if not column.any():
+                    continue
+                data = np.repeat(column, d)[order]
+                matrix = sparse.csr_matrix(
+                    (data, order, indptr), shape=(n_features, flat.size)
+                )
+                matrices.append((k, matrix))
+            cache[n_features] = matrices
+        return cache[n_features]
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,8 +145,6 @@ class ForestLeaves:
         What every prediction starts from (boosting's initial raw score).
     root_value : ndarray of shape (n_outputs,)
         Summed values of leaves whose path tests no feature.
-    path_expected : ndarray of shape (n_outputs,) or None
-        ``base + sum of value * cover(leaf) / cover(root)`` (None without covers).
     """
 
     n_features: int
@@ -145,7 +152,6 @@ class ForestLeaves:
     buckets: tuple[LeafBucket, ...]
     base: NDArray[np.float64]
     root_value: NDArray[np.float64]
-    path_expected: NDArray[np.float64] | None
 
     @cached_property
     def max_d(self) -> int:
@@ -170,18 +176,22 @@ def tree_cover(forest: Forest, tree: Tree) -> NDArray[np.float64] | None:
     return None
 
 
-def leaf_values(forest: Forest) -> tuple[list[NDArray[np.float64]], int]:
-    """Per tree, its nodes' values in the explained output space."""
+def leaf_values(
+    forest: Forest, start: int = 0, stop: int | None = None
+) -> tuple[list[NDArray[np.float64]], int]:
+    """Per tree ``start:stop``, its nodes' values in the explained output space."""
     n_outputs = forest.n_outputs
     out = []
+    stop = forest.n_trees if stop is None else stop
     if forest.kind == "boosting":
-        for j, tree in enumerate(forest.trees):
+        for j in range(start, stop):
+            tree = forest.trees[j]
             v = np.zeros((tree.n_nodes, n_outputs))
             v[:, forest.tree_output[j]] = forest.learning_rate * tree.value[:, 0]
             out.append(v)
     else:
         scale = 1.0 / max(1, forest.n_trees) if forest.kind == "forest" else 1.0
-        for tree in forest.trees:
+        for tree in forest.trees[start:stop]:
             if tree.value.shape[1] != n_outputs:
                 raise InputError(
                     f"Every tree must hold {n_outputs} values per node; got "
@@ -205,8 +215,7 @@ def forest_leaves(
     start, stop : int
         The trees to extract (all by default).
     """
-    values, n_outputs = leaf_values(forest)
-    values = values[start:stop]
+    values, n_outputs = leaf_values(forest, start, stop)
     trees = forest.trees[start:stop]
     sizes = np.array([t.n_nodes for t in trees], dtype=np.intp)
     offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
@@ -317,19 +326,12 @@ def forest_leaves(
         else np.zeros(n_outputs)
     )
     root_value = leaf_value[d == 0].sum(axis=0)
-    path_expected = None
-    if has_cover:
-        roots = offsets[np.searchsorted(offsets, leaf_node, side="right") - 1]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            fraction = np.where(cover[roots] > 0, cover[leaf_node] / cover[roots], 0.0)
-        path_expected = base + fraction @ leaf_value
     return ForestLeaves(
         n_features=n_features,
         n_outputs=n_outputs,
         buckets=tuple(buckets),
         base=base,
         root_value=root_value,
-        path_expected=path_expected,
     )
 
 
