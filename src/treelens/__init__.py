@@ -18,6 +18,8 @@ from ._exceptions import (
     TreelensError,
     UnsupportedModelError,
 )
+from ._explain._contributions import SaabasValues, saabas_values
+from ._explain._path import DecisionPath, decision_path
 from ._importance._gain import gain_importance
 from ._importance._mdi import MDIImportance, mdi_importance
 from ._importance._node_statistics import NodeStatistics, node_statistics
@@ -36,6 +38,7 @@ __all__ = [
     "Constraints",
     "CounterfactualDisplay",
     "CounterfactualResult",
+    "DecisionPath",
     "DecisionRegionDisplay",
     "Forest",
     "ForestGridDisplay",
@@ -48,10 +51,12 @@ __all__ = [
     "NotFittedError",
     "PartitionDisplay",
     "RegressionStepsDisplay",
+    "SaabasValues",
     "Tree",
     "TreeDiagramDisplay",
     "TreelensError",
     "UnsupportedModelError",
+    "decision_path",
     "export_dot",
     "feature_tweak",
     "gain_importance",
@@ -61,6 +66,7 @@ __all__ = [
     "optimal_counterfactual",
     "permutation_importance",
     "register_adapter",
+    "saabas_values",
     "supported_models",
     "to_forest",
 ]
