@@ -6,6 +6,7 @@ PUBLIC = [
     "CounterfactualResult",
     "DecisionPath",
     "DecisionRegionDisplay",
+    "FeatureSpec",
     "Forest",
     "ForestGridDisplay",
     "ImportanceDisplay",

@@ -7,6 +7,7 @@ representation of a fitted ensemble (:class:`Forest`).
 
 from ._adapters import register_adapter, supported_models, to_forest
 from ._core._boxes import LeafBoxes, leaf_boxes
+from ._core._features import FeatureSpec
 from ._core._forest import Forest, Tree
 from ._counterfactual._constraints import Constraints
 from ._counterfactual._optimal import optimal_counterfactual
@@ -40,6 +41,7 @@ __all__ = [
     "CounterfactualResult",
     "DecisionPath",
     "DecisionRegionDisplay",
+    "FeatureSpec",
     "Forest",
     "ForestGridDisplay",
     "ImportanceDisplay",
