@@ -2,6 +2,7 @@ import treelens
 
 PUBLIC = [
     "Constraints",
+    "ContributionSummaryDisplay",
     "CounterfactualDisplay",
     "CounterfactualResult",
     "DecisionPath",
@@ -23,6 +24,7 @@ PUBLIC = [
     "TreeDiagramDisplay",
     "TreelensError",
     "UnsupportedModelError",
+    "WaterfallDisplay",
     "decision_path",
     "export_dot",
     "feature_tweak",

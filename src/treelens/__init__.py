@@ -26,6 +26,10 @@ from ._importance._mdi import MDIImportance, mdi_importance
 from ._importance._node_statistics import NodeStatistics, node_statistics
 from ._importance._permutation import permutation_importance
 from ._importance._result import ImportanceResult
+from ._plots._display_contributions import (
+    ContributionSummaryDisplay,
+    WaterfallDisplay,
+)
 from ._plots._display_counterfactual import CounterfactualDisplay
 from ._plots._display_importance import ImportanceDisplay
 from ._plots._display_partition import ForestGridDisplay, PartitionDisplay
@@ -37,6 +41,7 @@ from ._version import __version__ as __version__
 
 __all__ = [
     "Constraints",
+    "ContributionSummaryDisplay",
     "CounterfactualDisplay",
     "CounterfactualResult",
     "DecisionPath",
@@ -58,6 +63,7 @@ __all__ = [
     "TreeDiagramDisplay",
     "TreelensError",
     "UnsupportedModelError",
+    "WaterfallDisplay",
     "decision_path",
     "export_dot",
     "feature_tweak",

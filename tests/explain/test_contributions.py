@@ -209,3 +209,15 @@ def test_bad_columns_are_refused():
     case = MODEL_FACTORIES["sklearn.DecisionTreeRegressor"](seed=0)
     with pytest.raises(InputError, match="features"):
         saabas_values(case.model, case.X[:, :3])
+
+
+def test_additive_with_categorical_splits():
+    from ..categorical_forests import random_codes, random_forest
+
+    rng = np.random.default_rng(2)
+    for kind in ("forest", "boosting"):
+        forest = random_forest(rng, n_trees=5, kind=kind)
+        X = random_codes(rng, 40)
+        result = saabas_values(forest, X)
+        total = result.bias_ + result.values_.sum(axis=1)
+        np.testing.assert_allclose(total, forest.predict(X), rtol=0, atol=1e-12)

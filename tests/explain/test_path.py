@@ -181,3 +181,41 @@ def test_wrong_columns_are_refused():
     forest = toy_forest([toy_tree([10, 4, 16, 12, 20])])
     with pytest.raises(InputError, match="columns"):
         decision_path(forest, pd.DataFrame({"a": [1.0], "c": [2.0]}))
+
+
+def test_categorical_splits_print_as_category_sets():
+    from ..categorical_forests import FEATURES, random_codes, random_forest
+
+    rng = np.random.default_rng(5)
+    forest = random_forest(rng, n_trees=4)
+    X = random_codes(rng, 60)
+    result = decision_path(forest, X)
+    rules = result.rules_
+    codes = X[rules["row"].to_numpy(), rules["feature"].cat.codes.to_numpy()]
+    categorical = rules["categories"].notna().to_numpy()
+    assert categorical.any()
+    for code, feature, allowed, missing in zip(
+        codes[categorical],
+        rules["feature"][categorical],
+        rules["categories"][categorical],
+        rules["missing"][categorical],
+    ):
+        assert not missing
+        spec = next(s for s in FEATURES if s.name == feature)
+        k = spec.n_categories
+        if 0 <= code < k and code == int(code):
+            assert spec.categories[int(code)] in allowed
+        else:
+            assert "(unseen)" in allowed
+    # A row given as labels reads as labels.
+    frame = pd.DataFrame(
+        {"color": ["green"], "size": [0.3], "shape": ["purple moon"]}, dtype=object
+    )
+    text = decision_path(forest, frame).to_frame()["condition"].tolist()
+    for line in text:
+        if line.startswith("color"):
+            assert line.startswith("color is green")
+        if line.startswith("shape"):
+            assert line == "shape is purple moon, a category the model never saw"
+    sentence = decision_path(forest, frame).sentences_[0]
+    assert "color is green" in sentence or "color" not in sentence

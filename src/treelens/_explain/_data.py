@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from .._core._features import category_codes, decode, has_labels
 from .._core._forest import Forest
 from .._core._validation import column_names
 
@@ -30,6 +31,22 @@ def checked_rows(forest: Forest, X: Any) -> tuple[NDArray[Any], pd.DataFrame]:
     if column_names(X) is not None:
         data = (X[names] if forest.has_feature_names else X).copy()
         data.columns = pd.Index(names)
+    elif forest.has_labels and not has_labels(X):
+        # Codes given: shown as the labels they stand for; a code the model never
+        # saw stays the number it is.
+        data = decode(forest, routed)
+        for j, k in enumerate(forest.n_categories):
+            if forest.features[j].is_categorical:
+                code = routed[:, j]
+                unknown = ~np.isnan(code) & (category_codes(code, k) == k)
+                if unknown.any():
+                    column = data.iloc[:, j].to_numpy(dtype=object)
+                    column[unknown] = code[unknown]
+                    data[names[j]] = column
+    elif forest.has_labels:
+        data = pd.DataFrame(
+            np.asarray(X, dtype=object).reshape(routed.shape), columns=names
+        )
     else:
         values = np.asarray(X, dtype=np.float64)
         data = pd.DataFrame(values.reshape(routed.shape), columns=names)

@@ -44,6 +44,12 @@ class NodeTables:
         Node values of every tree side by side (all trees have as many values).
     max_depth : int
         Depth of the deepest leaf of any tree.
+    is_categorical : ndarray of shape (n_nodes,)
+        Whether each node tests category membership.
+    categorical_left : ndarray of shape (n_nodes, width)
+        The codes each categorical node sends left (as in
+        :class:`~treelens.Tree`, padded with False to the widest tree; width 0
+        when no tree has a categorical split).
     """
 
     offsets: NDArray[np.intp]
@@ -56,6 +62,8 @@ class NodeTables:
     left: NDArray[np.intp]
     value: NDArray[np.float64]
     max_depth: int
+    is_categorical: NDArray[np.bool_]
+    categorical_left: NDArray[np.bool_]
 
 
 _CACHE: weakref.WeakKeyDictionary[Forest, NodeTables] = weakref.WeakKeyDictionary()
@@ -88,9 +96,23 @@ def node_tables(forest: Forest) -> NodeTables:
         ).astype(np.intp),
         value=np.concatenate([t.value for t in trees], axis=0),
         max_depth=max((t.max_depth for t in trees), default=0),
+        is_categorical=np.concatenate([t.is_categorical for t in trees]),
+        categorical_left=_categorical_table(forest, int(sizes.sum())),
     )
     _CACHE[forest] = tables
     return tables
+
+
+def _categorical_table(forest: Forest, n_nodes: int) -> NDArray[np.bool_]:
+    width = max((t.categorical_left.shape[1] for t in forest.trees), default=0)
+    table = np.zeros((n_nodes, width), dtype=bool)
+    start = 0
+    for tree in forest.trees:
+        table[start : start + tree.n_nodes, : tree.categorical_left.shape[1]] = (
+            tree.categorical_left
+        )
+        start += tree.n_nodes
+    return table
 
 
 def path_nodes(tables: NodeTables, leaves: NDArray[Any]) -> NDArray[np.intp]:

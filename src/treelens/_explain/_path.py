@@ -26,8 +26,8 @@ from ._nodes import NodeTables, node_tables, path_nodes
 __all__ = ["DecisionPath", "decision_path"]
 
 #: The tests a split can make, as ``conditions_["test"]`` spells them.
-TESTS = ("<=", ">", "is missing", "is not missing")
-_LE, _GT, _MISSING, _NOT_MISSING = range(4)
+TESTS = ("<=", ">", "is missing", "is not missing", "in")
+_LE, _GT, _MISSING, _NOT_MISSING, _IN = range(5)
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
@@ -39,15 +39,20 @@ class DecisionPath:
     conditions_ : pandas.DataFrame
         One row per split met: ``row`` (the label of the row in ``data_``),
         ``tree``, ``depth``, ``node`` (within its tree), ``feature``, ``test``
-        (``"<="``, ``">"``, ``"is missing"``, ``"is not missing"``),
-        ``threshold`` and ``value`` (the row's value of the feature, in the
-        user's units); in row, tree, depth order.
+        (``"<="``, ``">"``, ``"is missing"``, ``"is not missing"``, ``"in"``
+        for a categorical split), ``threshold`` (NaN at categorical splits),
+        ``categories`` (categorical splits: the labels of the side the row
+        took, with ``"(unseen)"`` when unknown categories go there too; None
+        elsewhere) and ``value`` (the row's value of the feature, in the user's
+        units); in row, tree, depth order.
     rules_ : pandas.DataFrame
         The tests of one path on one feature merged: one row per (row, tree,
         feature tested) with ``low`` and ``high`` (the row's value satisfies
         ``low < value <= high``; infinite where unbounded), ``missing`` (the
-        path routed the value as missing), ``first_depth`` (depth of the
-        path's first test of the feature) and ``n_tests``.
+        path routed the value as missing), ``categories`` (categorical
+        features: the labels every categorical test of the path allows; None
+        elsewhere), ``first_depth`` (depth of the path's first test of the
+        feature) and ``n_tests``.
     leaves_ : ndarray of shape (n_rows, n_trees)
         Leaf reached in each tree (node id within the tree).
     leaf_values_ : ndarray of shape (n_rows, n_trees, n_values)
@@ -101,13 +106,14 @@ class DecisionPath:
         """
         frame = self.rules_.copy()
         frame["condition"] = [
-            rule_text(f, v, lo, hi, m)
-            for f, v, lo, hi, m in zip(
+            rule_text(f, v, lo, hi, m, c)
+            for f, v, lo, hi, m, c in zip(
                 frame["feature"].astype(str),
                 frame["value"],
                 frame["low"],
                 frame["high"],
                 frame["missing"],
+                frame["categories"],
             )
         ]
         return frame
@@ -181,7 +187,15 @@ def decision_path(model: Any, X: Any, *, max_conditions: int = 3) -> DecisionPat
     if forest.kind == "boosting":
         leaf_values = leaf_values * forest.learning_rate
     sentences = _sentences(
-        forest, values, rules, order, counts, prediction, proba, max_conditions
+        forest,
+        values,
+        rules,
+        list(rules_frame["categories"]),
+        order,
+        counts,
+        prediction,
+        proba,
+        max_conditions,
     )
     return DecisionPath(
         conditions_=conditions,
@@ -215,7 +229,14 @@ def _steps(
     test = np.where(went_left, _LE, _GT)
     # A split on an infinite threshold separates only missing values.
     test[~missing & ~np.isfinite(threshold)] = _NOT_MISSING
+    categorical = tables.is_categorical[node]
+    test[categorical] = _IN
     test[missing] = _MISSING
+    # The codes each step allows (all of them at numeric steps).
+    allowed = np.ones((node.size, tables.categorical_left.shape[1]), dtype=bool)
+    if categorical.any():
+        side = tables.categorical_left[node[categorical]]
+        allowed[categorical] = np.where(went_left[categorical, None], side, ~side)
     return {
         "row": row,
         "tree": tree,
@@ -224,6 +245,8 @@ def _steps(
         "feature": feature,
         "threshold": threshold,
         "test": test,
+        "allowed": allowed,
+        "categorical": categorical & ~missing,
     }
 
 
@@ -245,9 +268,33 @@ def _conditions_frame(
             ),
             "test": pd.Categorical.from_codes(steps["test"], categories=list(TESTS)),
             "threshold": steps["threshold"],
+            "categories": _category_sets(
+                forest, steps["feature"], steps["allowed"], steps["categorical"]
+            ),
             "value": values[steps["row"], steps["feature"]],
         }
     )
+
+
+def _category_sets(
+    forest: Forest,
+    feature: NDArray[np.intp],
+    allowed: NDArray[np.bool_],
+    categorical: NDArray[np.bool_],
+) -> list[tuple[Any, ...] | None]:
+    """The labels allowed at each categorical step or rule; None elsewhere."""
+    out: list[tuple[Any, ...] | None] = [None] * feature.size
+    for i in np.flatnonzero(categorical):
+        spec = forest.features[feature[i]]
+        assert spec.categories is not None
+        k = spec.n_categories
+        labels = tuple(c for c, ok in zip(spec.categories, allowed[i, :k]) if ok)
+        out[i] = labels + (UNSEEN,) if allowed[i, k] else labels
+    return out
+
+
+#: Stands for the categories a model never saw in a set of allowed labels.
+UNSEEN = "(unseen)"
 
 
 def _merge(
@@ -266,8 +313,11 @@ def _merge(
     low = np.where(test == _GT, threshold, -np.inf)
     high = np.where(test == _LE, threshold, np.inf)
     missing = test == _MISSING
+    allowed = steps["allowed"][order]
+    categorical = steps["categorical"][order]
     if key.size == 0:
         reduce_max = reduce_min = reduce_any = lambda a: a[:0]
+        reduce_all = reduce_any
     else:
 
         def reduce_max(a: NDArray[Any]) -> NDArray[Any]:
@@ -279,6 +329,9 @@ def _merge(
         def reduce_any(a: NDArray[Any]) -> NDArray[Any]:
             return np.logical_or.reduceat(a, starts)
 
+        def reduce_all(a: NDArray[Any]) -> NDArray[Any]:
+            return np.logical_and.reduceat(a, starts, axis=0)
+
     first = order[starts]
     return {
         "row": steps["row"][first],
@@ -287,6 +340,12 @@ def _merge(
         "low": reduce_max(low),
         "high": reduce_min(high),
         "missing": reduce_any(missing),
+        "allowed": (
+            reduce_all(allowed)
+            if allowed.shape[1]
+            else np.zeros((starts.size, 0), dtype=bool)
+        ),
+        "categorical": reduce_any(categorical),
         "first_depth": steps["depth"][first],
         "n_tests": np.diff(np.append(starts, key.size)),
     }
@@ -309,6 +368,9 @@ def _rules_frame(
             "low": rules["low"],
             "high": rules["high"],
             "missing": rules["missing"],
+            "categories": _category_sets(
+                forest, rules["feature"], rules["allowed"], rules["categorical"]
+            ),
             "first_depth": rules["first_depth"],
             "n_tests": rules["n_tests"],
         }
@@ -343,10 +405,25 @@ def format_number(value: Any) -> str:
     return f"{number:.4g}"
 
 
-def rule_text(feature: str, value: Any, low: float, high: float, missing: bool) -> str:
-    """One merged condition in words: ``"worst radius 21.1 > 16.8"``."""
+def rule_text(
+    feature: str,
+    value: Any,
+    low: float,
+    high: float,
+    missing: bool,
+    categories: tuple[Any, ...] | None = None,
+) -> str:
+    """One merged condition in words: ``"worst radius 21.1 > 16.8"``,
+    ``"employment is self-employed"``."""
     if missing:
         return f"{feature} is missing"
+    if categories is not None:
+        known = [c for c in categories if c != UNSEEN]
+        if value not in known:
+            return f"{feature} is {value}, a category the model never saw"
+        if len(known) == 1:
+            return f"{feature} is {value}"
+        return f"{feature} is {value}, in {{{', '.join(map(str, known))}}}"
     shown = format_number(value)
     if np.isfinite(low) and np.isfinite(high):
         return f"{feature} {shown} in ({format_number(low)}, {format_number(high)}]"
@@ -377,6 +454,7 @@ def _sentences(
     forest: Forest,
     values: NDArray[Any],
     rules: dict[str, NDArray[Any]],
+    categories: list[tuple[Any, ...] | None],
     order: NDArray[np.intp],
     counts: NDArray[np.intp],
     prediction: NDArray[Any],
@@ -388,13 +466,14 @@ def _sentences(
     position = rules["row"]
     if forest.n_trees == 1:
         texts = [
-            rule_text(names[f], v, lo, hi, m)
-            for f, v, lo, hi, m in zip(
+            rule_text(names[f], v, lo, hi, m, c)
+            for f, v, lo, hi, m, c in zip(
                 rules["feature"],
                 values[rules["row"], rules["feature"]],
                 rules["low"],
                 rules["high"],
                 rules["missing"],
+                categories,
             )
         ]
         by_depth = np.lexsort((rules["first_depth"], position))
@@ -437,7 +516,11 @@ def _ensemble_clauses(
     direction = np.where(
         rules["missing"][keep],
         2,
-        np.where(np.isfinite(low), 0, np.where(np.isfinite(high), 1, 3)),
+        np.where(
+            rules["categorical"][keep],
+            4,
+            np.where(np.isfinite(low), 0, np.where(np.isfinite(high), 1, 3)),
+        ),
     )
     bound = np.where(direction == 0, low, np.where(direction == 1, high, np.nan))
     table = pd.DataFrame(
@@ -475,7 +558,14 @@ def _ensemble_clauses(
                 m if d == 0 else -np.inf,
                 m if d == 1 else np.inf,
                 d == 2,
+                _own_category(forest, int(f), value) if d == 4 else None,
             )
             parts.append(f"{text} ({counts[r, f]} of {forest.n_trees} trees)")
         out.append(_join(parts))
     return out
+
+
+def _own_category(forest: Forest, feature: int, value: Any) -> tuple[Any, ...]:
+    """The row's own label as an allowed set, empty when the model never saw it."""
+    categories = forest.features[feature].categories or ()
+    return (value,) if value in categories else ()
