@@ -601,6 +601,13 @@ def explain(
     decrease_only: Annotated[
         str | None, typer.Option("--decrease-only", metavar="A,B")
     ] = None,
+    optimal: Annotated[
+        bool,
+        typer.Option("--optimal", help="Proven least-cost counterfactual (MILP)."),
+    ] = False,
+    time_limit: Annotated[
+        float, typer.Option("--time-limit", help="--optimal: seconds.")
+    ] = 30.0,
     json_out: JsonOpt = False,
     out: OutOpt = None,
     trust_pickle: TrustPickle = False,
@@ -630,7 +637,15 @@ def explain(
     }
     with _Progress(enabled=not json_out or out is not None):
         explanation = explain_row(
-            model, X, row, target=goal, top=top, cost=cost, constraints=constraints
+            model,
+            X,
+            row,
+            target=goal,
+            top=top,
+            cost=cost,
+            constraints=constraints,
+            optimal=optimal,
+            time_limit=time_limit,
         )
     _emit(render_explanation(explanation, json_out=json_out), out=out, inputs=inputs)
 

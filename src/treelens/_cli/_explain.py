@@ -132,11 +132,15 @@ def explain_row(
     cost: str = "l2",
     constraints: Mapping[str, Any] | None = None,
     reference: Any = None,
+    optimal: bool = False,
+    time_limit: float = 30.0,
 ) -> RowExplanation:
     """Everything ``treelens explain`` shows about data row ``row`` of ``X``.
 
     ``target`` is what the counterfactual aims for (a class, ``"other"``, or a
     range); None skips the counterfactual (regressors without a range).
+    ``optimal`` proves the counterfactual least costly
+    (:func:`treelens.optimal_counterfactual`) instead of feature tweaking.
     """
     from .._explain._contributions import saabas_values
     from .._explain._path import decision_path
@@ -159,6 +163,8 @@ def explain_row(
             cost=cost,
             constraints=constraints,
             reference=X if reference is None else reference,
+            optimal=optimal,
+            time_limit=time_limit,
         )
         if result is None:
             note = "no counterfactual: the row already has the target"
