@@ -1,6 +1,7 @@
 import treelens
 
 PUBLIC = [
+    "BackgroundError",
     "Constraints",
     "ContributionSummaryDisplay",
     "CounterfactualDisplay",
@@ -17,9 +18,11 @@ PUBLIC = [
     "MDIImportance",
     "NodeStatistics",
     "NotFittedError",
+    "OutputTooLargeError",
     "PartitionDisplay",
     "RegressionStepsDisplay",
     "SaabasValues",
+    "ShapResult",
     "Tree",
     "TreeDiagramDisplay",
     "TreelensError",
@@ -36,6 +39,8 @@ PUBLIC = [
     "permutation_importance",
     "register_adapter",
     "saabas_values",
+    "shap_interaction_values",
+    "shap_values",
     "supported_models",
     "to_forest",
 ]

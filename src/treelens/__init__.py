@@ -14,13 +14,16 @@ from ._counterfactual._optimal import optimal_counterfactual
 from ._counterfactual._problem import CounterfactualResult
 from ._counterfactual._tweak import feature_tweak
 from ._exceptions import (
+    BackgroundError,
     InputError,
     NotFittedError,
+    OutputTooLargeError,
     TreelensError,
     UnsupportedModelError,
 )
 from ._explain._contributions import SaabasValues, saabas_values
 from ._explain._path import DecisionPath, decision_path
+from ._explain._shap import ShapResult, shap_interaction_values, shap_values
 from ._importance._gain import gain_importance
 from ._importance._mdi import MDIImportance, mdi_importance
 from ._importance._node_statistics import NodeStatistics, node_statistics
@@ -40,6 +43,7 @@ from ._plots._dot import export_dot
 from ._version import __version__ as __version__
 
 __all__ = [
+    "BackgroundError",
     "Constraints",
     "ContributionSummaryDisplay",
     "CounterfactualDisplay",
@@ -56,9 +60,11 @@ __all__ = [
     "MDIImportance",
     "NodeStatistics",
     "NotFittedError",
+    "OutputTooLargeError",
     "PartitionDisplay",
     "RegressionStepsDisplay",
     "SaabasValues",
+    "ShapResult",
     "Tree",
     "TreeDiagramDisplay",
     "TreelensError",
@@ -75,6 +81,8 @@ __all__ = [
     "permutation_importance",
     "register_adapter",
     "saabas_values",
+    "shap_interaction_values",
+    "shap_values",
     "supported_models",
     "to_forest",
 ]
