@@ -108,3 +108,33 @@ def test_bad_arguments_are_refused(call, match):
     result = SimpleNamespace(values_=np.zeros((2, 3, 2)), bias_=np.zeros(2))
     with pytest.raises(InputError, match=match):
         call(result)
+
+
+@pytest.mark.parametrize(
+    "name", ["sklearn.RandomForestRegressor", "sklearn.GradientBoostingClassifier"]
+)
+def test_pictures_of_shap_values(name):
+    from treelens import shap_values
+
+    case = MODEL_FACTORIES[name](seed=0)
+    X = pd.DataFrame(np.nan_to_num(case.X[:30]), columns=["a", "b", "c", "d"])
+    model = case.model
+    result = shap_values(model, X.to_numpy())
+    waterfall = WaterfallDisplay.from_result(result, row=2, X=X, output=1)
+    values = result.values_ if result.values_.ndim == 2 else result.values_[:, :, 1]
+    base = np.ravel(result.expected_value_)[-1 if result.values_.ndim == 2 else 1]
+    assert waterfall.prediction_ == pytest.approx(base + values[2].sum())
+    top = int(np.argmax(np.abs(values[2])))
+    assert waterfall.labels_[0] == f"x{top} = {X.iloc[2, top]:.4g}"
+    fitted = WaterfallDisplay.from_estimator(
+        model, X.to_numpy(), row=2, method="shap", output=1
+    )
+    assert fitted.prediction_ == pytest.approx(waterfall.prediction_)
+    summary = ContributionSummaryDisplay.from_estimator(
+        model, X.to_numpy(), method="shap", output=1
+    )
+    np.testing.assert_allclose(summary.x_, values[:, summary.order_])
+    coloured = ContributionSummaryDisplay.from_result(result, X=X, output=1)
+    assert not np.isnan(coloured.colors_).any()
+    with pytest.raises(InputError, match="method"):
+        WaterfallDisplay.from_estimator(model, X, method="lime")

@@ -44,9 +44,15 @@ class Explanation:
     row_names: tuple[Any, ...]
 
 
+def _attribute(result: Any, name: str) -> Any:
+    """``result.name_``, else ``result.name`` (SHAP results), else None."""
+    value = getattr(result, f"{name}_", None)
+    return getattr(result, name, None) if value is None else value
+
+
 def _output_index(result: Any, values: NDArray[Any], output: Any, row: Any) -> int:
     n_outputs = values.shape[2]
-    names = getattr(result, "output_names_", None) or tuple(
+    names = _attribute(result, "output_names") or tuple(
         str(k) for k in range(n_outputs)
     )
     names = tuple(map(str, names))
@@ -68,7 +74,9 @@ def _output_index(result: Any, values: NDArray[Any], output: Any, row: Any) -> i
     )
 
 
-def explanation_of(result: Any, *, output: Any = None, row: Any = None) -> Explanation:
+def explanation_of(
+    result: Any, *, output: Any = None, row: Any = None, X: Any = None
+) -> Explanation:
     """The contributions of one output of ``result``.
 
     Parameters
@@ -77,14 +85,17 @@ def explanation_of(result: Any, *, output: Any = None, row: Any = None) -> Expla
         ``values_`` of shape (n_rows, n_features) or (n_rows, n_features,
         n_outputs); the base value as ``bias_``, ``expected_value_``,
         ``base_value_`` or ``base_values_`` (a number, one per output, or one
-        per row); optionally ``feature_names_``, ``data_`` (the rows),
-        ``output_names_`` and ``prediction_``.
+        per row); optionally ``feature_names_`` (or ``feature_names``),
+        ``data_`` (the rows), ``output_names_`` (or ``output_names``) and
+        ``prediction_``.
     output : class label, position or None
         For three-dimensional values: which output.  Default: the output the
         row predicts highest when ``row`` is given and the result has
         ``prediction_``, else the last (the positive class of a binary model).
     row : int, optional
         Position of the row a single-row picture will show.
+    X : DataFrame or array-like of shape (n_rows, n_features), optional
+        The rows explained, for results that do not keep them (``data_``).
     """
     values = getattr(result, "values_", None)
     if values is None:
@@ -115,7 +126,7 @@ def explanation_of(result: Any, *, output: Any = None, row: Any = None) -> Expla
     output_name = None
     if values.ndim == 3:
         k = _output_index(result, values, output, row)
-        names = getattr(result, "output_names_", None)
+        names = _attribute(result, "output_names")
         output_name = str(names[k]) if names is not None else str(k)
         values = values[:, :, k]
         if base.ndim >= 1 and base.shape[-1] == np.shape(result.values_)[2]:
@@ -128,14 +139,23 @@ def explanation_of(result: Any, *, output: Any = None, row: Any = None) -> Expla
             f"{base.shape} for values of shape {np.shape(result.values_)}."
         )
     data = getattr(result, "data_", None)
-    names = getattr(result, "feature_names_", None)
+    if X is not None:
+        data = X if hasattr(X, "iloc") else pd.DataFrame(np.asarray(X, dtype=object))
+        if len(data) != values.shape[0]:
+            raise InputError(
+                f"X must hold the {values.shape[0]} rows the result explains; got "
+                f"{len(data)} rows."
+            )
+    names = _attribute(result, "feature_names")
     if names is None:
         names = (
             tuple(map(str, data.columns))
             if data is not None
             else tuple(f"x{j}" for j in range(values.shape[1]))
         )
-    rows = tuple(data.index) if data is not None else tuple(range(values.shape[0]))
+    if data is not None and set(names) <= set(map(str, data.columns)):
+        data = data.set_axis(list(map(str, data.columns)), axis=1)[list(names)]
+    rows = tuple(range(values.shape[0]))
     return Explanation(
         values, float(base.reshape(-1)[0]), tuple(names), data, output_name, rows
     )

@@ -7,7 +7,7 @@ value (Saabas contributions, SHAP values); see
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,6 +24,22 @@ from ._contributions import (
 __all__ = ["ContributionSummaryDisplay", "WaterfallDisplay"]
 
 _UP, _DOWN = "#d62728", "#1f77b4"  # pushes the prediction up / down
+
+
+Method = Literal["saabas", "shap"]
+
+
+def _contributions_of(model: Any, X: Any, method: Any) -> Any:
+    """Saabas contributions or path-dependent SHAP values of ``X``."""
+    if method == "saabas":
+        from .._explain._contributions import saabas_values
+
+        return saabas_values(model, X)
+    if method == "shap":
+        from .._explain._shap import shap_values
+
+        return shap_values(model, X)
+    raise InputError(f"`method` must be 'saabas' or 'shap'; got {method!r}.")
 
 
 def _check_max_display(max_display: Any) -> int:
@@ -114,6 +130,7 @@ class WaterfallDisplay:
         *,
         row: int = 0,
         output: Any = None,
+        X: Any = None,
         max_display: int = 10,
         ax: Any = None,
         **kwargs: Any,
@@ -129,6 +146,9 @@ class WaterfallDisplay:
         output : class label or position, optional
             For results with one column per class: the class shown; default the
             class the row's prediction is highest for.
+        X : DataFrame or array-like of shape (n_rows, n_features), optional
+            The rows explained, to show the row's values beside the names
+            (results that keep them as ``data_`` need not be given it).
         max_display : int, default=10
         ax : matplotlib Axes, optional
         **kwargs
@@ -138,7 +158,7 @@ class WaterfallDisplay:
         -------
         WaterfallDisplay
         """
-        explanation = explanation_of(result, output=output, row=row)
+        explanation = explanation_of(result, output=output, row=row, X=X)
         position = _row_position(explanation.row_names, row)
         values = (
             explanation.data.iloc[position].to_numpy()
@@ -162,12 +182,13 @@ class WaterfallDisplay:
         X: Any,
         *,
         row: int = 0,
+        method: Method = "saabas",
         output: Any = None,
         max_display: int = 10,
         ax: Any = None,
         **kwargs: Any,
     ) -> WaterfallDisplay:
-        """Compute the Saabas contributions of one row of ``X`` and draw them.
+        """Compute the contributions of one row of ``X`` and draw them.
 
         Parameters
         ----------
@@ -175,6 +196,9 @@ class WaterfallDisplay:
         X : array-like of shape (n_rows, n_features)
         row : int, default=0
             Position of the row in ``X``.
+        method : {"saabas", "shap"}, default="saabas"
+            Saabas contributions (:func:`treelens.saabas_values`) or
+            path-dependent SHAP values (:func:`treelens.shap_values`).
         output, max_display, ax, **kwargs
             As in :meth:`from_result`.
 
@@ -182,14 +206,18 @@ class WaterfallDisplay:
         -------
         WaterfallDisplay
         """
-        from .._explain._contributions import saabas_values
-
         n_rows = len(X) if hasattr(X, "__len__") else np.shape(X)[0]
         position = _row_position(tuple(range(n_rows)), row)
         rows = X.iloc[[position]] if hasattr(X, "iloc") else np.asarray(X)[[position]]
-        result = saabas_values(model, rows)
+        result = _contributions_of(model, rows, method)
         return cls.from_result(
-            result, row=0, output=output, max_display=max_display, ax=ax, **kwargs
+            result,
+            row=0,
+            output=output,
+            X=rows,
+            max_display=max_display,
+            ax=ax,
+            **kwargs,
         )
 
     def plot(self, ax: Any = None, **kwargs: Any) -> WaterfallDisplay:
@@ -314,6 +342,7 @@ class ContributionSummaryDisplay:
         result: Any,
         *,
         output: Any = None,
+        X: Any = None,
         max_display: int = 10,
         ax: Any = None,
         **kwargs: Any,
@@ -326,6 +355,9 @@ class ContributionSummaryDisplay:
             ``bias_`` or ``expected_value_`` (and ``data_`` for the colours)
         output : class label or position, optional
             For results with one column per class; default the last class.
+        X : DataFrame or array-like of shape (n_rows, n_features), optional
+            The rows explained, for the colours (results that keep them as
+            ``data_`` need not be given it).
         max_display : int, default=10
         ax : matplotlib Axes, optional
         **kwargs
@@ -335,7 +367,7 @@ class ContributionSummaryDisplay:
         -------
         ContributionSummaryDisplay
         """
-        explanation = explanation_of(result, output=output)
+        explanation = explanation_of(result, output=output, X=X)
         display = cls(
             contributions=explanation.values,
             feature_names=explanation.feature_names,
@@ -351,22 +383,31 @@ class ContributionSummaryDisplay:
         model: Any,
         X: Any,
         *,
+        method: Method = "saabas",
         output: Any = None,
         max_display: int = 10,
         ax: Any = None,
         **kwargs: Any,
     ) -> ContributionSummaryDisplay:
-        """Compute the Saabas contributions of ``X`` and draw them.
+        """Compute the contributions of ``X`` and draw them.
+
+        Parameters
+        ----------
+        model : fitted tree model or Forest
+        X : array-like of shape (n_rows, n_features)
+        method : {"saabas", "shap"}, default="saabas"
+            Saabas contributions or path-dependent SHAP values.
+        output, max_display, ax, **kwargs
+            As in :meth:`from_result`.
 
         Returns
         -------
         ContributionSummaryDisplay
         """
-        from .._explain._contributions import saabas_values
-
         return cls.from_result(
-            saabas_values(model, X),
+            _contributions_of(model, X, method),
             output=output,
+            X=X,
             max_display=max_display,
             ax=ax,
             **kwargs,
