@@ -8,6 +8,7 @@ or as one JSON object.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import shutil
@@ -237,7 +238,7 @@ def _text(explanation: RowExplanation) -> str:
     from rich.table import Table
 
     width = max(100, shutil.get_terminal_size((120, 24)).columns)
-    console = Console(width=width, record=True, file=_Null(), color_system=None)
+    console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
     console.print(f"Row {explanation.row}: {explanation.sentence}")
     console.print()
     console.print(rich_table("Decision path", explanation.path))
@@ -264,11 +265,3 @@ def _text(explanation: RowExplanation) -> str:
     if explanation.note and remedy is not explanation.note:
         console.print(explanation.note)
     return console.export_text()
-
-
-class _Null:
-    def write(self, text: str) -> int:
-        return len(text)
-
-    def flush(self) -> None:
-        pass

@@ -96,7 +96,9 @@ def node_tables(forest: Forest) -> NodeTables:
         ).astype(np.intp),
         value=np.concatenate([t.value for t in trees], axis=0),
         max_depth=max((t.max_depth for t in trees), default=0),
-        is_categorical=np.concatenate([t.is_categorical for t in trees]),
+        is_categorical=np.concatenate(
+            [np.asarray(t.is_categorical, dtype=bool) for t in trees]
+        ),
         categorical_left=_categorical_table(forest, int(sizes.sum())),
     )
     _CACHE[forest] = tables
@@ -104,14 +106,13 @@ def node_tables(forest: Forest) -> NodeTables:
 
 
 def _categorical_table(forest: Forest, n_nodes: int) -> NDArray[np.bool_]:
-    width = max((t.categorical_left.shape[1] for t in forest.trees), default=0)
+    lefts = [np.asarray(t.categorical_left, dtype=bool) for t in forest.trees]
+    width = max((left.shape[1] for left in lefts), default=0)
     table = np.zeros((n_nodes, width), dtype=bool)
     start = 0
-    for tree in forest.trees:
-        table[start : start + tree.n_nodes, : tree.categorical_left.shape[1]] = (
-            tree.categorical_left
-        )
-        start += tree.n_nodes
+    for left in lefts:
+        table[start : start + left.shape[0], : left.shape[1]] = left
+        start += left.shape[0]
     return table
 
 

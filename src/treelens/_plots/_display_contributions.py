@@ -257,12 +257,17 @@ class WaterfallDisplay:
                 va="center",
                 fontsize="small",
             )
+        # Room on both sides for the base line and the value labels.
+        edges = np.concatenate([steps.starts, steps.ends, [steps.base_value]])
+        low, high = float(edges.min()), float(edges.max())
+        pad = 0.15 * (high - low) if high > low else 1.0
+        ax.set_xlim(low - pad, high + pad)
         ax.axvline(steps.base_value, color="0.5", linewidth=0.8, linestyle="--")
         ax.axvline(steps.prediction, color="0.2", linewidth=0.8)
         ax.set_yticks(y, list(steps.labels))
         title = f"base {steps.base_value:.4g} -> prediction {steps.prediction:.4g}"
         if self.output_name is not None:
-            title += f" (output {self.output_name})"
+            title += f" (class {self.output_name})"
         ax.set_title(title, fontsize="medium")
         ax.set_xlabel("contribution to the prediction")
         self.labels_ = steps.labels
