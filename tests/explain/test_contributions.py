@@ -142,13 +142,20 @@ def test_additive_and_in_the_models_output_space(name):
     np.testing.assert_allclose(result.prediction_, expected, rtol=0, atol=tolerance)
 
 
-def test_walking_up_equals_the_leaf_table(monkeypatch):
+def test_every_way_of_summing_paths_agrees(monkeypatch):
     case = MODEL_FACTORIES["sklearn.GradientBoostingClassifier"](seed=3)
     X = case.X
-    tabled = saabas_values(case.model, X)
+    tabled = saabas_values(case.model, X)  # one cached leaf table
     monkeypatch.setattr(_contributions, "_TABLE_ENTRIES", 0)
-    walked = saabas_values(treelens.to_forest(case.model), X)
-    np.testing.assert_allclose(walked.values_, tabled.values_, rtol=0, atol=1e-14)
+    # Many rows: leaf tables built one tree at a time.
+    blocked = saabas_values(treelens.to_forest(case.model), X)
+    np.testing.assert_allclose(blocked.values_, tabled.values_, rtol=0, atol=1e-14)
+    # One row: its paths walked up.
+    for i in (0, 7):
+        walked = saabas_values(treelens.to_forest(case.model), X[i])
+        np.testing.assert_allclose(
+            walked.values_[0], tabled.values_[i], rtol=0, atol=1e-14
+        )
     monkeypatch.setattr(_contributions, "_TABLE_ENTRIES", 1 << 22)
     monkeypatch.setattr(_contributions, "_DENSE_CELLS", 0)
     sparse = saabas_values(treelens.to_forest(case.model), X)

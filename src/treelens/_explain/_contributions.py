@@ -38,7 +38,7 @@ __all__ = ["SaabasValues", "saabas_values"]
 OutputSpace = Literal["probability", "raw", "value"]
 
 # Rows routed and gathered at once: bounds the (rows x trees) temporaries.
-_CHUNK_CELLS = 4_000_000
+_CHUNK_CELLS = 2_000_000
 # Largest number of (leaf, path node) entries for which the per-leaf sums of
 # changes are kept (a sparse table of some 12 bytes per entry); larger forests
 # walk every row's path up instead.
@@ -182,9 +182,8 @@ def saabas_values(model: Any, X: Any) -> SaabasValues:
     n_outputs = changes.init.shape[0]
     values = np.empty((n_rows, n_features * n_outputs))
     prediction = np.empty((n_rows, n_outputs))
-    depth = changes.tables.max_depth + 1
     n_nodes = changes.tables.parent.size
-    rows = max(1, _CHUNK_CELLS // max(1, forest.n_trees * depth))
+    rows = max(1, _CHUNK_CELLS // max(1, forest.n_trees))
     for start in range(0, n_rows, rows):
         stop = min(n_rows, start + rows)
         leaves = forest._apply(routed[start:stop]) + changes.tables.offsets
@@ -234,7 +233,8 @@ class _Changes:
     ``node_value`` is each node's value as it enters the model's sum (scaled,
     one column per output).  ``leaf_table`` is, per node, the sum of the
     changes along its path (a sparse matrix over the flattened vector), or None
-    when the forest is too large to keep it.
+    when the forest is too large to keep it; ``tree_entries`` the number of
+    (leaf, path node) entries of each tree, what building its table costs.
     """
 
     tables: NodeTables
@@ -243,6 +243,7 @@ class _Changes:
     node_value: NDArray[np.float64]
     init: NDArray[np.float64]
     leaf_table: Any
+    tree_entries: NDArray[np.intp]
 
 
 _CHANGES: weakref.WeakKeyDictionary[Forest, _Changes] = weakref.WeakKeyDictionary()
@@ -274,11 +275,19 @@ def _changes(forest: Forest) -> _Changes:
     columns = parent_feature[:, np.newaxis] * n_outputs + output
     node_value = np.zeros((n_nodes, n_outputs))
     np.put_along_axis(node_value, output, tables.value * scale, axis=1)
-    changes = _Changes(tables, columns, weights, node_value, init, None)
-    n_entries = int(tables.depth[tables.left < 0].sum()) * output.shape[1]
-    if n_entries <= _TABLE_ENTRIES:
-        table = _leaf_table(changes, forest.n_features * n_outputs)
-        changes = _Changes(tables, columns, weights, node_value, init, table)
+    leaves = np.flatnonzero(tables.left < 0)
+    tree_entries = (
+        np.bincount(
+            tables.tree[leaves], weights=tables.depth[leaves], minlength=forest.n_trees
+        ).astype(np.intp)
+        * output.shape[1]
+    )
+    changes = _Changes(tables, columns, weights, node_value, init, None, tree_entries)
+    if tree_entries.sum() <= _TABLE_ENTRIES:
+        table = _leaf_table(changes, forest.n_features * n_outputs, leaves)
+        changes = _Changes(
+            tables, columns, weights, node_value, init, table, tree_entries
+        )
     _CHANGES[forest] = changes
     return changes
 
@@ -302,11 +311,11 @@ def _walk_up(
         current = parent[current]
 
 
-def _leaf_table(changes: _Changes, width: int) -> Any:
-    """Per node, the path's changes summed per (feature, output): sparse CSR."""
+def _leaf_table(changes: _Changes, width: int, leaves: NDArray[np.intp]) -> Any:
+    """Per node, the path's changes summed per (feature, output), at the given
+    (global) leaves: sparse CSR over all nodes, dense when small."""
     from scipy.sparse import csr_matrix
 
-    leaves = np.flatnonzero(changes.tables.left < 0)
     rows, columns, weights = [], [], []
     for start, node in _walk_up(changes, leaves):
         rows.append(np.repeat(leaves[start], changes.columns.shape[1]))
@@ -339,16 +348,44 @@ def _indicator(nodes: NDArray[np.intp], n_nodes: int) -> Any:
     )
 
 
+def _product(reached: Any, table: Any) -> NDArray[np.float64]:
+    product = reached @ table
+    return np.asarray(product if isinstance(product, np.ndarray) else product.toarray())
+
+
+def _blocked_sums(
+    changes: _Changes, leaves: NDArray[np.intp], width: int
+) -> NDArray[np.float64]:
+    """Path sums through leaf tables built for blocks of trees in turn."""
+    n_nodes = changes.tables.parent.size
+    total = np.zeros((leaves.shape[0], width))
+    is_leaf = changes.tables.left < 0
+    start = 0
+    n_trees = leaves.shape[1]
+    while start < n_trees:
+        # Trees up to _TABLE_ENTRIES entries (at least one).
+        cumulative = np.cumsum(changes.tree_entries[start:])
+        stop = start + max(1, int(np.searchsorted(cumulative, _TABLE_ENTRIES, "right")))
+        in_block = (
+            is_leaf & (changes.tables.tree >= start) & (changes.tables.tree < stop)
+        )
+        table = _leaf_table(changes, width, np.flatnonzero(in_block))
+        total += _product(_indicator(leaves[:, start:stop], n_nodes), table)
+        start = stop
+    return total
+
+
 def _path_sums(
     changes: _Changes, leaves: NDArray[np.intp], reached: Any, width: int
 ) -> NDArray[np.float64]:
     """Sum over trees of every row's path changes, shape (n_rows, width)."""
     n_rows, n_trees = leaves.shape
     if changes.leaf_table is not None:
-        product = reached @ changes.leaf_table
-        return np.asarray(
-            product if isinstance(product, np.ndarray) else product.toarray()
-        )
+        return _product(reached, changes.leaf_table)
+    if changes.tree_entries.sum() <= n_rows * n_trees * changes.tables.max_depth:
+        # Many rows: building the leaf tables, a block of trees at a time, costs
+        # less than walking every row's paths.
+        return _blocked_sums(changes, leaves, width)
     total = np.zeros(n_rows * width)
     for start, node in _walk_up(changes, leaves):
         row = start // n_trees
