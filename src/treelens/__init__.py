@@ -24,10 +24,15 @@ from ._exceptions import (
 from ._explain._contributions import SaabasValues, saabas_values
 from ._explain._path import DecisionPath, decision_path
 from ._explain._shap import ShapResult, shap_interaction_values, shap_values
+from ._importance._debiased import DebiasedMDIImportance, debiased_mdi_importance
 from ._importance._gain import gain_importance
 from ._importance._mdi import MDIImportance, mdi_importance
 from ._importance._node_statistics import NodeStatistics, node_statistics
-from ._importance._permutation import permutation_importance
+from ._importance._permutation import (
+    GroupedPermutationImportance,
+    grouped_permutation_importance,
+    permutation_importance,
+)
 from ._importance._result import ImportanceResult
 from ._plots._display_contributions import (
     ContributionSummaryDisplay,
@@ -48,11 +53,13 @@ __all__ = [
     "ContributionSummaryDisplay",
     "CounterfactualDisplay",
     "CounterfactualResult",
+    "DebiasedMDIImportance",
     "DecisionPath",
     "DecisionRegionDisplay",
     "FeatureSpec",
     "Forest",
     "ForestGridDisplay",
+    "GroupedPermutationImportance",
     "ImportanceDisplay",
     "ImportanceResult",
     "InputError",
@@ -70,10 +77,12 @@ __all__ = [
     "TreelensError",
     "UnsupportedModelError",
     "WaterfallDisplay",
+    "debiased_mdi_importance",
     "decision_path",
     "export_dot",
     "feature_tweak",
     "gain_importance",
+    "grouped_permutation_importance",
     "leaf_boxes",
     "mdi_importance",
     "node_statistics",

@@ -133,3 +133,29 @@ def test_bad_error_bars(wine_forest):
     model, _X, _y = wine_forest
     with pytest.raises(InputError, match="`error_bars` must be"):
         ImportanceDisplay.from_result(mdi_importance(model), error_bars="ci")
+
+
+def test_intervals_and_negative_values(wine_forest):
+    from treelens import debiased_mdi_importance
+
+    model, X, y = wine_forest
+    debiased = debiased_mdi_importance(model, X.iloc[::2], y.iloc[::2])
+    train = mdi_importance(model)
+    disp = ImportanceDisplay.from_result([train, debiased])
+    legend = [t.get_text() for t in disp.ax_.get_legend().get_texts()]
+    # MDI keeps its default whiskers; debiased MDI shows its bootstrap interval,
+    # which may reach below zero.
+    assert "s.e. of the mean" in legend[0]
+    assert "percentile bootstrap" in legend[1]
+    index = disp.importances.index
+    np.testing.assert_allclose(
+        disp.lower[debiased.method], debiased.interval_["low"][index]
+    )
+    np.testing.assert_allclose(
+        disp.upper[debiased.method], debiased.interval_["high"][index]
+    )
+    shown = ImportanceDisplay.from_result([train, debiased], error_bars="interval")
+    np.testing.assert_allclose(
+        shown.lower[train.method], np.maximum(train.interval_["low"][index], 0)
+    )
+    assert (shown.lower[train.method] >= 0).all()

@@ -13,7 +13,8 @@ from ._common import RenamedAttributes, require_matplotlib, resolve_axes
 
 __all__ = ["ErrorBars", "ImportanceDisplay"]
 
-ErrorBars = Literal["auto", "sem", "iqr", "std"]
+ErrorBars = Literal["auto", "interval", "sem", "iqr", "std"]
+_ERROR_BARS = ("auto", "interval", "sem", "iqr", "std")
 
 
 def _as_results(result: Any) -> dict[str, Any]:
@@ -67,7 +68,10 @@ def _whiskers(
     single trees disagree.  ``"iqr"``: the middle half of the per-tree values.
     ``"std"``: one per-tree standard deviation each side (can cross zero).
     Results without per-tree values (permutation importance) keep their own
-    ``std_`` (over repeats) in every mode.
+    ``std_`` (over repeats) in every mode.  ``"interval"``: the result's own
+    bootstrap interval (``interval_``), which ``"auto"`` also draws for per-tree
+    results that can be negative (debiased MDI).  Whiskers stop at zero only for
+    quantities that cannot be negative (``can_be_negative`` false).
     """
     import pandas as pd
 
@@ -77,6 +81,17 @@ def _whiskers(
         return none
     mean = pd.Series(result.importances_, dtype=float).reindex(index).to_numpy()
     per_tree = getattr(result, "per_tree_", None)
+    negative = bool(getattr(result, "can_be_negative", False))
+    floor = -np.inf if negative else 0.0
+    interval = getattr(result, "interval_", None)
+    if interval is not None and (
+        error_bars == "interval"
+        or (error_bars == "auto" and negative and per_tree is not None)
+    ):
+        low = pd.Series(interval["low"], dtype=float).reindex(index).to_numpy()
+        high = pd.Series(interval["high"], dtype=float).reindex(index).to_numpy()
+        what = getattr(result, "interval_method", "") or "bootstrap interval"
+        return np.maximum(low, floor), high, f"whiskers: {what.split(',')[0]}"
     rows = _tree_rows(result)
     if rows is not None and error_bars != "std":
         frame = pd.DataFrame(rows, columns=per_tree.columns)[list(index)]
@@ -86,7 +101,7 @@ def _whiskers(
             return low, high, f"whiskers: middle half of {len(values)} trees"
         sem = values.std(axis=0, ddof=1) / np.sqrt(values.shape[0])
         return (
-            np.maximum(mean - sem, 0.0),
+            np.maximum(mean - sem, floor),
             mean + sem,
             f"whiskers: \u00b11 s.e. of the mean over {len(values)} trees",
         )
@@ -171,7 +186,7 @@ class ImportanceDisplay(RenamedAttributes):
         X, y : array-like, optional
             Data to replay the statistics on (see :func:`mdi_importance`).
         top_k : int, optional
-        error_bars : {"auto", "sem", "iqr", "std"} or None, default="auto"
+        error_bars : {"auto", "interval", "sem", "iqr", "std"} or None, default="auto"
             See :meth:`from_result`.
         ax : matplotlib Axes, optional
         **kwargs
@@ -211,14 +226,17 @@ class ImportanceDisplay(RenamedAttributes):
             Keep the ``top_k`` features most important under the first result.
         sort : bool, default=True
             Order by the first result's importance, largest on top.
-        error_bars : {"auto", "sem", "iqr", "std"} or None, default="auto"
+        error_bars : {"auto", "interval", "sem", "iqr", "std"} or None, default="auto"
             Whiskers of results with per-tree values (MDI): ``"auto"`` and
             ``"sem"`` one standard error of the mean over the trees, clipped at
             zero; ``"iqr"`` the 25th to 75th percentile of the per-tree values;
             ``"std"`` one per-tree standard deviation each side (it can cross
             zero and dwarf the bars: trees disagree much more than their mean
             is uncertain).  Results without per-tree values (permutation)
-            always show ``std_`` over repeats.  None: no whiskers.
+            always show ``std_`` over repeats.  ``"interval"``: each result's
+            bootstrap interval (``interval_``); ``"auto"`` draws it for results
+            that can be negative (debiased MDI), not clipped at zero.  None: no
+            whiskers.
         ax : matplotlib Axes, optional
         **kwargs
             Passed to :meth:`plot`.
@@ -229,10 +247,10 @@ class ImportanceDisplay(RenamedAttributes):
         """
         import pandas as pd
 
-        if error_bars is not None and error_bars not in ("auto", "sem", "iqr", "std"):
+        if error_bars is not None and error_bars not in _ERROR_BARS:
             raise InputError(
-                "`error_bars` must be 'auto', 'sem', 'iqr', 'std' or None; got "
-                f"{error_bars!r}."
+                "`error_bars` must be 'auto', 'interval', 'sem', 'iqr', 'std' or "
+                f"None; got {error_bars!r}."
             )
         results = _as_results(result)
         table = pd.DataFrame(
