@@ -17,6 +17,7 @@ from ._exceptions import (
     BackgroundError,
     InputError,
     NotFittedError,
+    OutOfBagWarning,
     OutputTooLargeError,
     TreelensError,
     UnsupportedModelError,
@@ -39,6 +40,7 @@ from ._plots._display_contributions import (
     WaterfallDisplay,
 )
 from ._plots._display_counterfactual import CounterfactualDisplay
+from ._plots._display_data import DataDisplay
 from ._plots._display_importance import ImportanceDisplay
 from ._plots._display_partition import ForestGridDisplay, PartitionDisplay
 from ._plots._display_regions import DecisionRegionDisplay
@@ -53,6 +55,7 @@ __all__ = [
     "ContributionSummaryDisplay",
     "CounterfactualDisplay",
     "CounterfactualResult",
+    "DataDisplay",
     "DebiasedMDIImportance",
     "DecisionPath",
     "DecisionRegionDisplay",
@@ -67,6 +70,7 @@ __all__ = [
     "MDIImportance",
     "NodeStatistics",
     "NotFittedError",
+    "OutOfBagWarning",
     "OutputTooLargeError",
     "PartitionDisplay",
     "RegressionStepsDisplay",
