@@ -145,9 +145,10 @@ def test_additive_and_in_the_models_output_space(name):
 def test_every_way_of_summing_paths_agrees(monkeypatch):
     case = MODEL_FACTORIES["sklearn.GradientBoostingClassifier"](seed=3)
     X = case.X
-    tabled = saabas_values(case.model, X)  # one cached leaf table
-    monkeypatch.setattr(_contributions, "_TABLE_ENTRIES", 0)
-    # Many rows: leaf tables built one tree at a time.
+    tabled = saabas_values(case.model, X)  # one leaf table, kept
+    changes = _contributions._changes(treelens.to_forest(case.model))
+    monkeypatch.setattr(_contributions, "_TABLE_CELLS", int(changes.tree_cells.max()))
+    # Many rows: leaf tables built a block of trees at a time.
     blocked = saabas_values(treelens.to_forest(case.model), X)
     np.testing.assert_allclose(blocked.values_, tabled.values_, rtol=0, atol=1e-14)
     # One row: its paths walked up.
@@ -156,10 +157,9 @@ def test_every_way_of_summing_paths_agrees(monkeypatch):
         np.testing.assert_allclose(
             walked.values_[0], tabled.values_[i], rtol=0, atol=1e-14
         )
-    monkeypatch.setattr(_contributions, "_TABLE_ENTRIES", 1 << 22)
-    monkeypatch.setattr(_contributions, "_DENSE_CELLS", 0)
-    sparse = saabas_values(treelens.to_forest(case.model), X)
-    np.testing.assert_allclose(sparse.values_, tabled.values_, rtol=0, atol=1e-14)
+    monkeypatch.setattr(_contributions, "_TABLE_CELLS", 0)
+    walked = saabas_values(treelens.to_forest(case.model), X)
+    np.testing.assert_allclose(walked.values_, tabled.values_, rtol=0, atol=1e-14)
 
 
 @settings(

@@ -39,12 +39,10 @@ OutputSpace = Literal["probability", "raw", "value"]
 
 # Rows routed and gathered at once: bounds the (rows x trees) temporaries.
 _CHUNK_CELLS = 2_000_000
-# Largest number of (leaf, path node) entries for which the per-leaf sums of
-# changes are kept (a sparse table of some 12 bytes per entry); larger forests
-# walk every row's path up instead.
-_TABLE_ENTRIES = 1 << 22
-# Largest (nodes x features x outputs) table kept dense.
-_DENSE_CELLS = 1 << 21
+# Largest table of per-leaf sums of changes, in (leaf, feature x output) cells:
+# kept for the whole forest when it fits, else built for blocks of trees in
+# turn when enough rows pay for it; paths are walked up otherwise.
+_TABLE_CELLS = 1 << 22
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
@@ -188,9 +186,7 @@ def saabas_values(model: Any, X: Any) -> SaabasValues:
         stop = min(n_rows, start + rows)
         leaves = forest._apply(routed[start:stop]) + changes.tables.offsets
         reached = _indicator(leaves, n_nodes)
-        values[start:stop] = _path_sums(
-            changes, leaves, reached, n_features * n_outputs
-        )
+        values[start:stop] = _path_sums(changes, leaves, n_features * n_outputs)
         prediction[start:stop] = changes.init + reached @ changes.node_value
     roots = changes.tables.offsets[np.newaxis, :]
     bias = (changes.init + _indicator(roots, n_nodes) @ changes.node_value)[0]
@@ -231,10 +227,10 @@ class _Changes:
     change into node ``i`` goes in a row's flattened (feature, output) vector,
     ``feature[parent] * n_outputs + output``, and how much it is (zero at roots).
     ``node_value`` is each node's value as it enters the model's sum (scaled,
-    one column per output).  ``leaf_table`` is, per node, the sum of the
-    changes along its path (a sparse matrix over the flattened vector), or None
-    when the forest is too large to keep it; ``tree_entries`` the number of
-    (leaf, path node) entries of each tree, what building its table costs.
+    one column per output).  ``leaf_table`` holds, per leaf, the sum of the
+    changes along its path, or None when the forest is too large to keep it;
+    ``tree_entries`` is the number of (leaf, path node) pairs of each tree
+    (what building its table costs) and ``tree_cells`` the size of its table.
     """
 
     tables: NodeTables
@@ -242,8 +238,18 @@ class _Changes:
     weights: NDArray[np.float64]
     node_value: NDArray[np.float64]
     init: NDArray[np.float64]
-    leaf_table: Any
+    leaf_table: _LeafTable | None
     tree_entries: NDArray[np.intp]
+    tree_cells: NDArray[np.intp]
+
+
+@dataclass(frozen=True, eq=False)
+class _LeafTable:
+    """Per-leaf sums of path changes: ``sums[row_of[leaf]]`` is the flattened
+    (feature, output) vector of ``leaf`` (a global node id)."""
+
+    row_of: NDArray[np.intp]
+    sums: NDArray[np.float64]
 
 
 _CHANGES: weakref.WeakKeyDictionary[Forest, _Changes] = weakref.WeakKeyDictionary()
@@ -282,12 +288,13 @@ def _changes(forest: Forest) -> _Changes:
         ).astype(np.intp)
         * output.shape[1]
     )
-    changes = _Changes(tables, columns, weights, node_value, init, None, tree_entries)
-    if tree_entries.sum() <= _TABLE_ENTRIES:
-        table = _leaf_table(changes, forest.n_features * n_outputs, leaves)
-        changes = _Changes(
-            tables, columns, weights, node_value, init, table, tree_entries
-        )
+    width = forest.n_features * n_outputs
+    tree_cells = np.bincount(tables.tree[leaves], minlength=forest.n_trees) * width
+    parts = (tables, columns, weights, node_value, init)
+    changes = _Changes(*parts, None, tree_entries, tree_cells)
+    if tree_cells.sum() <= _TABLE_CELLS:
+        table = _leaf_table(changes, width, leaves)
+        changes = _Changes(*parts, table, tree_entries, tree_cells)
     _CHANGES[forest] = changes
     return changes
 
@@ -311,26 +318,27 @@ def _walk_up(
         current = parent[current]
 
 
-def _leaf_table(changes: _Changes, width: int, leaves: NDArray[np.intp]) -> Any:
-    """Per node, the path's changes summed per (feature, output), at the given
-    (global) leaves: sparse CSR over all nodes, dense when small."""
-    from scipy.sparse import csr_matrix
-
-    rows, columns, weights = [], [], []
+def _leaf_table(changes: _Changes, width: int, leaves: NDArray[np.intp]) -> _LeafTable:
+    """The per-leaf sums of path changes of the given (global) leaves."""
+    index, weights = [], []
     for start, node in _walk_up(changes, leaves):
-        rows.append(np.repeat(leaves[start], changes.columns.shape[1]))
-        columns.append(changes.columns[node].reshape(-1))
-        weights.append(changes.weights[node].reshape(-1))
-    n_nodes = changes.tables.parent.size
-    if not rows:
-        return csr_matrix((n_nodes, width))
-    table = csr_matrix(
-        (np.concatenate(weights), (np.concatenate(rows), np.concatenate(columns))),
-        shape=(n_nodes, width),
+        index.append((start[:, np.newaxis] * width + changes.columns[node]).ravel())
+        weights.append(changes.weights[node].ravel())
+    size = leaves.size * width
+    sums = (
+        np.bincount(np.concatenate(index), np.concatenate(weights), minlength=size)
+        if index
+        else np.zeros(size)
     )
-    table.sum_duplicates()
-    # Dense when small: a sparse-times-dense product is several times faster.
-    return table.toarray() if n_nodes * width <= _DENSE_CELLS else table
+    row_of = np.full(changes.tables.parent.size, -1, dtype=np.intp)
+    row_of[leaves] = np.arange(leaves.size)
+    return _LeafTable(row_of, sums.reshape(leaves.size, width))
+
+
+def _table_sums(table: _LeafTable, leaves: NDArray[np.intp]) -> NDArray[np.float64]:
+    """Sum over the given trees' leaves of their path sums, per row."""
+    reached = _indicator(table.row_of[leaves], table.sums.shape[0])
+    return np.asarray(reached @ table.sums)
 
 
 def _indicator(nodes: NDArray[np.intp], n_nodes: int) -> Any:
@@ -348,41 +356,38 @@ def _indicator(nodes: NDArray[np.intp], n_nodes: int) -> Any:
     )
 
 
-def _product(reached: Any, table: Any) -> NDArray[np.float64]:
-    product = reached @ table
-    return np.asarray(product if isinstance(product, np.ndarray) else product.toarray())
-
-
 def _blocked_sums(
     changes: _Changes, leaves: NDArray[np.intp], width: int
 ) -> NDArray[np.float64]:
     """Path sums through leaf tables built for blocks of trees in turn."""
-    n_nodes = changes.tables.parent.size
     total = np.zeros((leaves.shape[0], width))
     is_leaf = changes.tables.left < 0
-    start = 0
-    n_trees = leaves.shape[1]
+    start, n_trees = 0, leaves.shape[1]
     while start < n_trees:
-        # Trees up to _TABLE_ENTRIES entries (at least one).
-        cumulative = np.cumsum(changes.tree_entries[start:])
-        stop = start + max(1, int(np.searchsorted(cumulative, _TABLE_ENTRIES, "right")))
-        in_block = (
-            is_leaf & (changes.tables.tree >= start) & (changes.tables.tree < stop)
-        )
-        table = _leaf_table(changes, width, np.flatnonzero(in_block))
-        total += _product(_indicator(leaves[:, start:stop], n_nodes), table)
+        # As many trees as fit in _TABLE_CELLS (at least one).
+        cumulative = np.cumsum(changes.tree_cells[start:])
+        fit = int(np.searchsorted(cumulative, _TABLE_CELLS, side="right"))
+        stop = start + max(1, fit)
+        tree = changes.tables.tree
+        block = np.flatnonzero(is_leaf & (tree >= start) & (tree < stop))
+        table = _leaf_table(changes, width, block)
+        total += _table_sums(table, leaves[:, start:stop])
         start = stop
     return total
 
 
 def _path_sums(
-    changes: _Changes, leaves: NDArray[np.intp], reached: Any, width: int
+    changes: _Changes, leaves: NDArray[np.intp], width: int
 ) -> NDArray[np.float64]:
     """Sum over trees of every row's path changes, shape (n_rows, width)."""
     n_rows, n_trees = leaves.shape
     if changes.leaf_table is not None:
-        return _product(reached, changes.leaf_table)
-    if changes.tree_entries.sum() <= n_rows * n_trees * changes.tables.max_depth:
+        return _table_sums(changes.leaf_table, leaves)
+    walked = n_rows * n_trees * changes.tables.max_depth
+    if (
+        changes.tree_entries.sum() <= walked
+        and changes.tree_cells.max() <= _TABLE_CELLS
+    ):
         # Many rows: building the leaf tables, a block of trees at a time, costs
         # less than walking every row's paths.
         return _blocked_sums(changes, leaves, width)
