@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 
 from .._adapters import to_forest
 from .._core._forest import Forest
+from .._types import ArrayLike, ModelLike
 from ._data import checked_rows, output_names
 from ._nodes import NodeTables, node_tables
 
@@ -128,7 +129,7 @@ class SaabasValues:
         )
 
 
-def saabas_values(model: Any, X: Any) -> SaabasValues:
+def saabas_values(model: ModelLike, X: ArrayLike) -> SaabasValues:
     """Saabas contributions of every feature to every row's prediction.
 
     Along a row's path each split changes the node value from the parent's to

@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 from .._adapters import to_forest
 from .._core._forest import Forest
 from .._exceptions import InputError
+from .._types import ArrayLike, ModelLike
 from ._data import checked_rows
 from ._nodes import NodeTables, node_tables, path_nodes
 
@@ -119,7 +120,9 @@ class DecisionPath:
         return frame
 
 
-def decision_path(model: Any, X: Any, *, max_conditions: int = 3) -> DecisionPath:
+def decision_path(
+    model: ModelLike, X: ArrayLike, *, max_conditions: int = 3
+) -> DecisionPath:
     """The conditions each row meets on its way through the model, and why.
 
     Per row and tree: every split met (``conditions_``) and, merged over the
