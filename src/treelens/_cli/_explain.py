@@ -171,7 +171,7 @@ def explain_row(
             note = "no counterfactual: the row already has the target"
         else:
             tables = counterfactual_result_tables(result, chosen, result.prediction_)
-            summary = tables["rows"][1].iloc[0].to_dict()
+            summary = {str(k): v for k, v in tables["rows"][1].iloc[0].items()}
             changes = tables["changes"][1][["feature", "before", "after"]]
             if not summary["found"]:
                 note = f"no counterfactual found: {summary['reason']}"
