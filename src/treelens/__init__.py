@@ -9,6 +9,8 @@ from ._adapters import register_adapter, supported_models, to_forest
 from ._core._boxes import LeafBoxes, leaf_boxes
 from ._core._forest import Forest, Tree
 from ._counterfactual._constraints import Constraints
+from ._counterfactual._entry import counterfactual
+from ._counterfactual._epsilon import Margin
 from ._counterfactual._optimal import optimal_counterfactual
 from ._counterfactual._problem import CounterfactualResult
 from ._counterfactual._tweak import feature_tweak
@@ -44,6 +46,7 @@ __all__ = [
     "InputError",
     "LeafBoxes",
     "MDIImportance",
+    "Margin",
     "NodeStatistics",
     "NotFittedError",
     "PartitionDisplay",
@@ -52,6 +55,7 @@ __all__ = [
     "TreeDiagramDisplay",
     "TreelensError",
     "UnsupportedModelError",
+    "counterfactual",
     "export_dot",
     "feature_tweak",
     "gain_importance",

@@ -457,9 +457,24 @@ def tweak(
     ] = None,
     max_rows: Annotated[int, typer.Option("--max-rows", min=1)] = 10,
     cost: Annotated[
-        str, typer.Option("--cost", help="l2, l1, l0, linf, cosine or mad.")
-    ] = "l2",
-    mode: Annotated[str, typer.Option("--mode", help="minimal or paper.")] = "minimal",
+        str,
+        typer.Option(
+            "--cost",
+            help="auto (L1 in median absolute deviations of DATA), l2, l1, l0, "
+            "linf, cosine or mad.",
+        ),
+    ] = "auto",
+    method: Annotated[
+        str,
+        typer.Option(
+            "--method",
+            help="auto (proven least cost within --time-limit, else the best found "
+            "with its gap), optimal, or tweak (feature tweaking).",
+        ),
+    ] = "auto",
+    mode: Annotated[
+        str, typer.Option("--mode", help="--method tweak: minimal or paper.")
+    ] = "minimal",
     immutable: Annotated[
         str | None, typer.Option("--immutable", metavar="A,B", help="Never change.")
     ] = None,
@@ -478,11 +493,11 @@ def tweak(
     ] = None,
     optimal: Annotated[
         bool,
-        typer.Option("--optimal", help="Proven least-cost changes (MILP, HiGHS)."),
+        typer.Option("--optimal", help="Same as --method optimal."),
     ] = False,
     time_limit: Annotated[
-        float, typer.Option("--time-limit", help="--optimal: seconds per row.")
-    ] = 30.0,
+        float, typer.Option("--time-limit", help="auto/optimal: seconds per row.")
+    ] = 10.0,
     json_out: JsonOpt = False,
     csv_out: CsvOpt = False,
     out: OutOpt = None,
@@ -501,6 +516,11 @@ def tweak(
     """
     from ._tables import counterfactual_tables, render
 
+    if method not in ("auto", "optimal", "tweak"):
+        raise InputError(
+            f"--method must be one of auto, optimal, tweak; got {method!r}."
+        )
+    method = "optimal" if optimal else method
     fmt = _format(json_out, csv_out)
     inputs = _inputs(model_path, data)
     _check_out(out, inputs)
@@ -521,7 +541,7 @@ def tweak(
             cost=cost,
             mode=mode,
             constraints=constraints,
-            optimal=optimal,
+            optimal=method != "tweak",
             time_limit=time_limit,
             scheduler=scheduler,
             workers=workers,
@@ -545,7 +565,7 @@ def tweak(
             cost=cost,
             mode=mode,
             constraints=constraints,
-            optimal=optimal,
+            method=method,
             time_limit=time_limit,
             progress=progress.step,
         )
@@ -681,15 +701,22 @@ def report(
         int, typer.Option("--max-counterfactuals", min=0)
     ] = 5,
     cost: Annotated[
-        str, typer.Option("--cost", help="Counterfactual cost: l2, l1, mad, ...")
-    ] = "l2",
+        str,
+        typer.Option(
+            "--cost", help="Counterfactual cost: auto (L1 in MADs), l2, l1, mad, ..."
+        ),
+    ] = "auto",
     optimal: Annotated[
         bool,
-        typer.Option("--optimal", help="Proven least-cost counterfactuals (MILP)."),
+        typer.Option(
+            "--optimal",
+            help="Proven least-cost counterfactuals (the default already returns "
+            "them within --time-limit).",
+        ),
     ] = False,
     time_limit: Annotated[
-        float, typer.Option("--time-limit", help="--optimal: seconds per row.")
-    ] = 30.0,
+        float, typer.Option("--time-limit", help="Counterfactuals: seconds per row.")
+    ] = 10.0,
     title: Annotated[str | None, typer.Option("--title")] = None,
     trust_pickle: TrustPickle = False,
     trust: TrustTypes = None,

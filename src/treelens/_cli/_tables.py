@@ -245,51 +245,41 @@ def counterfactuals(
     target: Any,
     rows: Sequence[int] | None = None,
     max_rows: int = 10,
-    cost: str = "l2",
+    cost: str = "auto",
     mode: str = "minimal",
     constraints: Mapping[str, Any] | None = None,
+    method: str = "auto",
     optimal: bool = False,
-    time_limit: float = 30.0,
+    time_limit: float = 10.0,
     reference: Any = None,
     progress: Progress = None,
 ) -> tuple[list[int], Any]:
     """Counterfactuals of the chosen rows: the data row numbers and the result.
 
-    The result is None when no row needs a change.  ``optimal`` uses
-    :func:`treelens.optimal_counterfactual`, else :func:`feature_tweak`;
+    The result is None when no row needs a change.  ``method`` is that of
+    :func:`treelens.counterfactual` (``optimal`` is ``method="optimal"``);
     ``constraints`` holds plain lists (``immutable``, ``increase_only``, ...).
     """
-    from .._counterfactual._optimal import optimal_counterfactual
-    from .._counterfactual._tweak import feature_tweak
+    from .._counterfactual._entry import counterfactual
 
     chosen = selected_rows(model, X, target, rows=rows, max_rows=max_rows)
     if not chosen:
         return chosen, None
     subset = _take_rows(X, chosen)
-    built = _constraints(constraints)
-    reference = X if reference is None else reference
-    if optimal:
-        _step(progress, f"optimal counterfactuals for {len(chosen)} rows")
-        result = optimal_counterfactual(
-            model,
-            subset,
-            target=target,
-            cost=cost,
-            constraints=built,
-            reference=reference,
-            time_limit=time_limit,
-        )
-    else:
-        _step(progress, f"feature tweaking for {len(chosen)} rows")
-        result = feature_tweak(
-            model,
-            subset,
-            target=target,
-            cost=cost,
-            mode=mode,
-            constraints=built,
-            reference=reference,
-        )
+    method = "optimal" if optimal else method
+    words = {"tweak": "feature tweaking", "optimal": "optimal counterfactuals"}
+    _step(progress, f"{words.get(method, 'counterfactuals')} for {len(chosen)} rows")
+    result = counterfactual(
+        model,
+        subset,
+        target=target,
+        method=method,  # type: ignore[arg-type]
+        cost=cost,
+        mode=mode,  # type: ignore[arg-type]
+        constraints=_constraints(constraints),
+        reference=X if reference is None else reference,
+        time_limit=time_limit,
+    )
     return chosen, result
 
 
@@ -336,6 +326,7 @@ def counterfactual_result_tables(
         }
         if status is not None:
             entry["status"] = status[i]
+            entry["gap"] = float(result.gap_[i])
         summary.append(entry)
     return {
         "rows": ("Counterfactuals", pd.DataFrame(summary)),

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._core._forest import Forest
 from .._core._validation import check_memory_budget
 from .._exceptions import InputError
 from .._importance._streaming import stream_counterfactuals, wants_streaming
@@ -58,8 +59,9 @@ def optimal_counterfactual(
     X: Any,
     *,
     target: Any,
-    cost: Any = "l1",
-    epsilon: Any = "auto",
+    cost: Any = "auto",
+    epsilon: Any = 0.0,
+    margin: Any = None,
     constraints: Constraints | None = None,
     reference: Any = None,
     time_limit: float = 30.0,
@@ -74,12 +76,15 @@ def optimal_counterfactual(
     of ``x'`` lies in one *cell*: an interval ``(t_k, t_{k+1}]`` between two
     consecutive split thresholds of that feature over all trees, on the values
     the model sees after casting to its input dtype.  Within a cell, the point
-    is ``x_j`` itself if it lies there, else the nearest point of the cell kept
-    ``epsilon_j`` away from its thresholds (its midpoint when the cell is
-    narrower than ``2 epsilon_j``; the nearest whole number for integer
-    features).  The choice of cells is a mixed-integer program (one binary per
-    cell, the leaf each tree reaches, the ensemble's decision as linear rows on
-    the reached leaves), solved by HiGHS (through ``highspy``).
+    is ``x_j`` itself if it lies there, else the cell's nearest point: by
+    default the next value of the model's dtype past the threshold (float32
+    for scikit-learn and XGBoost, float64 for LightGBM), so the answer is the
+    least cost over *all* valid points of that dtype; the nearest whole number
+    for integer features.  The choice of cells is a mixed-integer program (one
+    binary per cell, the leaf each tree reaches, the ensemble's decision as
+    linear rows on the reached leaves), solved by HiGHS (through ``highspy``).
+    A point one step past a threshold flips back under the least perturbation;
+    ask for ``margin`` to get the least-cost point that does not.
 
     Parameters
     ----------
@@ -92,22 +97,37 @@ def optimal_counterfactual(
         (any class but the current one) for classifiers, a closed interval of
         the predicted value for regressors.  Ties between classes follow the
         model (the first class wins an exact tie of averaged probabilities).
-    cost : str, array-like or mapping, default="l1"
-        Any separable cost of :func:`~treelens.feature_tweak`: ``"l1"``,
+    cost : str, array-like or mapping, default="auto"
+        ``"auto"``: ``"mad"`` (L1 in median absolute deviations, scale-free)
+        with ``reference``, else ``"l1"``.  Any separable cost of
+        :func:`~treelens.feature_tweak`: ``"l1"``,
         ``"l2"`` (the sum of squared terms is minimized, which has the same
         minimizer), ``"l0"``, ``"linf"`` (through an auxiliary variable),
         ``"mad"``, per-feature weights or ``{"norm": ..., "weights": ...}``.
         ``"cosine"`` and callables are not separable and are refused.
-    epsilon : float, array-like of shape (n_features,) or "auto", default="auto"
+    epsilon : float, array-like of shape (n_features,) or "auto", default=0.0
         How far inside a cell a moved value lands, as for
         :func:`~treelens.feature_tweak`.  ``0`` gives the exact nearest value of
-        the cell (one float32 step past a threshold for scikit-learn models).
+        the cell (one float32 step past a threshold for scikit-learn models);
+        a positive epsilon (or ``"auto"``, 1% of each feature's spread, the
+        former default) gives a costlier point and is no
+        guarantee of robustness: use ``margin`` for that.
+    margin : float, array-like of shape (n_features,) or Margin, optional
+        A robustness margin (none by default): a number or one per feature in
+        feature units, or a :class:`~treelens.Margin` (feature units, a
+        fraction of each feature's spread, and/or a least lead of the target
+        in the vote).  Every mutable feature that is not a one-hot member
+        then keeps its margin from every threshold, so moving all of them by
+        up to their margins at once reaches the same leaves, and the target
+        leads the vote by at least ``vote``.  The answer is the least-cost
+        point with that property; the result states it (``margin_``,
+        ``vote_margin_``).
     constraints : Constraints, optional
         Immutable, increase-only, decrease-only, bounded, integer and one-hot
         features; they restrict the cells each feature may take.
     reference : array-like of shape (n_reference, n_features), optional
-        Data for ``"mad"`` costs and ``"auto"`` epsilon (typically the
-        training set).
+        Data for ``"mad"`` (and ``"auto"``) costs, ``"auto"`` epsilon and
+        margins as fractions of spread (typically the training set).
     time_limit : float, default=30.0
         Seconds each row may take: the local search of the warm start (at
         most a tenth of it) and then HiGHS.
@@ -119,7 +139,9 @@ def optimal_counterfactual(
         prunes against it from the start (much faster: a tighter cutoff lets it
         fix most cells and leaves at the root), and it is returned when the
         time limit stops the search first.  The answer returned is never
-        costlier than feature tweaking's.  ``False`` runs the program alone.
+        costlier than feature tweaking's (up to half a step of the model's dtype,
+        where tweaking keeps a threshold's own float64 value).  ``False`` runs the
+        program alone.
     memory_budget : int, default=2**30
         Largest number of bytes the program of the model may need; larger
         models are refused with the program's size.
@@ -197,6 +219,7 @@ def optimal_counterfactual(
         epsilon=epsilon,
         constraints=constraints,
         reference=reference,
+        margin=margin,
     )
     if not problem.cost.separable:
         raise InputError(
@@ -247,6 +270,7 @@ def _solve_rows(
     lo, hi = resolved.feasible_intervals(problem.X)
     norm = problem.cost.norm
     one_hot = resolved.one_hot
+    margin = robust_margin(problem)
     for position, i in enumerate(todo):  # one program per row
         x = problem.X[i]
         points, terms = price_cells(
@@ -257,6 +281,7 @@ def _solve_rows(
             resolved.integer,
             problem.epsilon,
             problem.cost.terms,
+            margin,
         )
         one_cells = points == 1.0 if one_hot else None
         decision = _decision(problem, i)
@@ -294,11 +319,14 @@ def _solve_rows(
             found[i] = True
         if (
             tweak is not None
+            and problem.epsilon.any()
+            and not problem.margin.any
             and tweak.found_[position]
             and tweak.cost_[position] < cost[i]
         ):
-            # Feature tweaking's point may sit closer than epsilon to another
-            # tree's threshold, which the cells avoid: never return more than it.
+            # With a positive epsilon, feature tweaking's point may sit closer
+            # than epsilon to another tree's threshold, which the cells avoid:
+            # never return more than it (it is no robust answer, though).
             X_cf[i], cost[i], found[i] = (
                 tweak.X_cf_[position],
                 tweak.cost_[position],
@@ -322,6 +350,28 @@ def _solve_rows(
         status=status,
         gap=gap,
     )
+
+
+def robust_margin(problem: Problem) -> NDArray[np.float64]:
+    """The margin per feature, zero where it does not apply (immutable features
+    and one-hot members, which do not move by small amounts)."""
+    resolved = problem.constraints
+    fixed = (
+        resolved.immutable | resolved.in_one_hot | (resolved.lower == resolved.upper)
+    )
+    return np.where(fixed, 0.0, problem.margin.features)
+
+
+def vote_lead(problem: Problem) -> float:
+    """The margin's vote lead in the units of the program's scores.
+
+    Forest classifiers sum each tree's class probabilities (the lead is asked in
+    averaged probability); boosting and regressors score in the model's units.
+    """
+    forest = problem.forest
+    if forest.is_classifier and forest.kind != "boosting":
+        return problem.margin.vote * forest.n_trees
+    return problem.margin.vote
 
 
 def _decision(problem: Problem, i: int) -> Decision:
@@ -372,7 +422,7 @@ def _incumbent(
         forest=forest,
         program=program,
         decision=decision,
-        meets=lambda X: _meets_many(problem, X, i),
+        meets=lambda X: _meets_many(problem, X, i, program, decision),
         points=points,
         terms=terms,
         movable=~problem.constraints.in_one_hot,
@@ -434,9 +484,12 @@ def _solve_checked(
             one_cells=one_cells,
             time_limit=remaining,
             margin=margin,
+            lead=vote_lead(problem),
             heuristics=heuristics,
         )
-        if outcome.cells is None or _meets(problem, points[outcome.cells], i):
+        if outcome.cells is None or _meets(
+            problem, points[outcome.cells], i, program, decision
+        ):
             break
     # An answer the forest still rejects goes on to the final check, which
     # reports it as a bug rather than returning it.
@@ -453,22 +506,56 @@ def _solve_checked(
 
 
 def _meets_many(
-    problem: Problem, X_cf: NDArray[np.float64], i: int
+    problem: Problem,
+    X_cf: NDArray[np.float64],
+    i: int,
+    program: ForestProgram,
+    decision: Decision,
 ) -> NDArray[np.bool_]:
-    """Whether the forest assigns each row of ``X_cf`` to the target of row ``i``."""
+    """Whether the forest assigns each row of ``X_cf`` to the target of row ``i``
+    (with the margin's lead in the vote, when one is asked)."""
     forest = problem.forest
-    predicted = forest._predict_from_leaves(
-        forest._apply(X_cf.astype(forest.input_dtype))
-    )
-    current = np.repeat(problem.current[i : i + 1], X_cf.shape[0])
-    return np.asarray(problem.target.meets(predicted, current), dtype=bool)
-
-
-def _meets(problem: Problem, x_cf: NDArray[np.float64], i: int) -> bool:
-    forest = problem.forest
-    leaves = forest._apply(x_cf.astype(forest.input_dtype)[None, :])
+    leaves = forest._apply(X_cf.astype(forest.input_dtype))
     predicted = forest._predict_from_leaves(leaves)
-    return bool(problem.target.meets(predicted, problem.current[i : i + 1])[0])
+    current = np.repeat(problem.current[i : i + 1], X_cf.shape[0])
+    ok = np.asarray(problem.target.meets(predicted, current), dtype=bool)
+    lead = vote_lead(problem)
+    if lead > 0:
+        ok &= _leads(forest, program, decision, leaves, lead)
+    return ok
+
+
+def _leads(
+    forest: Forest,
+    program: ForestProgram,
+    decision: Decision,
+    leaves: NDArray[np.intp],
+    lead: float,
+) -> NDArray[np.bool_]:
+    """Whether the scores of the reached ``leaves`` give the target its lead."""
+    index = program.node_leaf[forest._flat["offsets"][None, :] + leaves]
+    total = decision.base + decision.scores[index].sum(axis=1)
+    tolerance = 1e-9 * (1.0 + lead)
+    if decision.kind == "interval":
+        score = total[:, 0]
+        return (score >= decision.low + lead - tolerance) & (
+            score <= decision.high - lead + tolerance
+        )
+    ok = np.zeros(total.shape[0], dtype=bool)
+    for k in decision.targets:
+        others = np.delete(total, k, axis=1)
+        ok |= (total[:, k : k + 1] - others >= lead - tolerance).all(axis=1)
+    return ok
+
+
+def _meets(
+    problem: Problem,
+    x_cf: NDArray[np.float64],
+    i: int,
+    program: ForestProgram,
+    decision: Decision,
+) -> bool:
+    return bool(_meets_many(problem, x_cf[None, :], i, program, decision)[0])
 
 
 def _gap(cost: float, bound: float, norm: str | None) -> float:

@@ -26,7 +26,7 @@ from .._core._forest import Forest
 from .._exceptions import InputError, TreelensError
 from ._constraints import Constraints, ResolvedConstraints
 from ._costs import Cost, resolve_cost
-from ._epsilon import resolve_epsilon
+from ._epsilon import ResolvedMargin, resolve_epsilon, resolve_margin
 from ._targets import Target, resolve_target
 
 __all__ = [
@@ -100,6 +100,14 @@ class CounterfactualResult:
         Exact search only: ``"optimal"``, ``"time_limit"`` or ``"infeasible"``.
     gap_ : ndarray of shape (n_samples,), or None
         Exact search only: proven relative optimality gap (0 when optimal).
+    epsilon_ : ndarray of shape (n_features,)
+        How far past a threshold moved values were placed (0: the next
+        representable value in the model's dtype).
+    margin_ : ndarray of shape (n_features,)
+        Robustness margin each mutable feature keeps from every threshold
+        (feature units; 0 without a margin).
+    vote_margin_ : float
+        Least lead of the target in the model's output asked for (0: none).
     """
 
     X_: NDArray[np.float64]
@@ -117,6 +125,9 @@ class CounterfactualResult:
     method_: str
     status_: NDArray[np.object_] | None = None
     gap_: NDArray[np.float64] | None = None
+    epsilon_: NDArray[np.float64] | None = None
+    margin_: NDArray[np.float64] | None = None
+    vote_margin_: float = 0.0
 
     def __post_init__(self) -> None:
         for name in self.__dataclass_fields__:
@@ -195,6 +206,7 @@ class Problem:
     epsilon : ndarray of shape (n_features,)
     constraints : ResolvedConstraints
     reference : ndarray of shape (n_reference, n_features) or None
+    margin : ResolvedMargin
     """
 
     forest: Forest
@@ -208,6 +220,7 @@ class Problem:
     epsilon: NDArray[np.float64]
     constraints: ResolvedConstraints
     reference: NDArray[np.float64] | None
+    margin: ResolvedMargin
 
 
 def as_float64(forest: Forest, X: Any) -> NDArray[np.float64]:
@@ -282,6 +295,7 @@ def prepare_problem(
     epsilon: Any,
     constraints: Constraints | None,
     reference: Any,
+    margin: Any = None,
 ) -> Problem:
     """Validate the public arguments of a counterfactual search (see :class:`Problem`).
 
@@ -325,6 +339,7 @@ def prepare_problem(
         epsilon=resolve_epsilon(forest, epsilon, ref),
         constraints=resolved,
         reference=ref,
+        margin=resolve_margin(forest, margin, ref),
     )
 
 
@@ -441,4 +456,7 @@ def finish(
         method_=method,
         status_=None if status is None else np.array(status, dtype=object),
         gap_=None if gap is None else np.array(gap, dtype=np.float64),
+        epsilon_=problem.epsilon.copy(),
+        margin_=problem.margin.features.copy(),
+        vote_margin_=problem.margin.vote,
     )

@@ -60,8 +60,8 @@ def feature_tweak(
     X: Any,
     *,
     target: Any,
-    cost: Any = "l2",
-    epsilon: Any = "auto",
+    cost: Any = "auto",
+    epsilon: Any = 0.0,
     mode: Mode = "minimal",
     constraints: Constraints | None = None,
     reference: Any = None,
@@ -91,17 +91,21 @@ def feature_tweak(
         class) or with a value inside the interval; for boosting, leaves whose
         contribution moves the raw score towards the target compared with the
         leaf ``x`` reaches in the same tree.
-    cost : str, array-like, mapping or callable, default="l2"
-        ``"l2"``, ``"l1"``, ``"l0"``, ``"linf"``, ``"cosine"``, ``"mad"``
+    cost : str, array-like, mapping or callable, default="auto"
+        ``"auto"``: ``"mad"`` with ``reference`` (scale-free), else ``"l1"``
+        (the result's ``cost_name_`` says which); ``"l2"``, ``"l1"``, ``"l0"``, ``"linf"``, ``"cosine"``, ``"mad"``
         (L1 scaled by each feature's median absolute deviation in
         ``reference``), per-feature weights (weighted L1), ``{"norm": ...,
         "weights": ...}``, or a vectorized callable ``cost(x, candidates)``
         returning shape (n_candidates,).
-    epsilon : float, array-like of shape (n_features,) or "auto", default="auto"
-        How far inside a leaf's box a moved value lands.  ``"auto"``: 1% of each
-        feature's standard deviation in ``reference`` (or of the range of its
-        thresholds), never so small that the value falls back across the
-        threshold when the model casts it to float32.
+    epsilon : float, array-like of shape (n_features,) or "auto", default=0.0
+        The paper's epsilon: how far past a threshold a moved value lands.
+        ``0`` (the default): the next representable value past it in the
+        dtype the model compares in (float32 for scikit-learn and XGBoost,
+        float64 for LightGBM), the least change that crosses it.  ``"auto"``:
+        1% of each feature's standard deviation in ``reference`` (or of the
+        range of its thresholds), never so small that the value falls back
+        across the threshold when the model casts it.
     mode : {"minimal", "paper"}, default="minimal"
         ``"minimal"`` moves ``x`` only on the features where it violates the
         leaf's box, to the nearest point of the box shrunk by ``epsilon`` on each

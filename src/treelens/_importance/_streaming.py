@@ -77,12 +77,16 @@ def wants_node_streaming(
 
 
 # ---------------------------------------------------------- counterfactuals
+# Attributes of a counterfactual result that hold one entry per feature.
+_PER_FEATURE = frozenset({"epsilon_", "margin_"})
+
+
 def concat_counterfactuals(parts: list[Any]) -> Any:
     """One counterfactual result from results over consecutive chunks of rows.
 
     Array attributes (one entry per row) are concatenated; the others (feature
-    names, target, cost name, method) are the same in every part and taken from
-    the first.
+    names, target, cost name, method, the per-feature ``epsilon_`` and
+    ``margin_``) are the same in every part and taken from the first.
     """
     if not parts:
         raise InputError("X holds no rows; expected at least one row.")
@@ -92,7 +96,7 @@ def concat_counterfactuals(parts: list[Any]) -> Any:
     changes: dict[str, Any] = {}
     for item in dataclasses.fields(first):
         value = getattr(first, item.name)
-        if isinstance(value, np.ndarray):
+        if isinstance(value, np.ndarray) and item.name not in _PER_FEATURE:
             changes[item.name] = np.concatenate([getattr(p, item.name) for p in parts])
     return dataclasses.replace(first, **changes)
 

@@ -138,6 +138,7 @@ def price_cells(
     integer: NDArray[np.bool_],
     epsilon: NDArray[np.float64],
     terms: Any,
+    margin: NDArray[np.float64] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The point of every cell nearest to ``x``, and its cost term.
 
@@ -145,8 +146,15 @@ def price_cells(
     ``[lo_j, hi_j]``: ``x_j`` itself when it lies there; otherwise the nearest
     point of the cell shrunk by ``epsilon_j`` at each threshold edge (its
     midpoint when the cell is narrower than ``2 epsilon_j``), as values of the
-    model's ``input_dtype`` that the model routes into that cell.  Integer
-    features take the nearest whole number in the cell.
+    model's ``input_dtype`` that the model routes into that cell.  With
+    ``epsilon_j = 0`` that is the cell's edge nearest ``x_j``: the next
+    representable value past a threshold.  Integer features take the nearest
+    whole number in the cell.
+
+    Where ``margin_j > 0`` the point ``p`` must keep the whole interval
+    ``[p - margin_j, p + margin_j]`` inside the cell (every value in it, after
+    the cast, routes like ``p``): ``x_j`` stays only when it does, cells
+    narrower than that hold no point, and ``epsilon_j`` is not used.
 
     Parameters
     ----------
@@ -169,11 +177,15 @@ def price_cells(
     # Feasible values of the cell: [cell_min, cell_high] within [lo, hi].
     r_lo = np.maximum(program.cell_min, round_up(lo, dtype)[f])
     r_hi = np.minimum(program.cell_high, round_down(hi, dtype)[f])
+    m = np.zeros(f.size) if margin is None else margin[f]
+    robust = m > 0
+    if robust.any():
+        r_lo, r_hi = _robust_range(program, r_lo, r_hi, m, robust, dtype)
     r_lo = np.where(is_int, np.ceil(r_lo), r_lo)
     r_hi = np.where(is_int, np.floor(r_hi), r_hi)
     feasible = r_lo <= r_hi
     # Kept away from the thresholds by epsilon where the cell is wide enough.
-    eps = np.where(is_int, 0.0, epsilon[f])
+    eps = np.where(is_int | robust, 0.0, epsilon[f])
     with np.errstate(invalid="ignore"):
         s_lo = np.maximum(r_lo, round_up(program.cell_low + eps, dtype))
         s_hi = np.minimum(r_hi, round_down(program.cell_high - eps, dtype))
@@ -187,6 +199,7 @@ def price_cells(
     x_cast = x.astype(dtype).astype(np.float64)[f]
     stay = (x >= lo) & (x <= hi) & (~integer | (x == np.round(x)))
     inside = (x_cast >= program.cell_min) & (x_cast <= program.cell_high) & stay[f]
+    inside &= ~robust | ((xc - m >= program.cell_min) & (xc + m <= program.cell_high))
     feasible |= inside
     points = np.where(inside, xc, np.clip(xc, s_lo, s_hi))
     points = np.where(feasible, points, np.nan)
@@ -197,6 +210,34 @@ def price_cells(
     table[local, f] = np.where(feasible, points - xc, 0.0)
     cost_terms = np.where(feasible, terms(table)[local, f], np.inf)
     return points, cost_terms
+
+
+def _robust_range(
+    program: ForestProgram,
+    r_lo: NDArray[np.float64],
+    r_hi: NDArray[np.float64],
+    m: NDArray[np.float64],
+    robust: NDArray[np.bool_],
+    dtype: Any,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Shrink each cell's range so that ``[p - m, p + m]`` stays in the cell.
+
+    Casting is monotone and the cell's ends ``cell_min`` and ``cell_high`` are
+    values of ``dtype``: ``p - m >= cell_min`` and ``p + m <= cell_high`` (in
+    exact arithmetic, checked after rounding) make every value within ``m`` of
+    ``p`` route into the cell.
+    """
+    with np.errstate(invalid="ignore", over="ignore"):
+        low = round_up(program.cell_min + m, dtype)
+        short = np.isfinite(low) & (low - m < program.cell_min)
+        low[short] = round_up(np.nextafter(low[short], np.inf), dtype)
+        high = round_down(program.cell_high - m, dtype)
+        over = np.isfinite(high) & (high + m > program.cell_high)
+        high[over] = round_down(np.nextafter(high[over], -np.inf), dtype)
+    return (
+        np.where(robust, np.maximum(r_lo, low), r_lo),
+        np.where(robust, np.minimum(r_hi, high), r_hi),
+    )
 
 
 @dataclass(frozen=True)
@@ -231,6 +272,7 @@ def solve_cells(
     one_cells: NDArray[np.bool_] | None = None,
     time_limit: float = 30.0,
     margin: float = STRICT_MARGIN,
+    lead: float = 0.0,
     heuristics: bool | None = None,
     highs_options: dict[str, Any] | None = None,
 ) -> MilpOutcome:
@@ -259,6 +301,11 @@ def solve_cells(
         above :data:`STRICT_MARGIN` (a retry after the model disagreed) also
         of non-strict ones and, scaled likewise or by the interval's ends, of
         interval ends.
+    lead : float, default=0.0
+        Least lead of the target in the scores of ``decision`` (a robustness
+        margin on the vote): the target's score exceeds every other by at
+        least ``lead`` (plus the strict margin), or the regression score stays
+        ``lead`` inside the interval.
     heuristics : bool, optional
         Run HiGHS's primal heuristics; by default only without a cutoff (a
         counterfactual close to the optimum makes them a waste of time; a poor
@@ -364,7 +411,8 @@ def solve_cells(
     if decision.kind == "interval":
         ends = [abs(e) for e in (decision.low, decision.high) if np.isfinite(e)]
         least, most = reach(y_scores[:, 0])
-        pad = margin * max([1.0, most - least, *ends]) if retry else 0.0
+        pad = margin * max([1.0, most - least, *ends]) if retry or lead else 0.0
+        pad += lead
         low, high = decision.low - base[0] + pad, decision.high - base[0] - pad
         if most < low or least > high:
             return MilpOutcome("infeasible", None, np.inf, np.inf)
@@ -381,9 +429,8 @@ def solve_cells(
                 diff = y_scores[:, k] - y_scores[:, j]
                 least, most = reach(diff)
                 gap = margin * max(1.0, most - least)
-                need = (gap if decision.strict[k, j] or retry else 0.0) - (
-                    base[k] - base[j]
-                )
+                strict = decision.strict[k, j] or retry or lead > 0
+                need = lead + (gap if strict else 0.0) - (base[k] - base[j])
                 if most < need:
                     break  # class k cannot win
                 if least < need:
@@ -527,6 +574,7 @@ def solve_cells(
             one_cells=one_cells,
             time_limit=left,
             margin=margin,
+            lead=lead,
             heuristics=heuristics,
             highs_options=highs_options,
         )
