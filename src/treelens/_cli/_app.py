@@ -498,6 +498,15 @@ def tweak(
     time_limit: Annotated[
         float, typer.Option("--time-limit", help="auto/optimal: seconds per row.")
     ] = 10.0,
+    n_counterfactuals: Annotated[
+        int,
+        typer.Option(
+            "--options",
+            metavar="K",
+            help="Different options per row, each proven least-cost given the "
+            "earlier ones (one table, an option number per row).",
+        ),
+    ] = 1,
     json_out: JsonOpt = False,
     csv_out: CsvOpt = False,
     out: OutOpt = None,
@@ -532,6 +541,12 @@ def tweak(
         "bounds": _parse_bounds(bounds or []),
     }
     if dataset_mode(data, out_dir, scheduler=scheduler, workers=workers, resume=resume):
+        if n_counterfactuals != 1:
+            raise InputError(
+                "--options gives several counterfactuals per row in tables; Parquet "
+                f"datasets (--out-dir) hold one per row, expected 1, got "
+                f"{n_counterfactuals}."
+            )
         model = _load_model(model_path, trust_pickle, trust)
         tables = tweak_dataset_tables(
             model,
@@ -567,6 +582,7 @@ def tweak(
             constraints=constraints,
             method=method,
             time_limit=time_limit,
+            n_counterfactuals=n_counterfactuals,
             progress=progress.step,
         )
     _emit(render(tables, fmt), out=out, inputs=inputs)

@@ -48,7 +48,7 @@ _TEXT_COLUMNS = {
         "decrease",
         "share",
     ),
-    "changes": ("row", "feature", "before", "after", "delta"),
+    "changes": ("row", "option", "feature", "before", "after", "delta"),
 }
 _TEXT_HEADERS = {
     "feature_name": "feature",
@@ -251,6 +251,7 @@ def counterfactuals(
     method: str = "auto",
     optimal: bool = False,
     time_limit: float = 10.0,
+    n_counterfactuals: int = 1,
     reference: Any = None,
     progress: Progress = None,
 ) -> tuple[list[int], Any]:
@@ -279,6 +280,7 @@ def counterfactuals(
         constraints=_constraints(constraints),
         reference=X if reference is None else reference,
         time_limit=time_limit,
+        n_counterfactuals=n_counterfactuals,
     )
     return chosen, result
 
@@ -310,24 +312,38 @@ def counterfactual_result_tables(
         changes = changes.rename(columns={row_column: "row"})
     summary = []
     status = getattr(result, "status_", None)
-    for i, row in enumerate(rows):
+    positions = getattr(result, "row_", None)
+    if positions is None:
+        positions = np.arange(len(result.found_))
+    options = getattr(result, "option_", None)
+    several = options is not None and int(np.max(options, initial=1)) > 1
+    for i, position in enumerate(positions):
+        row = rows[int(position)]
         moved = changes[changes["row"] == row] if "row" in changes else changes.iloc[:0]
+        if several and "option" in moved:
+            moved = moved[moved["option"] == options[i]]
         words = "; ".join(
             f"{r.feature}: {_short(r.before)} -> {_short(r.after)}"
             for r in moved.itertuples()
         )
-        entry = {
-            "row": row,
-            "prediction": _plain(np.asarray(predicted)[i]),
-            "found": bool(result.found_[i]),
-            "cost": float(result.cost_[i]),
-            "changes": words,
-            "reason": result.reason_[i] or "",
-        }
+        entry = {"row": row}
+        if several:
+            entry["option"] = int(options[i])
+        entry.update(
+            {
+                "prediction": _plain(np.asarray(predicted)[i]),
+                "found": bool(result.found_[i]),
+                "cost": float(result.cost_[i]),
+                "changes": words,
+                "reason": result.reason_[i] or "",
+            }
+        )
         if status is not None:
             entry["status"] = status[i]
             entry["gap"] = float(result.gap_[i])
         summary.append(entry)
+    if not several and "option" in changes:
+        changes = changes.drop(columns="option")
     return {
         "rows": ("Counterfactuals", pd.DataFrame(summary)),
         "changes": ("Changes, one per feature", changes.reset_index(drop=True)),

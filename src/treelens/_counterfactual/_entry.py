@@ -16,6 +16,7 @@ from .._exceptions import InputError
 from ._constraints import Constraints
 from ._costs import is_separable
 from ._optimal import DEFAULT_MEMORY_BUDGET, optimal_counterfactual
+from ._options import Diversity, check_options
 from ._problem import CounterfactualResult
 from ._tweak import feature_tweak
 
@@ -38,7 +39,10 @@ def counterfactual(
     margin: Any = None,
     constraints: Constraints | None = None,
     reference: Any = None,
+    infer: bool | tuple[str, ...] = True,
     time_limit: float = DEFAULT_TIME_LIMIT,
+    n_counterfactuals: int = 1,
+    diversity: Diversity = "moves",
     mode: Literal["minimal", "paper"] = "minimal",
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     progress: bool = False,
@@ -75,8 +79,21 @@ def counterfactual(
     constraints : Constraints, optional
     reference : array-like of shape (n_reference, n_features), optional
         Typically the training set: it makes the default cost scale-free.
+    infer : bool or tuple of {"integer", "flags", "one_hot"}, default=True
+        With ``reference``: constraints read off the data and the rows given
+        (whole-number columns stay whole, 0/1 flags stay 0 or 1, adjacent
+        flag columns with exactly one 1 per row move together as a one-hot
+        group), added to ``constraints`` and reported in ``inferred_``.
+        ``False`` switches it off; a tuple keeps only those kinds.
     time_limit : float, default=10.0
-        Seconds per row for ``"auto"`` and ``"optimal"``.
+        Seconds per row (and option) for ``"auto"`` and ``"optimal"``.
+    n_counterfactuals : int, default=1
+        Options per row, each differing from the earlier ones and proven
+        least-cost given them (see :func:`optimal_counterfactual`); the result
+        holds one entry per row and option (``row_``, ``option_``).  Needs the
+        exact search.
+    diversity : {"moves", "features"}, default="moves"
+        How options differ (see :func:`optimal_counterfactual`).
     mode : {"minimal", "paper"}, default="minimal"
         Candidates of ``"tweak"`` (see :func:`feature_tweak`).
     memory_budget : int, default=2**30
@@ -113,12 +130,17 @@ def counterfactual(
     """
     if method not in _METHODS:
         raise InputError(f"`method` must be one of {list(_METHODS)}; got {method!r}.")
+    check_options(n_counterfactuals, diversity)
     if method == "tweak" or (method == "auto" and not is_separable(cost)):
-        if margin is not None:
-            raise InputError(
-                "`margin` needs the exact search (method='auto' or 'optimal' with a "
-                f"separable cost); got method={method!r}, cost={cost!r}."
-            )
+        for name, value, default in (
+            ("margin", margin, None),
+            ("n_counterfactuals", n_counterfactuals, 1),
+        ):
+            if value != default:
+                raise InputError(
+                    f"`{name}` needs the exact search (method='auto' or 'optimal' "
+                    f"with a separable cost); got method={method!r}, cost={cost!r}."
+                )
         return feature_tweak(
             model,
             X,
@@ -128,6 +150,7 @@ def counterfactual(
             mode=mode,
             constraints=constraints,
             reference=reference,
+            infer=infer,
             memory_budget=memory_budget,
             progress=progress,
         )
@@ -140,7 +163,10 @@ def counterfactual(
         margin=margin,
         constraints=constraints,
         reference=reference,
+        infer=infer,
         time_limit=time_limit,
+        n_counterfactuals=n_counterfactuals,
+        diversity=diversity,
         memory_budget=memory_budget,
         progress=progress,
     )

@@ -12,6 +12,7 @@ which ships inside SciPy.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -32,13 +33,16 @@ from ._milp._solve import (
     price_cells,
     solve_cells,
 )
+from ._options import Diversity, Option, check_options, option_cut
 from ._problem import (
     REASON_INFEASIBLE,
+    REASON_NO_OPTION,
     REASON_TIME_LIMIT,
     CounterfactualResult,
     Problem,
     finish,
     prepare_problem,
+    stack_options,
 )
 from ._targets import encode_classes
 
@@ -64,8 +68,11 @@ def optimal_counterfactual(
     margin: Any = None,
     constraints: Constraints | None = None,
     reference: Any = None,
+    infer: bool | tuple[str, ...] = True,
     time_limit: float = 30.0,
     warm_start: bool = True,
+    n_counterfactuals: int = 1,
+    diversity: Diversity = "moves",
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     progress: bool = False,
 ) -> CounterfactualResult:
@@ -128,6 +135,12 @@ def optimal_counterfactual(
     reference : array-like of shape (n_reference, n_features), optional
         Data for ``"mad"`` (and ``"auto"``) costs, ``"auto"`` epsilon and
         margins as fractions of spread (typically the training set).
+    infer : bool or tuple of {"integer", "flags", "one_hot"}, default=True
+        With ``reference``: constraints read off the data and the rows given
+        (whole-number columns stay whole, 0/1 flags stay 0 or 1, adjacent
+        flag columns with exactly one 1 per row move together as a one-hot
+        group), added to ``constraints`` and reported in ``inferred_``.
+        ``False`` switches it off; a tuple keeps only those kinds.
     time_limit : float, default=30.0
         Seconds each row may take: the local search of the warm start (at
         most a tenth of it) and then HiGHS.
@@ -142,6 +155,16 @@ def optimal_counterfactual(
         costlier than feature tweaking's (up to half a step of the model's dtype,
         where tweaking keeps a threshold's own float64 value).  ``False`` runs the
         program alone.
+    n_counterfactuals : int, default=1
+        Options per row: the least-cost counterfactual, then the least-cost one
+        that differs from it, and so on, in cost order, each proven optimal
+        given the earlier ones (no-good cuts in the program).  The result then
+        holds ``n_counterfactuals`` entries per row (``row_``, ``option_``).
+    diversity : {"moves", "features"}, default="moves"
+        How later options differ (:mod:`treelens._counterfactual._options`):
+        ``"moves"``, each leaves out at least one (feature, direction) change
+        of every earlier option; ``"features"`` (DiCE's diverse sets), each
+        leaves out at least one feature every earlier option changes.
     memory_budget : int, default=2**30
         Largest number of bytes the program of the model may need; larger
         models are refused with the program's size.
@@ -211,6 +234,7 @@ def optimal_counterfactual(
             f"`time_limit` must be a positive number of seconds; got {time_limit!r}."
         )
     check_memory_budget(memory_budget)
+    n_options = check_options(n_counterfactuals, diversity)
     problem = prepare_problem(
         model,
         X,
@@ -220,6 +244,7 @@ def optimal_counterfactual(
         constraints=constraints,
         reference=reference,
         margin=margin,
+        infer=infer,
     )
     if not problem.cost.separable:
         raise InputError(
@@ -246,9 +271,55 @@ def optimal_counterfactual(
             epsilon=problem.epsilon,
             constraints=constraints,
             reference=problem.reference,
+            infer=infer,
             memory_budget=int(memory_budget),
         )
-    return _solve_rows(problem, program, todo, tweak, float(time_limit), warm_start)
+    return _solve_rows(
+        problem,
+        program,
+        todo,
+        tweak,
+        float(time_limit),
+        warm_start,
+        n_options,
+        diversity,
+    )
+
+
+@dataclass
+class _Row:
+    """What the searches of one row share: its priced cells and decision."""
+
+    i: int
+    x: NDArray[np.float64]
+    points: NDArray[np.float64]
+    terms: NDArray[np.float64]
+    one_cells: NDArray[np.bool_] | None
+    decision: Decision
+    own: NDArray[np.intp]
+
+
+@dataclass
+class _Answers:
+    """Per option and row: the counterfactual, its cost and how it was settled."""
+
+    X_cf: NDArray[np.float64]
+    cost: NDArray[np.float64]
+    found: NDArray[np.bool_]
+    reason: NDArray[np.object_]
+    status: NDArray[np.object_]
+    gap: NDArray[np.float64]
+
+    @classmethod
+    def empty(cls, k: int, n: int, n_features: int) -> _Answers:
+        return cls(
+            X_cf=np.full((k, n, n_features), np.nan),
+            cost=np.full((k, n), np.inf),
+            found=np.zeros((k, n), dtype=bool),
+            reason=np.full((k, n), None, dtype=object),
+            status=np.full((k, n), "optimal", dtype=object),
+            gap=np.zeros((k, n)),
+        )
 
 
 def _solve_rows(
@@ -258,98 +329,151 @@ def _solve_rows(
     tweak: CounterfactualResult | None,
     time_limit: float,
     warm_start: bool = True,
+    n_options: int = 1,
+    diversity: Diversity = "moves",
 ) -> CounterfactualResult:
     n, n_features = problem.X.shape
-    X_cf = np.full((n, n_features), np.nan)
-    cost = np.full(n, np.inf)
-    found = np.zeros(n, dtype=bool)
-    reason = np.full(n, None, dtype=object)
-    status = np.full(n, "optimal", dtype=object)
-    gap = np.zeros(n)
-    resolved = problem.constraints
-    lo, hi = resolved.feasible_intervals(problem.X)
-    norm = problem.cost.norm
-    one_hot = resolved.one_hot
-    margin = robust_margin(problem)
-    for position, i in enumerate(todo):  # one program per row
-        x = problem.X[i]
-        points, terms = price_cells(
-            program,
-            x,
-            lo[i],
-            hi[i],
-            resolved.integer,
-            problem.epsilon,
-            problem.cost.terms,
-            margin,
-        )
-        one_cells = points == 1.0 if one_hot else None
-        decision = _decision(problem, i)
-        deadline = time.perf_counter() + time_limit
+    out = _Answers.empty(n_options, n, n_features)
+    for position, i in enumerate(todo):  # one program per row and option
+        row = _price_row(problem, program, int(i))
         known = None
         if tweak is not None and tweak.found_[position]:
-            known = _on_grid(program, tweak.X_cf_[position], points, terms, norm)
-        incumbent, settled = known, False
-        if warm_start:
-            incumbent, settled = _incumbent(
-                problem,
-                program,
-                decision,
-                points,
-                terms,
-                known,
-                i,
-                deadline=time.perf_counter() + _SEARCH_SHARE * time_limit,
+            known = _on_grid(
+                program, tweak.X_cf_[position], row.points, row.terms, problem.cost.norm
             )
-        outcome = _solve_checked(
+        earlier: list[Option] = []
+        for option in range(n_options):
+            if option and not out.found[option - 1, i]:
+                # No earlier option, so none under more conditions either.
+                out.status[option, i] = out.status[option - 1, i]
+                out.reason[option, i] = out.reason[option - 1, i] or REASON_NO_OPTION
+                out.gap[option, i] = out.gap[option - 1, i]
+                continue
+            outcome = _solve_option(
+                problem, program, row, known, earlier, time_limit, warm_start
+            )
+            _record(problem, program, row, outcome, out, option)
+            if (
+                not option
+                and tweak is not None
+                and problem.epsilon.any()
+                and not problem.margin.any
+                and tweak.found_[position]
+                and tweak.cost_[position] < out.cost[0, i]
+            ):
+                # With a positive epsilon, feature tweaking's point may sit closer
+                # than epsilon to another tree's threshold, which the cells avoid:
+                # never return more than it (it is no robust answer, though).
+                out.X_cf[0, i] = tweak.X_cf_[position]
+                out.cost[0, i], out.found[0, i] = tweak.cost_[position], True
+                out.status[0, i], out.reason[0, i] = "optimal", None
+            if out.found[option, i]:
+                earlier.append(Option(row.x, out.X_cf[option, i], diversity))
+    results = [
+        finish(
             problem,
-            program,
-            decision,
-            points,
-            terms,
-            incumbent,
-            one_cells,
-            deadline,
-            i,
-            heuristics=not settled,
+            X_cf=out.X_cf[o],
+            found=out.found[o],
+            cost=out.cost[o],
+            reason=out.reason[o],
+            method="optimal_counterfactual",
+            status=out.status[o],
+            gap=out.gap[o],
         )
-        if outcome.cells is not None:
-            X_cf[i] = points[outcome.cells]
-            cost[i] = problem.cost.many(x[None, :], X_cf[i][None, :])[0]
-            found[i] = True
-        if (
-            tweak is not None
-            and problem.epsilon.any()
-            and not problem.margin.any
-            and tweak.found_[position]
-            and tweak.cost_[position] < cost[i]
-        ):
-            # With a positive epsilon, feature tweaking's point may sit closer
-            # than epsilon to another tree's threshold, which the cells avoid:
-            # never return more than it (it is no robust answer, though).
-            X_cf[i], cost[i], found[i] = (
-                tweak.X_cf_[position],
-                tweak.cost_[position],
-                True,
-            )
-        if found[i]:
-            stopped = outcome.status == "time_limit"
-            status[i] = "time_limit" if stopped else "optimal"
-            gap[i] = _gap(cost[i], outcome.bound, norm) if stopped else 0.0
-        elif outcome.status == "infeasible":
-            status[i], reason[i], gap[i] = "infeasible", REASON_INFEASIBLE, np.nan
-        else:
-            status[i], reason[i], gap[i] = "time_limit", REASON_TIME_LIMIT, np.inf
-    return finish(
-        problem,
-        X_cf=X_cf,
-        found=found,
-        cost=cost,
-        reason=reason,
-        method="optimal_counterfactual",
-        status=status,
-        gap=gap,
+        for o in range(n_options)
+    ]
+    return stack_options(results, problem.at_target)
+
+
+def _price_row(problem: Problem, program: ForestProgram, i: int) -> _Row:
+    resolved = problem.constraints
+    lo, hi = resolved.feasible_intervals(problem.X[i : i + 1])
+    x = problem.X[i]
+    points, terms = price_cells(
+        program,
+        x,
+        lo[0],
+        hi[0],
+        resolved.integer,
+        problem.epsilon,
+        problem.cost.terms,
+        robust_margin(problem),
     )
+    own = program.cell_of(x.astype(program.input_dtype).astype(np.float64)[None, :])[0]
+    return _Row(
+        i=i,
+        x=x,
+        points=points,
+        terms=terms,
+        one_cells=points == 1.0 if resolved.one_hot else None,
+        decision=_decision(problem, i),
+        own=own,
+    )
+
+
+def _solve_option(
+    problem: Problem,
+    program: ForestProgram,
+    row: _Row,
+    known: tuple[NDArray[np.intp], float] | None,
+    earlier: list[Option],
+    time_limit: float,
+    warm_start: bool,
+) -> MilpOutcome:
+    """The least-cost counterfactual of ``row`` that differs from every earlier
+    option (see :mod:`treelens._counterfactual._options`)."""
+    deadline = time.perf_counter() + time_limit
+    search_deadline = time.perf_counter() + _SEARCH_SHARE * time_limit
+    incumbent, settled = (None, False) if earlier else (known, False)
+    if warm_start and not earlier:
+        incumbent, settled = _incumbent(
+            problem, program, row, known, deadline=search_deadline
+        )
+    elif warm_start:
+        incumbent, settled = _option_incumbent(
+            problem, program, row, earlier, deadline=search_deadline
+        )
+    cuts = tuple(option_cut(o, program, row.points, row.x) for o in earlier)
+    return _solve_checked(
+        problem,
+        program,
+        row,
+        incumbent,
+        deadline,
+        cuts=cuts,
+        heuristics=not settled,
+    )
+
+
+def _record(
+    problem: Problem,
+    program: ForestProgram,
+    row: _Row,
+    outcome: MilpOutcome,
+    out: _Answers,
+    option: int,
+) -> None:
+    i = row.i
+    if outcome.cells is not None:
+        out.X_cf[option, i] = row.points[outcome.cells]
+        out.cost[option, i] = problem.cost.many(
+            row.x[None, :], out.X_cf[option, i][None, :]
+        )[0]
+        out.found[option, i] = True
+        stopped = outcome.status == "time_limit"
+        out.status[option, i] = "time_limit" if stopped else "optimal"
+        out.gap[option, i] = (
+            _gap(out.cost[option, i], outcome.bound, problem.cost.norm)
+            if stopped
+            else 0.0
+        )
+    elif outcome.status == "infeasible":
+        out.status[option, i] = "infeasible"
+        out.reason[option, i] = REASON_INFEASIBLE if not option else REASON_NO_OPTION
+        out.gap[option, i] = np.nan
+    else:
+        out.status[option, i], out.reason[option, i] = "time_limit", REASON_TIME_LIMIT
+        out.gap[option, i] = np.inf
 
 
 def robust_margin(problem: Problem) -> NDArray[np.float64]:
@@ -403,39 +527,55 @@ def _on_grid(
     return cells, float(picked.max(initial=0.0) if norm == "linf" else picked.sum())
 
 
+def _grid_search(
+    problem: Problem,
+    program: ForestProgram,
+    row: _Row,
+    *,
+    deadline: float,
+    terms: NDArray[np.float64] | None = None,
+    earlier: list[Option] | None = None,
+) -> GridSearch:
+    """The local search of ``row``; with ``earlier`` options, only points that
+    differ from each count as counterfactuals."""
+    i, decision = row.i, row.decision
+
+    def meets(X: NDArray[np.float64]) -> NDArray[np.bool_]:
+        ok = _meets_many(problem, X, i, program, decision)
+        for option in earlier or ():
+            ok &= option.allows(row.x, X)
+        return ok
+
+    return GridSearch(
+        forest=problem.forest,
+        program=program,
+        decision=decision,
+        meets=meets,
+        points=row.points,
+        terms=row.terms if terms is None else terms,
+        movable=~problem.constraints.in_one_hot,
+        linf=problem.cost.norm == "linf",
+        deadline=deadline,
+    )
+
+
 def _incumbent(
     problem: Problem,
     program: ForestProgram,
-    decision: Decision,
-    points: NDArray[np.float64],
-    terms: NDArray[np.float64],
+    row: _Row,
     known: tuple[NDArray[np.intp], float] | None,
-    i: int,
     *,
     deadline: float,
 ) -> tuple[tuple[NDArray[np.intp], float] | None, bool]:
     """The best counterfactual the local search finds by ``deadline``, from the
     row itself and from a known one (feature tweaking's, on the grid), as cells
     and objective (None if none), and whether the search ran to its end."""
-    forest = problem.forest
-    search = GridSearch(
-        forest=forest,
-        program=program,
-        decision=decision,
-        meets=lambda X: _meets_many(problem, X, i, program, decision),
-        points=points,
-        terms=terms,
-        movable=~problem.constraints.in_one_hot,
-        linf=problem.cost.norm == "linf",
-        deadline=deadline,
-    )
+    search = _grid_search(problem, program, row, deadline=deadline)
+    points, own = row.points, row.own
     found = []
     if known is not None and search.meets(points[known[0]][None, :])[0]:
         found.append(descend(search, known[0]))
-    own = program.cell_of(
-        problem.X[i].astype(program.input_dtype).astype(np.float64)[None, :]
-    )[0]
-    if np.isfinite(terms[own]).all():
+    if np.isfinite(row.terms[own]).all():
         climbed = greedy_ascent(search, own)
         if climbed is not None:
             found.append(descend(search, climbed))
@@ -450,17 +590,53 @@ def _incumbent(
     return (cells, search.objective(cells)), settled
 
 
+def _option_incumbent(
+    problem: Problem,
+    program: ForestProgram,
+    row: _Row,
+    earlier: list[Option],
+    *,
+    deadline: float,
+) -> tuple[tuple[NDArray[np.intp], float] | None, bool]:
+    """A counterfactual that differs from every earlier option, by local search.
+
+    A climb from the row with every cell repeating one move of the last option
+    forbidden (one climb per move), then a descent, each step confirmed with
+    the forest and the earlier options.
+    """
+    best: tuple[NDArray[np.intp], float] | None = None
+    settled = True
+    for blocked in earlier[-1].blocked_cells(program, row.points, row.x):
+        terms = row.terms.copy()
+        terms[blocked] = np.inf
+        search = _grid_search(
+            problem, program, row, deadline=deadline, terms=terms, earlier=earlier
+        )
+        if search.out_of_time():
+            return best, False
+        if not np.isfinite(terms[row.own]).all():
+            continue
+        climbed = greedy_ascent(search, row.own)
+        if climbed is None:
+            settled &= not search.out_of_time()
+            continue
+        cells = descend(search, climbed)
+        if search.meets(row.points[cells][None, :])[0]:
+            objective = search.objective(cells)
+            if best is None or objective < best[1]:
+                best = (cells, objective)
+        settled &= not search.out_of_time()
+    return best, settled and best is not None
+
+
 def _solve_checked(
     problem: Problem,
     program: ForestProgram,
-    decision: Decision,
-    points: NDArray[np.float64],
-    terms: NDArray[np.float64],
+    row: _Row,
     incumbent: tuple[NDArray[np.intp], float] | None,
-    one_cells: NDArray[np.bool_] | None,
     deadline: float,
-    i: int,
     *,
+    cuts: tuple[tuple[NDArray[np.intp], float], ...] = (),
     heuristics: bool = True,
 ) -> MilpOutcome:
     """Solve, and confirm with the forest; raise the margin if a tie was misjudged.
@@ -476,19 +652,20 @@ def _solve_checked(
         remaining = max(deadline - time.perf_counter(), 1e-3)
         outcome = solve_cells(
             program,
-            decision,
-            terms,
+            row.decision,
+            row.terms,
             linf=problem.cost.norm == "linf",
             cutoff=cutoff,
             one_hot=problem.constraints.one_hot,
-            one_cells=one_cells,
+            one_cells=row.one_cells,
             time_limit=remaining,
             margin=margin,
             lead=vote_lead(problem),
+            cuts=cuts,
             heuristics=heuristics,
         )
         if outcome.cells is None or _meets(
-            problem, points[outcome.cells], i, program, decision
+            problem, row.points[outcome.cells], row.i, program, row.decision
         ):
             break
     # An answer the forest still rejects goes on to the final check, which

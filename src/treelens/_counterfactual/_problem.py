@@ -14,6 +14,7 @@ Used by :func:`~treelens.feature_tweak` and :func:`~treelens.optimal_counterfact
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 import weakref
 from dataclasses import dataclass
@@ -27,13 +28,16 @@ from .._exceptions import InputError, TreelensError
 from ._constraints import Constraints, ResolvedConstraints
 from ._costs import Cost, resolve_cost
 from ._epsilon import ResolvedMargin, resolve_epsilon, resolve_margin
+from ._inference import infer_constraints, resolve_infer
 from ._targets import Target, resolve_target
 
 __all__ = [
+    "REASON_AT_TARGET",
     "REASON_CHECK_FAILED",
     "REASON_INFEASIBLE",
     "REASON_NOT_REACHABLE",
     "REASON_NO_FLIP",
+    "REASON_NO_OPTION",
     "REASON_TIME_LIMIT",
     "CounterfactualCheckWarning",
     "CounterfactualResult",
@@ -43,6 +47,7 @@ __all__ = [
     "forest_of",
     "prepare_problem",
     "source_predict",
+    "stack_options",
 ]
 
 #: No leaf of the target can be reached under the constraints (no candidate at all).
@@ -53,6 +58,13 @@ REASON_NO_FLIP = "no candidate flips the ensemble"
 REASON_INFEASIBLE = "infeasible: no change reaches the target under the constraints"
 #: The exact search stopped at its time limit before finding any counterfactual.
 REASON_TIME_LIMIT = "time limit reached before any counterfactual was found"
+#: A further option of a diverse set: nothing else reaches the target (proven).
+REASON_NO_OPTION = (
+    "no further option: every other change that reaches the target repeats an "
+    "earlier option"
+)
+#: A further option of a row that already has the target.
+REASON_AT_TARGET = "the row already has the target"
 #: The source model's own predict (or a constraint) rejected the answer: a bug.
 REASON_CHECK_FAILED = (
     "rejected by the source model's predict or the constraints (a bug)"
@@ -69,6 +81,10 @@ class CounterfactualCheckWarning(TreelensError, RuntimeWarning):
 @dataclass(frozen=True, eq=False)
 class CounterfactualResult:
     """Counterfactuals of a batch of rows.
+
+    One entry per row, or with ``n_counterfactuals=k`` one per row and option
+    (``n_samples`` is then ``k`` times the rows given, row by row, options in
+    cost order); ``row_`` and ``option_`` say which.
 
     Attributes
     ----------
@@ -108,6 +124,14 @@ class CounterfactualResult:
         (feature units; 0 without a margin).
     vote_margin_ : float
         Least lead of the target in the model's output asked for (0: none).
+    inferred_ : dict
+        Constraints read off ``reference``: ``{"integer": [...], "flags": [...],
+        "one_hot": [[...], ...]}`` (feature names), empty without reference or
+        with ``infer=False``.
+    row_ : ndarray of shape (n_samples,), int
+        Position of each entry's row in the rows given.
+    option_ : ndarray of shape (n_samples,), int
+        Option number of each entry (1 for the least-cost one).
     """
 
     X_: NDArray[np.float64]
@@ -128,8 +152,16 @@ class CounterfactualResult:
     epsilon_: NDArray[np.float64] | None = None
     margin_: NDArray[np.float64] | None = None
     vote_margin_: float = 0.0
+    inferred_: dict[str, Any] = dataclasses.field(default_factory=dict)
+    row_: NDArray[np.intp] | None = None
+    option_: NDArray[np.intp] | None = None
 
     def __post_init__(self) -> None:
+        n = int(self.found_.shape[0])
+        if self.row_ is None:
+            object.__setattr__(self, "row_", np.arange(n, dtype=np.intp))
+        if self.option_ is None:
+            object.__setattr__(self, "option_", np.ones(n, dtype=np.intp))
         for name in self.__dataclass_fields__:
             value = getattr(self, name)
             if isinstance(value, np.ndarray):
@@ -156,16 +188,19 @@ class CounterfactualResult:
         Returns
         -------
         pandas.DataFrame
-            Columns ``row``, ``feature``, ``before``, ``after``, ``delta``,
-            ``cost``, ``tree``, ``leaf``.
+            Columns ``row`` (position in the rows given), ``option``,
+            ``feature``, ``before``, ``after``, ``delta``, ``cost``, ``tree``,
+            ``leaf``.
         """
         import pandas as pd
 
+        assert self.row_ is not None and self.option_ is not None
         rows, cols = np.nonzero(self.changed_)
         before, after = self.X_[rows, cols], self.X_cf_[rows, cols]
         return pd.DataFrame(
             {
-                "row": rows,
+                "row": self.row_[rows],
+                "option": self.option_[rows],
                 "feature": np.array(self.feature_names_, dtype=object)[cols],
                 "before": before,
                 "after": after,
@@ -207,6 +242,9 @@ class Problem:
     constraints : ResolvedConstraints
     reference : ndarray of shape (n_reference, n_features) or None
     margin : ResolvedMargin
+    inferred : dict
+        Constraints read off the reference data (see
+        :mod:`treelens._counterfactual._inference`).
     """
 
     forest: Forest
@@ -221,6 +259,7 @@ class Problem:
     constraints: ResolvedConstraints
     reference: NDArray[np.float64] | None
     margin: ResolvedMargin
+    inferred: dict[str, Any]
 
 
 def as_float64(forest: Forest, X: Any) -> NDArray[np.float64]:
@@ -296,6 +335,7 @@ def prepare_problem(
     constraints: Constraints | None,
     reference: Any,
     margin: Any = None,
+    infer: Any = True,
 ) -> Problem:
     """Validate the public arguments of a counterfactual search (see :class:`Problem`).
 
@@ -322,6 +362,13 @@ def prepare_problem(
             "`constraints` must be a treelens.Constraints or None; got "
             f"{type(constraints).__name__}."
         )
+    inferred: dict[str, Any] = {}
+    if ref is not None:
+        constraints, inferred = infer_constraints(
+            forest, ref, rows, constraints, resolve_infer(infer)
+        )
+    else:
+        resolve_infer(infer)  # checked all the same
     resolved = (constraints or Constraints()).resolve(forest)
     resolved.check_rows(rows)
     leaves = forest._apply(rows.astype(forest.input_dtype))
@@ -340,6 +387,7 @@ def prepare_problem(
         constraints=resolved,
         reference=ref,
         margin=resolve_margin(forest, margin, ref),
+        inferred=inferred,
     )
 
 
@@ -459,4 +507,39 @@ def finish(
         epsilon_=problem.epsilon.copy(),
         margin_=problem.margin.features.copy(),
         vote_margin_=problem.margin.vote,
+        inferred_=problem.inferred,
     )
+
+
+def stack_options(
+    results: list[CounterfactualResult], at_target: NDArray[np.bool_]
+) -> CounterfactualResult:
+    """One result from the results of each option (same rows), row by row.
+
+    Rows that already had the target have one option (themselves); their
+    further options are not found, with :data:`REASON_AT_TARGET`.
+    """
+    if len(results) == 1:
+        return results[0]
+    k, n = len(results), len(results[0])
+    changes: dict[str, Any] = {}
+    per_feature = {"epsilon_", "margin_", "row_", "option_"}
+    for item in dataclasses.fields(results[0]):
+        first = getattr(results[0], item.name)
+        if isinstance(first, np.ndarray) and item.name not in per_feature:
+            stacked = np.stack([getattr(r, item.name) for r in results], axis=1)
+            changes[item.name] = stacked.reshape((n * k, *first.shape[1:])).copy()
+    later = np.zeros((n, k), dtype=bool)
+    later[:, 1:] = at_target[:, None]
+    later = later.ravel()
+    changes["found_"][later] = False
+    changes["X_cf_"][later] = np.nan
+    changes["cost_"][later] = np.inf
+    changes["reason_"][later] = REASON_AT_TARGET
+    changes["cf_prediction_"][later] = None
+    if "status_" in changes:
+        changes["status_"][later] = "optimal"
+        changes["gap_"][later] = np.nan
+    changes["row_"] = np.repeat(np.arange(n, dtype=np.intp), k)
+    changes["option_"] = np.tile(np.arange(1, k + 1, dtype=np.intp), n)
+    return dataclasses.replace(results[0], **changes)

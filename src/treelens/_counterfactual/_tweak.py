@@ -65,6 +65,7 @@ def feature_tweak(
     mode: Mode = "minimal",
     constraints: Constraints | None = None,
     reference: Any = None,
+    infer: bool | tuple[str, ...] = True,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     progress: bool = False,
 ) -> CounterfactualResult:
@@ -122,6 +123,12 @@ def feature_tweak(
     reference : array-like of shape (n_reference, n_features), optional
         Data for ``"mad"`` costs and ``"auto"`` epsilon (typically the training
         set).
+    infer : bool or tuple of {"integer", "flags", "one_hot"}, default=True
+        With ``reference``: constraints read off the data and the rows given
+        (whole-number columns stay whole, 0/1 flags stay 0 or 1, adjacent
+        flag columns with exactly one 1 per row move together as a one-hot
+        group), added to ``constraints`` and reported in ``inferred_``.
+        ``False`` switches it off; a tuple keeps only those kinds.
     memory_budget : int, default=2**30
         Largest number of bytes one chunk of work allocates; a budget that cannot
         hold the candidates of one row is refused.
@@ -173,6 +180,7 @@ def feature_tweak(
         epsilon=epsilon,
         constraints=constraints,
         reference=reference,
+        infer=infer,
     )
     n, n_features = problem.X.shape
     out = {

@@ -98,6 +98,13 @@ def concat_counterfactuals(parts: list[Any]) -> Any:
         value = getattr(first, item.name)
         if isinstance(value, np.ndarray) and item.name not in _PER_FEATURE:
             changes[item.name] = np.concatenate([getattr(p, item.name) for p in parts])
+    if getattr(first, "row_", None) is not None:
+        # Positions in the rows given: each part's count on from the last.
+        sizes = [int(p.row_.max()) + 1 if len(p.row_) else 0 for p in parts]
+        starts = np.cumsum([0, *sizes[:-1]])
+        changes["row_"] = np.concatenate(
+            [p.row_ + start for p, start in zip(parts, starts)]
+        )
     return dataclasses.replace(first, **changes)
 
 

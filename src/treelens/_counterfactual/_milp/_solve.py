@@ -273,6 +273,7 @@ def solve_cells(
     time_limit: float = 30.0,
     margin: float = STRICT_MARGIN,
     lead: float = 0.0,
+    cuts: tuple[tuple[NDArray[np.intp], float], ...] = (),
     heuristics: bool | None = None,
     highs_options: dict[str, Any] | None = None,
 ) -> MilpOutcome:
@@ -306,6 +307,9 @@ def solve_cells(
         margin on the vote): the target's score exceeds every other by at
         least ``lead`` (plus the strict margin), or the regression score stays
         ``lead`` inside the interval.
+    cuts : tuple of (ndarray of int, float)
+        Further rows ``sum z[cells] <= bound`` on the cell binaries (the
+        no-good cuts that keep later options apart from earlier ones).
     heuristics : bool, optional
         Run HiGHS's primal heuristics; by default only without a cutoff (a
         counterfactual close to the optimum makes them a waste of time; a poor
@@ -482,6 +486,8 @@ def solve_cells(
         # The cutoff is HiGHS's objective bound (below), not a row: the row
         # made the relaxation harder to solve (1.1 times slower over 16 rows).
         objective[c0 : c0 + program.n_features] = 1.0
+    for cut_cells, bound in cuts:
+        add_row(cut_cells, np.ones(cut_cells.size), -np.inf, bound)
     if one_hot:
         assert one_cells is not None
         for group in one_hot:
@@ -575,6 +581,7 @@ def solve_cells(
             time_limit=left,
             margin=margin,
             lead=lead,
+            cuts=cuts,
             heuristics=heuristics,
             highs_options=highs_options,
         )
