@@ -268,6 +268,48 @@ def solve_cells(
     *,
     linf: bool = False,
     cutoff: float = np.inf,
+    **options: Any,
+) -> MilpOutcome:
+    """Least-cost choice of one cell per feature meeting ``decision``, with the
+    objective scaled so that the cutoff (else the largest term) is 1.
+
+    The program's speed then does not depend on the units of the cost: terms in
+    squared currency and in median absolute deviations give HiGHS the same
+    numbers to work with.  Objectives and bounds are returned in the original
+    units.  Arguments as :func:`_solve_cells`.
+    """
+    finite = cost_terms[np.isfinite(cost_terms)]
+    if np.isfinite(cutoff) and cutoff > 0:
+        scale = float(cutoff)
+    else:
+        scale = float(finite.max(initial=0.0))
+    if not (np.isfinite(scale) and scale > 0):
+        scale = 1.0
+    outcome = _solve_cells(
+        program,
+        decision,
+        cost_terms / scale,
+        linf=linf,
+        cutoff=cutoff / scale,
+        **options,
+    )
+    if outcome.cells is None:
+        return MilpOutcome(
+            outcome.status, None, np.inf, outcome.bound * scale
+        )
+    picked = cost_terms[outcome.cells]
+    value = float(picked.max(initial=0.0) if linf else picked.sum())
+    bound = min(value, outcome.bound * scale)
+    return MilpOutcome(outcome.status, outcome.cells, value, bound)
+
+
+def _solve_cells(
+    program: ForestProgram,
+    decision: Decision,
+    cost_terms: NDArray[np.float64],
+    *,
+    linf: bool = False,
+    cutoff: float = np.inf,
     one_hot: tuple[NDArray[np.intp], ...] = (),
     one_cells: NDArray[np.bool_] | None = None,
     time_limit: float = 30.0,
@@ -571,7 +613,7 @@ def solve_cells(
         # can end in a "solve error" too (a point off by the strict margin
         # within tolerances); the program without the cutoff solves.
         left = max(float(time_limit) - (time.perf_counter() - started), 1e-3)
-        return solve_cells(
+        return _solve_cells(
             program,
             decision,
             cost_terms,
