@@ -7,6 +7,7 @@ representation of a fitted ensemble (:class:`Forest`).
 
 from ._adapters import register_adapter, supported_models, to_forest
 from ._core._boxes import LeafBoxes, leaf_boxes
+from ._core._features import FeatureSpec
 from ._core._forest import Forest, Tree
 from ._counterfactual._constraints import Constraints
 from ._counterfactual._entry import counterfactual
@@ -15,15 +16,23 @@ from ._counterfactual._optimal import optimal_counterfactual
 from ._counterfactual._problem import CounterfactualResult
 from ._counterfactual._tweak import feature_tweak
 from ._exceptions import (
+    BackgroundError,
     InputError,
     NotFittedError,
+    OutputTooLargeError,
     TreelensError,
     UnsupportedModelError,
 )
+from ._explain._shap import ShapResult, shap_interaction_values, shap_values
+from ._importance._debiased import DebiasedMDIImportance, debiased_mdi_importance
 from ._importance._gain import gain_importance
 from ._importance._mdi import MDIImportance, mdi_importance
 from ._importance._node_statistics import NodeStatistics, node_statistics
-from ._importance._permutation import permutation_importance
+from ._importance._permutation import (
+    GroupedPermutationImportance,
+    grouped_permutation_importance,
+    permutation_importance,
+)
 from ._importance._result import ImportanceResult
 from ._plots._display_counterfactual import CounterfactualDisplay
 from ._plots._display_importance import ImportanceDisplay
@@ -35,12 +44,16 @@ from ._plots._dot import export_dot
 from ._version import __version__ as __version__
 
 __all__ = [
+    "BackgroundError",
     "Constraints",
     "CounterfactualDisplay",
     "CounterfactualResult",
+    "DebiasedMDIImportance",
     "DecisionRegionDisplay",
+    "FeatureSpec",
     "Forest",
     "ForestGridDisplay",
+    "GroupedPermutationImportance",
     "ImportanceDisplay",
     "ImportanceResult",
     "InputError",
@@ -49,22 +62,28 @@ __all__ = [
     "Margin",
     "NodeStatistics",
     "NotFittedError",
+    "OutputTooLargeError",
     "PartitionDisplay",
     "RegressionStepsDisplay",
+    "ShapResult",
     "Tree",
     "TreeDiagramDisplay",
     "TreelensError",
     "UnsupportedModelError",
     "counterfactual",
+    "debiased_mdi_importance",
     "export_dot",
     "feature_tweak",
     "gain_importance",
+    "grouped_permutation_importance",
     "leaf_boxes",
     "mdi_importance",
     "node_statistics",
     "optimal_counterfactual",
     "permutation_importance",
     "register_adapter",
+    "shap_interaction_values",
+    "shap_values",
     "supported_models",
     "to_forest",
 ]

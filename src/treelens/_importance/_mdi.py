@@ -55,7 +55,7 @@ class MDIImportance(ImportanceResult):
 
 
 def mdi_importance(
-    model_or_forest: Any,
+    model: Any,
     X: Any = None,
     y: Any = None,
     *,
@@ -77,7 +77,7 @@ def mdi_importance(
 
     Parameters
     ----------
-    model_or_forest : fitted estimator or Forest
+    model : fitted estimator or Forest
     X : array-like of shape (n_samples, n_features), optional
         When given (with ``y``), weights and impurities are recomputed on these
         rows by :func:`node_statistics` ("held-out MDI"): splits that only fit
@@ -109,18 +109,16 @@ def mdi_importance(
     >>> bool(abs(result.nodes_.groupby("feature")["share"].sum().sum() - 1.0) < 1e-12)
     True
     """
-    if X is not None and wants_node_streaming(
-        model_or_forest, X, progress, memory_budget
-    ):
+    if X is not None and wants_node_streaming(model, X, progress, memory_budget):
         return stream_mdi_importance(
-            model_or_forest,
+            model,
             X,
             y,
             sample_weight,
             progress=progress,
             memory_budget=memory_budget,
         )
-    forest = to_forest(model_or_forest)
+    forest = to_forest(model)
     if (X is None) != (y is None):
         raise InputError(
             "Held-out MDI needs both X and y; expected both or neither, got "
@@ -142,7 +140,7 @@ def mdi_importance(
                 "stores none; expected a model whose trees record impurities."
             )
     else:
-        stats = node_statistics(forest, X, y, sample_weight)
+        stats = node_statistics(forest, X, y, sample_weight=sample_weight)
         weighted = list(stats.weighted_n_node_samples_)
         impurity = list(stats.impurity_)
         counts = list(stats.n_node_samples_)
