@@ -64,7 +64,9 @@ def resolve_infer(infer: Any) -> tuple[str, ...]:
     return kinds
 
 
-def _one_hot_runs(flags: NDArray[np.bool_], data: NDArray[np.float64]) -> list[list[int]]:
+def _one_hot_runs(
+    flags: NDArray[np.bool_], data: NDArray[np.float64]
+) -> list[list[int]]:
     """Maximal runs of adjacent flag columns whose row sums are all exactly 1."""
     runs: list[list[int]] = []
     n = flags.size

@@ -92,7 +92,10 @@ class Option:
         return ~(kept | ~self.moved).all(axis=1)
 
     def blocked_cells(
-        self, program: ForestProgram, points: NDArray[np.float64], x: NDArray[np.float64]
+        self,
+        program: ForestProgram,
+        points: NDArray[np.float64],
+        x: NDArray[np.float64],
     ) -> list[NDArray[np.intp]]:
         """Per move (or changed feature), the cells whose choice would repeat it."""
         f = program.cell_feature
@@ -101,9 +104,7 @@ class Option:
             repeats = self.moved[f] & (side == self.sign[f])
         else:
             repeats = self.moved[f] & (side != 0) & np.isfinite(points)
-        return [
-            np.flatnonzero(repeats & (f == j)) for j in np.flatnonzero(self.moved)
-        ]
+        return [np.flatnonzero(repeats & (f == j)) for j in np.flatnonzero(self.moved)]
 
 
 def option_cut(

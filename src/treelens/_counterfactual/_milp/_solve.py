@@ -294,9 +294,7 @@ def solve_cells(
         **options,
     )
     if outcome.cells is None:
-        return MilpOutcome(
-            outcome.status, None, np.inf, outcome.bound * scale
-        )
+        return MilpOutcome(outcome.status, None, np.inf, outcome.bound * scale)
     picked = cost_terms[outcome.cells]
     value = float(picked.max(initial=0.0) if linf else picked.sum())
     bound = min(value, outcome.bound * scale)
