@@ -33,7 +33,7 @@ def _run(*args):
 
 
 def test_default_finds_a_change_for_every_row_tweaking_misses(cancer):
-    root, model, X = cancer
+    root, _, _ = cancer
     args = ("tweak", root / "forest.skops", root / "rows.csv", "--target-class", "1")
     auto = _run(*args, "--max-rows", "8", "--json")
     tweak = _run(*args, "--max-rows", "8", "--method", "tweak", "--json")
@@ -45,7 +45,7 @@ def test_default_finds_a_change_for_every_row_tweaking_misses(cancer):
 
 
 def test_options_are_one_table_with_an_option_number(cancer):
-    root, model, X = cancer
+    root, _, _ = cancer
     result = _run(
         "tweak",
         root / "forest.skops",

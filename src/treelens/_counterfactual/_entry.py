@@ -43,6 +43,7 @@ def counterfactual(
     time_limit: float = DEFAULT_TIME_LIMIT,
     n_counterfactuals: int = 1,
     diversity: Diversity = "moves",
+    min_leaf_samples: int | None = None,
     mode: Literal["minimal", "paper"] = "minimal",
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     progress: bool = False,
@@ -94,6 +95,9 @@ def counterfactual(
         exact search.
     diversity : {"moves", "features"}, default="moves"
         How options differ (see :func:`optimal_counterfactual`).
+    min_leaf_samples : int, optional
+        Every reached leaf holds at least this many rows (of ``reference``,
+        else the stored training counts); needs the exact search.
     mode : {"minimal", "paper"}, default="minimal"
         Candidates of ``"tweak"`` (see :func:`feature_tweak`).
     memory_budget : int, default=2**30
@@ -135,6 +139,7 @@ def counterfactual(
         for name, value, default in (
             ("margin", margin, None),
             ("n_counterfactuals", n_counterfactuals, 1),
+            ("min_leaf_samples", min_leaf_samples, None),
         ):
             if value != default:
                 raise InputError(
@@ -167,6 +172,7 @@ def counterfactual(
         time_limit=time_limit,
         n_counterfactuals=n_counterfactuals,
         diversity=diversity,
+        min_leaf_samples=min_leaf_samples,
         memory_budget=memory_budget,
         progress=progress,
     )

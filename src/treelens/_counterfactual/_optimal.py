@@ -73,6 +73,7 @@ def optimal_counterfactual(
     warm_start: bool = True,
     n_counterfactuals: int = 1,
     diversity: Diversity = "moves",
+    min_leaf_samples: int | None = None,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     progress: bool = False,
 ) -> CounterfactualResult:
@@ -165,6 +166,13 @@ def optimal_counterfactual(
         ``"moves"``, each leaves out at least one (feature, direction) change
         of every earlier option; ``"features"`` (DiCE's diverse sets), each
         leaves out at least one feature every earlier option changes.
+    min_leaf_samples : int, optional
+        Plausibility: every tree's leaf the counterfactual reaches must hold at
+        least this many rows (of ``reference``, routed, when given; else the
+        training counts the model stores).  Leaves with fewer are removed from
+        the program, so the answer is the least-cost counterfactual in
+        well-supported regions.  Every result reports ``leaf_support_`` and
+        ``nearest_distance_`` either way.
     memory_budget : int, default=2**30
         Largest number of bytes the program of the model may need; larger
         models are refused with the program's size.
@@ -245,6 +253,7 @@ def optimal_counterfactual(
         reference=reference,
         margin=margin,
         infer=infer,
+        min_leaf_samples=min_leaf_samples,
     )
     if not problem.cost.separable:
         raise InputError(
@@ -358,6 +367,7 @@ def _solve_rows(
                 and tweak is not None
                 and problem.epsilon.any()
                 and not problem.margin.any
+                and problem.min_leaf_samples is None
                 and tweak.found_[position]
                 and tweak.cost_[position] < out.cost[0, i]
             ):
@@ -484,6 +494,20 @@ def robust_margin(problem: Problem) -> NDArray[np.float64]:
         resolved.immutable | resolved.in_one_hot | (resolved.lower == resolved.upper)
     )
     return np.where(fixed, 0.0, problem.margin.features)
+
+
+def _leaf_allowed(
+    problem: Problem, program: ForestProgram
+) -> NDArray[np.bool_] | None:
+    """Leaves of enough support, in the program's leaf order (None: all)."""
+    if problem.min_leaf_samples is None:
+        return None
+    assert problem.support is not None
+    from .._core._boxes import leaf_boxes
+
+    boxes = leaf_boxes(problem.forest)
+    flat = problem.forest._flat["offsets"][boxes.tree] + boxes.node
+    return problem.support[flat] >= problem.min_leaf_samples
 
 
 def vote_lead(problem: Problem) -> float:
@@ -662,6 +686,7 @@ def _solve_checked(
             margin=margin,
             lead=vote_lead(problem),
             cuts=cuts,
+            leaf_allowed=_leaf_allowed(problem, program),
             heuristics=heuristics,
         )
         if outcome.cells is None or _meets(
@@ -699,6 +724,10 @@ def _meets_many(
     lead = vote_lead(problem)
     if lead > 0:
         ok &= _leads(forest, program, decision, leaves, lead)
+    if problem.min_leaf_samples is not None:
+        assert problem.support is not None
+        reached = problem.support[forest._flat["offsets"][None, :] + leaves]
+        ok &= (reached >= problem.min_leaf_samples).all(axis=1)
     return ok
 
 

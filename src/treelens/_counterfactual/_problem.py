@@ -29,6 +29,12 @@ from ._constraints import Constraints, ResolvedConstraints
 from ._costs import Cost, resolve_cost
 from ._epsilon import ResolvedMargin, resolve_epsilon, resolve_margin
 from ._inference import infer_constraints, resolve_infer
+from ._plausibility import (
+    check_min_leaf_samples,
+    nearest_distance,
+    node_support,
+    point_support,
+)
 from ._targets import Target, resolve_target
 
 __all__ = [
@@ -124,6 +130,16 @@ class CounterfactualResult:
         (feature units; 0 without a margin).
     vote_margin_ : float
         Least lead of the target in the model's output asked for (0: none).
+    leaf_support_ : ndarray of shape (n_samples,)
+        Fewest rows held by any tree's leaf the counterfactual reaches (routed
+        reference rows, else stored training counts; NaN where unknown or not
+        found).
+    nearest_distance_ : ndarray of shape (n_samples,)
+        Cost from the counterfactual to its nearest reference row (L1 in
+        median absolute deviations for costs that are not separable; NaN
+        without reference or where not found).
+    min_leaf_samples_ : int or None
+        Least leaf support asked for.
     inferred_ : dict
         Constraints read off ``reference``: ``{"integer": [...], "flags": [...],
         "one_hot": [[...], ...]}`` (feature names), empty without reference or
@@ -152,6 +168,9 @@ class CounterfactualResult:
     epsilon_: NDArray[np.float64] | None = None
     margin_: NDArray[np.float64] | None = None
     vote_margin_: float = 0.0
+    leaf_support_: NDArray[np.float64] | None = None
+    nearest_distance_: NDArray[np.float64] | None = None
+    min_leaf_samples_: int | None = None
     inferred_: dict[str, Any] = dataclasses.field(default_factory=dict)
     row_: NDArray[np.intp] | None = None
     option_: NDArray[np.intp] | None = None
@@ -245,6 +264,10 @@ class Problem:
     inferred : dict
         Constraints read off the reference data (see
         :mod:`treelens._counterfactual._inference`).
+    support : ndarray of shape (n_nodes_total,) or None
+        Rows reaching each node (reference replayed, else stored counts).
+    min_leaf_samples : int or None
+        Least support every reached leaf must have.
     """
 
     forest: Forest
@@ -260,6 +283,8 @@ class Problem:
     reference: NDArray[np.float64] | None
     margin: ResolvedMargin
     inferred: dict[str, Any]
+    support: NDArray[np.float64] | None = None
+    min_leaf_samples: int | None = None
 
 
 def as_float64(forest: Forest, X: Any) -> NDArray[np.float64]:
@@ -336,6 +361,7 @@ def prepare_problem(
     reference: Any,
     margin: Any = None,
     infer: Any = True,
+    min_leaf_samples: Any = None,
 ) -> Problem:
     """Validate the public arguments of a counterfactual search (see :class:`Problem`).
 
@@ -373,6 +399,14 @@ def prepare_problem(
     resolved.check_rows(rows)
     leaves = forest._apply(rows.astype(forest.input_dtype))
     current = forest._predict_from_leaves(leaves)
+    least = check_min_leaf_samples(min_leaf_samples)
+    support = node_support(forest, ref)
+    if least is not None and support is None:
+        raise InputError(
+            "`min_leaf_samples` needs leaf counts: expected reference data (routed "
+            "to count the rows of every leaf) or a model that stores its training "
+            f"counts; this {forest.kind} model stores none and `reference` is None."
+        )
     return Problem(
         forest=forest,
         source=source,
@@ -388,6 +422,8 @@ def prepare_problem(
         reference=ref,
         margin=resolve_margin(forest, margin, ref),
         inferred=inferred,
+        support=support,
+        min_leaf_samples=least,
     )
 
 
@@ -484,6 +520,18 @@ def finish(
     if at.any():
         cf_prediction[at] = problem.current[at]
     X_cf[~found] = np.nan
+    support = np.full(n, np.nan)
+    distance = np.full(n, np.nan)
+    if found.any():
+        support[found] = point_support(problem.forest, problem.support, X_cf[found])
+        mad = None
+        if problem.reference is not None and not problem.cost.separable:
+            from ._costs import mad_weights
+
+            mad = mad_weights(problem.reference)
+        distance[found] = nearest_distance(
+            problem.cost, problem.reference, X_cf[found], mad
+        )
     cost[~found] = np.inf
     tree[~found] = -1
     leaf[~found] = -1
@@ -507,6 +555,9 @@ def finish(
         epsilon_=problem.epsilon.copy(),
         margin_=problem.margin.features.copy(),
         vote_margin_=problem.margin.vote,
+        leaf_support_=support,
+        nearest_distance_=distance,
+        min_leaf_samples_=problem.min_leaf_samples,
         inferred_=problem.inferred,
     )
 
@@ -537,6 +588,9 @@ def stack_options(
     changes["cost_"][later] = np.inf
     changes["reason_"][later] = REASON_AT_TARGET
     changes["cf_prediction_"][later] = None
+    for name in ("leaf_support_", "nearest_distance_"):
+        if name in changes:
+            changes[name][later] = np.nan
     if "status_" in changes:
         changes["status_"][later] = "optimal"
         changes["gap_"][later] = np.nan

@@ -314,6 +314,7 @@ def _solve_cells(
     margin: float = STRICT_MARGIN,
     lead: float = 0.0,
     cuts: tuple[tuple[NDArray[np.intp], float], ...] = (),
+    leaf_allowed: NDArray[np.bool_] | None = None,
     heuristics: bool | None = None,
     highs_options: dict[str, Any] | None = None,
 ) -> MilpOutcome:
@@ -350,6 +351,9 @@ def _solve_cells(
     cuts : tuple of (ndarray of int, float)
         Further rows ``sum z[cells] <= bound`` on the cell binaries (the
         no-good cuts that keep later options apart from earlier ones).
+    leaf_allowed : ndarray of shape (n_leaves,), bool, optional
+        Leaves the counterfactual may reach (those of enough support); the
+        others are removed from the program.
     heuristics : bool, optional
         Run HiGHS's primal heuristics; by default only without a cutoff (a
         counterfactual close to the optimum makes them a waste of time; a poor
@@ -381,16 +385,26 @@ def _solve_cells(
             program.pair_leaf, weights=pair_least, minlength=program.n_leaves
         )
     live = np.isfinite(entry) & (entry <= cutoff + slack) & program.leaf_reachable
+    offsets = program.tree_leaf_offsets[:-1]
+    usable = live
+    banned_tree = np.zeros(program.n_trees, dtype=bool)
+    if leaf_allowed is not None:
+        # Leaves of too little support stay reachable: their trees keep their
+        # rows (never folded into a constant), without the leaves' columns, so
+        # that a point routed to one of them is infeasible.
+        usable = live & leaf_allowed
+        banned_tree = np.logical_or.reduceat(live & ~leaf_allowed, offsets)
+        if not np.logical_or.reduceat(usable, offsets).all():
+            return MilpOutcome("infeasible", None, np.inf, np.inf)
     # Trees whose live leaves all score the same add a constant.
     scores = decision.scores
-    offsets = program.tree_leaf_offsets[:-1]
     hi_s = np.maximum.reduceat(
         np.where(live[:, None], scores, -np.inf), offsets, axis=0
     )
     lo_s = np.minimum.reduceat(np.where(live[:, None], scores, np.inf), offsets, axis=0)
-    constant_tree = (hi_s == lo_s).all(axis=1)
+    constant_tree = (hi_s == lo_s).all(axis=1) & ~banned_tree
     base = decision.base + lo_s[constant_tree].sum(axis=0)
-    y_leaves = np.flatnonzero(live & ~constant_tree[program.leaf_tree])
+    y_leaves = np.flatnonzero(usable & ~constant_tree[program.leaf_tree])
     varying = np.flatnonzero(~constant_tree)
     split_keep = np.flatnonzero(~constant_tree[program.split_tree])
     split_rows = n_cells + program.n_trees + 2 * split_keep
@@ -622,6 +636,7 @@ def _solve_cells(
             margin=margin,
             lead=lead,
             cuts=cuts,
+            leaf_allowed=leaf_allowed,
             heuristics=heuristics,
             highs_options=highs_options,
         )
