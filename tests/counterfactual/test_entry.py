@@ -81,3 +81,24 @@ def test_bad_input(kwargs, match):
     model, X = _model("rf_binary", 0)
     with pytest.raises(InputError, match=match):
         counterfactual(model, X[:1], target=1, **kwargs)
+
+
+def test_auto_reaches_target_ranges_of_boosted_regressors():
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    y = X[:, 0] + np.sin(2 * X[:, 1]) + 0.5 * X[:, 2] * X[:, 3]
+    model = GradientBoostingRegressor(n_estimators=40, max_depth=3, random_state=0)
+    model.fit(X, y)
+    rows = X[model.predict(X) < 0][:8]
+    low = float(np.quantile(model.predict(X), 0.95))
+    target = (low, low + 0.1)
+    tweak = counterfactual(model, rows, target=target, method="tweak")
+    auto = counterfactual(model, rows, target=target)
+    assert auto.found_.all() and (auto.status_ == "optimal").all()
+    predicted = model.predict(auto.X_cf_)
+    assert ((predicted >= low) & (predicted <= low + 0.1)).all()
+    assert tweak.found_.sum() < auto.found_.sum()
+    found = tweak.found_
+    assert (auto.cost_[found] <= tweak.cost_[found] * (1 + 1e-6)).all()

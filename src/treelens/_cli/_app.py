@@ -507,6 +507,21 @@ def tweak(
             "earlier ones (one table, an option number per row).",
         ),
     ] = 1,
+    no_infer: Annotated[
+        bool,
+        typer.Option(
+            "--no-infer",
+            help="Do not infer whole-number, 0/1 and one-hot columns from DATA.",
+        ),
+    ] = False,
+    min_leaf_samples: Annotated[
+        int | None,
+        typer.Option(
+            "--min-leaf-samples",
+            metavar="N",
+            help="Plausibility: every reached leaf holds at least N rows of DATA.",
+        ),
+    ] = None,
     json_out: JsonOpt = False,
     csv_out: CsvOpt = False,
     out: OutOpt = None,
@@ -541,11 +556,12 @@ def tweak(
         "bounds": _parse_bounds(bounds or []),
     }
     if dataset_mode(data, out_dir, scheduler=scheduler, workers=workers, resume=resume):
-        if n_counterfactuals != 1:
+        if n_counterfactuals != 1 or min_leaf_samples is not None:
             raise InputError(
-                "--options gives several counterfactuals per row in tables; Parquet "
-                f"datasets (--out-dir) hold one per row, expected 1, got "
-                f"{n_counterfactuals}."
+                "--options and --min-leaf-samples work on tables; Parquet datasets "
+                "(--out-dir) hold one counterfactual per row without them, expected "
+                f"--options 1, got {n_counterfactuals} (--min-leaf-samples "
+                f"{min_leaf_samples})."
             )
         model = _load_model(model_path, trust_pickle, trust)
         tables = tweak_dataset_tables(
@@ -583,6 +599,8 @@ def tweak(
             method=method,
             time_limit=time_limit,
             n_counterfactuals=n_counterfactuals,
+            infer=not no_infer,
+            min_leaf_samples=min_leaf_samples,
             progress=progress.step,
         )
     _emit(render(tables, fmt), out=out, inputs=inputs)

@@ -252,6 +252,8 @@ def counterfactuals(
     optimal: bool = False,
     time_limit: float = 10.0,
     n_counterfactuals: int = 1,
+    infer: bool = True,
+    min_leaf_samples: int | None = None,
     reference: Any = None,
     progress: Progress = None,
 ) -> tuple[list[int], Any]:
@@ -281,6 +283,8 @@ def counterfactuals(
         reference=X if reference is None else reference,
         time_limit=time_limit,
         n_counterfactuals=n_counterfactuals,
+        infer=infer,
+        min_leaf_samples=min_leaf_samples,
     )
     return chosen, result
 
@@ -344,7 +348,28 @@ def counterfactual_result_tables(
         summary.append(entry)
     if not several and "option" in changes:
         changes = changes.drop(columns="option")
+    inferred = getattr(result, "inferred_", None) or {}
+    extra: Tables = {}
+    if any(inferred.values()):
+        words = {
+            "integer": "whole numbers",
+            "flags": "0/1 flags",
+            "one_hot": "one-hot group",
+        }
+        lines = [
+            {"kind": words[kind], "features": ", ".join(item)}
+            if isinstance(item, list)
+            else {"kind": words[kind], "features": item}
+            for kind, items in inferred.items()
+            for item in items
+        ]
+        extra["inferred"] = (
+            "Constraints inferred from the data (--no-infer to switch off)",
+            pd.DataFrame(lines),
+        )
+    # CSV output is the last table: the changes stay last.
     return {
+        **extra,
         "rows": ("Counterfactuals", pd.DataFrame(summary)),
         "changes": ("Changes, one per feature", changes.reset_index(drop=True)),
     }
@@ -366,6 +391,8 @@ def _plain(value: Any) -> Any:
 def _short(value: Any) -> str:
     value = _plain(value)
     if isinstance(value, float):
+        if value.is_integer() and abs(value) < 1e12:
+            return str(int(value))  # whole amounts in full: 42851, not 4.285e+04
         return f"{value:.4g}"
     return str(value)
 
@@ -397,6 +424,8 @@ def _cell(value: Any) -> str:
     if isinstance(value, float):
         if not math.isfinite(value):
             return "" if math.isnan(value) else "-"
+        if value.is_integer() and 1e4 <= abs(value) < 1e12:
+            return str(int(value))
         return f"{value:.4g}"
     return str(value)
 

@@ -496,9 +496,7 @@ def robust_margin(problem: Problem) -> NDArray[np.float64]:
     return np.where(fixed, 0.0, problem.margin.features)
 
 
-def _leaf_allowed(
-    problem: Problem, program: ForestProgram
-) -> NDArray[np.bool_] | None:
+def _leaf_allowed(problem: Problem, program: ForestProgram) -> NDArray[np.bool_] | None:
     """Leaves of enough support, in the program's leaf order (None: all)."""
     if problem.min_leaf_samples is None:
         return None

@@ -23,7 +23,12 @@ if TYPE_CHECKING:
     from .._core._forest import Forest
     from ._costs import Cost
 
-__all__ = ["check_min_leaf_samples", "nearest_distance", "node_support", "point_support"]
+__all__ = [
+    "check_min_leaf_samples",
+    "nearest_distance",
+    "node_support",
+    "point_support",
+]
 
 # Numbers (reference rows x counterfactuals x features) compared per block.
 _BLOCK = 4_000_000
@@ -39,11 +44,7 @@ def check_min_leaf_samples(value: Any) -> int | None:
     """
     if value is None:
         return None
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, np.integer))
-        or value < 1
-    ):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise InputError(
             "`min_leaf_samples` must be None or a positive integer (rows each "
             f"reached leaf must hold); got {value!r}."
