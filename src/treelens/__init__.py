@@ -17,10 +17,16 @@ from ._counterfactual._problem import CounterfactualResult
 from ._counterfactual._tweak import feature_tweak
 from ._exceptions import (
     BackgroundError,
+    CounterfactualCheckWarning,
     InputError,
+    MemoryBudgetError,
     NotFittedError,
+    OutOfBagWarning,
     OutputTooLargeError,
+    SchedulerUnreachableError,
+    SolverError,
     TreelensError,
+    UnsafeModelError,
     UnsupportedModelError,
 )
 from ._explain._shap import ShapResult, shap_interaction_values, shap_values
@@ -35,6 +41,7 @@ from ._importance._permutation import (
 )
 from ._importance._result import ImportanceResult
 from ._plots._display_counterfactual import CounterfactualDisplay
+from ._plots._display_data import DataDisplay
 from ._plots._display_importance import ImportanceDisplay
 from ._plots._display_partition import ForestGridDisplay, PartitionDisplay
 from ._plots._display_regions import DecisionRegionDisplay
@@ -46,8 +53,10 @@ from ._version import __version__ as __version__
 __all__ = [
     "BackgroundError",
     "Constraints",
+    "CounterfactualCheckWarning",
     "CounterfactualDisplay",
     "CounterfactualResult",
+    "DataDisplay",
     "DebiasedMDIImportance",
     "DecisionRegionDisplay",
     "FeatureSpec",
@@ -60,15 +69,20 @@ __all__ = [
     "LeafBoxes",
     "MDIImportance",
     "Margin",
+    "MemoryBudgetError",
     "NodeStatistics",
     "NotFittedError",
+    "OutOfBagWarning",
     "OutputTooLargeError",
     "PartitionDisplay",
     "RegressionStepsDisplay",
+    "SchedulerUnreachableError",
     "ShapResult",
+    "SolverError",
     "Tree",
     "TreeDiagramDisplay",
     "TreelensError",
+    "UnsafeModelError",
     "UnsupportedModelError",
     "counterfactual",
     "debiased_mdi_importance",

@@ -1,19 +1,28 @@
-"""Exceptions raised by treelens.
+"""Exceptions and warnings raised by treelens.
 
 Every error that treelens raises on bad input is a :class:`TreelensError` and also
 a :class:`ValueError` or :class:`TypeError`, so code that already catches the
 built-in exceptions keeps working.  Messages follow one form: what was wrong, what
 was expected, what was given.
+
+:class:`SolverError` is the exception to that rule: it reports a failure inside
+treelens or its solver, not bad input, and the command line exits 1 on it.
 """
 
 from __future__ import annotations
 
 __all__ = [
     "BackgroundError",
+    "CounterfactualCheckWarning",
     "InputError",
+    "MemoryBudgetError",
     "NotFittedError",
+    "OutOfBagWarning",
     "OutputTooLargeError",
+    "SchedulerUnreachableError",
+    "SolverError",
     "TreelensError",
+    "UnsafeModelError",
     "UnsupportedModelError",
 ]
 
@@ -34,6 +43,33 @@ class UnsupportedModelError(TreelensError, TypeError):
     """The model given is of a kind treelens cannot read, or uses an unsupported option."""
 
 
+class MemoryBudgetError(InputError):
+    """The memory budget cannot hold the work of even one row."""
+
+
+class UnsafeModelError(InputError):
+    """A model file would run untrusted code when loaded and was refused."""
+
+
+class SchedulerUnreachableError(TreelensError, ValueError):
+    """A Dask scheduler address could not be reached in time."""
+
+
+class SolverError(TreelensError, RuntimeError):
+    """The optimization solver failed on a well-formed problem.
+
+    This is not bad input: it reports a failure of HiGHS or of treelens itself,
+    and the command line exits with code 1 on it.
+    """
+
+
+class CounterfactualCheckWarning(UserWarning):
+    """A computed counterfactual failed the source model's own check.
+
+    This is a bug in treelens; the row is returned as not found.
+    """
+
+
 class BackgroundError(InputError):
     """The background data of interventional SHAP values is missing or does not
     fit the model."""
@@ -41,3 +77,8 @@ class BackgroundError(InputError):
 
 class OutputTooLargeError(InputError):
     """The result asked for would not fit in the memory budget."""
+
+
+class OutOfBagWarning(UserWarning):
+    """Some rows were drawn into every tree's bootstrap sample, so no tree can
+    score them out of bag; out-of-bag figures leave them out."""

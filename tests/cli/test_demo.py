@@ -9,7 +9,6 @@ from treelens._cli._app import app
 
 
 def test_demo_prints_the_tables_and_writes_the_report(tmp_path):
-    # Speed is measured by benchmarks, not asserted here (the machine may be shared).
     result = CliRunner().invoke(app, ["demo", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
     out = result.stdout

@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal, Self, TypeVar
 import typer
 
 from .._adapters import to_forest
-from .._exceptions import InputError, TreelensError
+from .._exceptions import InputError, SolverError, TreelensError
 from ._dataset_commands import (
     OutDirOpt,
     ResumeOpt,
@@ -74,7 +74,7 @@ def _command(function: F) -> F:
                 raise
             if _State.debug:
                 traceback.print_exc()
-            if isinstance(exc, TreelensError):
+            if isinstance(exc, TreelensError) and not isinstance(exc, SolverError):
                 _error(str(exc))
                 raise typer.Exit(2) from None
             hint = "" if _State.debug else " (run again with --debug for the traceback)"
@@ -181,7 +181,8 @@ def _load(
 
     model = load_model(model_path, trust_pickle=trust_pickle, trusted=trust or ())
     forest = to_forest(model)
-    X = y = None
+    X: Any = None
+    y: Any = None
     if data_path is not None:
         X, y = load_data(
             data_path,
@@ -258,6 +259,14 @@ def importance(
         int, typer.Option("--n-repeats", help="Permutation repeats.", min=1)
     ] = 5,
     random_state: Annotated[int, typer.Option("--random-state")] = 0,
+    oob: Annotated[
+        bool,
+        typer.Option(
+            "--oob",
+            help="DATA is the exact training set: debiased MDI from each tree's "
+            "out-of-bag rows (bootstrap forests).",
+        ),
+    ] = False,
     top: Annotated[
         int | None, typer.Option("--top", help="Show the top K features only.", min=1)
     ] = None,
@@ -272,7 +281,7 @@ def importance(
     resume: ResumeOpt = False,
     timeout: TimeoutOpt = 10.0,
 ) -> None:
-    """Mean decrease in impurity (MDI), held-out MDI and permutation importance.
+    """MDI, held-out MDI, debiased MDI (MDI-oob) and permutation importance.
 
     Example: treelens importance model.skops --data test.csv --target label --nodes
     """
@@ -289,6 +298,7 @@ def importance(
     if permutation and data is None:
         raise InputError("--permutation needs --data FILE --target COL; got no data.")
     if dataset_mode(data, out_dir, scheduler=scheduler, workers=workers, resume=resume):
+        assert data is not None and out_dir is not None  # dataset mode needs both
         tables = importance_dataset_tables(
             _load_model(model_path, trust_pickle, trust),
             data,
@@ -319,6 +329,7 @@ def importance(
             permutation=permutation,
             n_repeats=n_repeats,
             random_state=random_state,
+            oob=oob,
             top=top,
             progress=progress.step,
         )
@@ -427,6 +438,66 @@ def _parse_target(
     )
 
 
+CostOpt = Annotated[
+    str,
+    typer.Option(
+        "--cost",
+        help="auto (L1 in median absolute deviations of DATA), l2, l1, l0, linf, "
+        "cosine or mad.",
+    ),
+]
+MethodOpt = Annotated[
+    str,
+    typer.Option(
+        "--method",
+        help="auto (proven least cost within --time-limit, else the best found "
+        "with its gap), optimal, or tweak (feature tweaking).",
+    ),
+]
+OptionsOpt = Annotated[
+    int,
+    typer.Option(
+        "--options",
+        metavar="K",
+        help="Different options per row, each proven least-cost given the earlier "
+        "ones (one table, an option number per row).",
+    ),
+]
+NoInferOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-infer",
+        help="Do not infer whole-number, 0/1 and one-hot columns from DATA.",
+    ),
+]
+MinLeafOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--min-leaf-samples",
+        metavar="N",
+        help="Plausibility: every reached leaf holds at least N rows of DATA.",
+    ),
+]
+
+
+def _method(method: str, optimal: bool) -> str:
+    if method not in ("auto", "optimal", "tweak"):
+        raise InputError(
+            f"--method must be one of auto, optimal, tweak; got {method!r}."
+        )
+    return "optimal" if optimal else method
+
+
+def _one_per_row(n_counterfactuals: int, min_leaf_samples: int | None) -> None:
+    if n_counterfactuals != 1 or min_leaf_samples is not None:
+        raise InputError(
+            "--options and --min-leaf-samples work on tables; Parquet datasets "
+            "(--out-dir) hold one counterfactual per row without them, expected "
+            f"--options 1, got {n_counterfactuals} (--min-leaf-samples "
+            f"{min_leaf_samples})."
+        )
+
+
 @app.command()
 @_command
 def tweak(
@@ -456,22 +527,8 @@ def tweak(
         ),
     ] = None,
     max_rows: Annotated[int, typer.Option("--max-rows", min=1)] = 10,
-    cost: Annotated[
-        str,
-        typer.Option(
-            "--cost",
-            help="auto (L1 in median absolute deviations of DATA), l2, l1, l0, "
-            "linf, cosine or mad.",
-        ),
-    ] = "auto",
-    method: Annotated[
-        str,
-        typer.Option(
-            "--method",
-            help="auto (proven least cost within --time-limit, else the best found "
-            "with its gap), optimal, or tweak (feature tweaking).",
-        ),
-    ] = "auto",
+    cost: CostOpt = "auto",
+    method: MethodOpt = "auto",
     mode: Annotated[
         str, typer.Option("--mode", help="--method tweak: minimal or paper.")
     ] = "minimal",
@@ -498,30 +555,9 @@ def tweak(
     time_limit: Annotated[
         float, typer.Option("--time-limit", help="auto/optimal: seconds per row.")
     ] = 10.0,
-    n_counterfactuals: Annotated[
-        int,
-        typer.Option(
-            "--options",
-            metavar="K",
-            help="Different options per row, each proven least-cost given the "
-            "earlier ones (one table, an option number per row).",
-        ),
-    ] = 1,
-    no_infer: Annotated[
-        bool,
-        typer.Option(
-            "--no-infer",
-            help="Do not infer whole-number, 0/1 and one-hot columns from DATA.",
-        ),
-    ] = False,
-    min_leaf_samples: Annotated[
-        int | None,
-        typer.Option(
-            "--min-leaf-samples",
-            metavar="N",
-            help="Plausibility: every reached leaf holds at least N rows of DATA.",
-        ),
-    ] = None,
+    n_counterfactuals: OptionsOpt = 1,
+    no_infer: NoInferOpt = False,
+    min_leaf_samples: MinLeafOpt = None,
     json_out: JsonOpt = False,
     csv_out: CsvOpt = False,
     out: OutOpt = None,
@@ -540,11 +576,7 @@ def tweak(
     """
     from ._tables import counterfactual_tables, render
 
-    if method not in ("auto", "optimal", "tweak"):
-        raise InputError(
-            f"--method must be one of auto, optimal, tweak; got {method!r}."
-        )
-    method = "optimal" if optimal else method
+    method = _method(method, optimal)
     fmt = _format(json_out, csv_out)
     inputs = _inputs(model_path, data)
     _check_out(out, inputs)
@@ -556,13 +588,8 @@ def tweak(
         "bounds": _parse_bounds(bounds or []),
     }
     if dataset_mode(data, out_dir, scheduler=scheduler, workers=workers, resume=resume):
-        if n_counterfactuals != 1 or min_leaf_samples is not None:
-            raise InputError(
-                "--options and --min-leaf-samples work on tables; Parquet datasets "
-                "(--out-dir) hold one counterfactual per row without them, expected "
-                f"--options 1, got {n_counterfactuals} (--min-leaf-samples "
-                f"{min_leaf_samples})."
-            )
+        assert out_dir is not None  # dataset mode needs it
+        _one_per_row(n_counterfactuals, min_leaf_samples)
         model = _load_model(model_path, trust_pickle, trust)
         tables = tweak_dataset_tables(
             model,

@@ -37,6 +37,9 @@ _HEADERS = {
     "mdi": "MDI",
     "mdi_std": "MDI std (trees)",
     "held_out_mdi": "held-out MDI",
+    "debiased_mdi": "debiased MDI",
+    "debiased_low": "debiased 95% low",
+    "debiased_high": "debiased 95% high",
     "permutation": "permutation",
     "permutation_std": "permutation std",
     "feature_name": "feature",
@@ -227,15 +230,14 @@ def render_report(
 
     forest = to_forest(model)
     target_name = getattr(y, "name", None)
+    classes: Any = [] if forest.classes_ is None else forest.classes_
     if y is not None and forest.task == "classification":
-        y = _as_classes(y, forest.classes_)
-        unknown = sorted(
-            {str(v) for v in np.unique(y)} - {str(c) for c in forest.classes_}
-        )
+        y = _as_classes(y, classes)
+        unknown = sorted({str(v) for v in np.unique(y)} - {str(c) for c in classes})
         if unknown:
             raise InputError(
                 f"The target column holds classes the model does not know {unknown}; "
-                f"expected some of {[str(c) for c in forest.classes_]}."
+                f"expected some of {[str(c) for c in classes]}."
             )
     _step(progress, "model summary")
     context: dict[str, Any] = {
@@ -261,7 +263,7 @@ def render_report(
     context["counterfactuals"] = None
     if forest.task == "classification" and max_counterfactuals > 0:
         _step(progress, "counterfactuals")
-        goal = forest.classes_[-1] if target is None else target
+        goal = classes[-1] if target is None else target
         context["counterfactuals"] = _counterfactual_section(
             model,
             X,
@@ -283,34 +285,40 @@ def render_report(
 
 def _importance_section(model: Any, X: Any, y: Any) -> dict[str, Any]:
     from .._plots._display_importance import ImportanceDisplay
+    from ._importance_note import importance_note
     from ._pictures import new_figure
     from ._tables import importance_frame, importance_results
 
     results = importance_results(
         model, X, y, permutation=y is not None and hasattr(model, "score")
     )
-    primary, held, perm = (
+    primary, held, perm, debiased = (
         results["primary"],
         results["held_out"],
         results["permutation"],
+        results["debiased"],
     )
-    frame = importance_frame(primary, held_out=held, permutation=perm)
+    frame = importance_frame(
+        primary, held_out=held, permutation=perm, debiased=debiased
+    )
 
     def chart() -> Any:
         n = min(len(frame), 15)
         figure, ax = new_figure(4.5, max(2.5, 0.28 * n + 1.2))
-        shown = [r for r in (primary, held, perm) if r is not None]
+        shown = [r for r in (primary, held, debiased, perm) if r is not None]
         ImportanceDisplay.from_result(shown, ax=ax, top_k=15)
         return figure
 
     caption = (
-        "Bars sorted by importance; error bars show the spread across trees or repeats."
+        "Bars sorted by importance; the legend says what each method's whiskers "
+        "show (debiased MDI is unnormalized and may be negative)."
     )
     return {
         "mdi": results["mdi"],
         "notes": results["notes"],
         "table": table_context(frame, max_rows=15),
         "has_held_out": held is not None,
+        "note": importance_note(frame, has_data=y is not None),
         "pictures": [_picture("Importance", caption, chart)],
     }
 
@@ -357,14 +365,33 @@ def _pictures(model: Any, forest: Any, X: Any, y: Any) -> list[dict[str, Any]]:
         )
     )
     if forest.task == "classification":
-        pictures.append(
-            _picture(
-                "Decision regions",
-                f"The whole model's predicted class over {pair[0]} and {pair[1]}, {others}.",
-                lambda: picture_figure("region", model, X, y, features=pair),
-            )
-        )
+        pictures.append(_region_picture(model, forest, X, y))
     return pictures
+
+
+def _region_picture(model: Any, forest: Any, X: Any, y: Any) -> dict[str, Any]:
+    """The decision regions in the view that shows the most classes, with a
+    caption saying how the features and the reference row were chosen."""
+    from .._plots._region_view import choose_region_view
+    from ._pictures import picture_figure, top_features
+
+    candidates = top_features(model, min(6, forest.n_features))
+    drawn = model if hasattr(model, "n_features_in_") else forest
+    try:
+        view = choose_region_view(drawn, X, candidates)
+    except (TreelensError, ValueError, TypeError) as exc:
+        return _picture(
+            "Decision regions",
+            f"No view could be chosen ({exc}).",
+            lambda: picture_figure("region", model, X, y, features=candidates[:2]),
+        )
+    return _picture(
+        "Decision regions",
+        f"The whole model's predicted class over {view.caption}",
+        lambda: picture_figure(
+            "region", model, X, y, features=view.features, reference=view.reference
+        ),
+    )
 
 
 def _counterfactual_section(

@@ -11,12 +11,17 @@ import json
 import math
 import shutil
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 import pandas as pd
 
 from .._exceptions import InputError, TreelensError
+
+if TYPE_CHECKING:
+    from .._importance._mdi import MDIImportance
+    from .._importance._result import ImportanceResult
+    from .._types import CostLike
 
 __all__ = [
     "counterfactual_tables",
@@ -58,6 +63,9 @@ _TEXT_HEADERS = {
     "left_impurity": "I left",
     "right_impurity": "I right",
     "held_out_mdi": "held-out mdi",
+    "debiased_mdi": "debiased mdi",
+    "debiased_low": "deb. low",
+    "debiased_high": "deb. high",
     "permutation_std": "perm. std",
 }
 
@@ -68,9 +76,14 @@ def _step(progress: Progress, message: str) -> None:
 
 
 def importance_frame(
-    primary: Any, *, held_out: Any = None, permutation: Any = None
+    primary: Any,
+    *,
+    held_out: Any = None,
+    permutation: Any = None,
+    debiased: Any = None,
 ) -> pd.DataFrame:
-    """One row per feature: MDI (or gain) with its spread, held-out MDI, permutation.
+    """One row per feature: MDI (or gain) with its spread, held-out MDI, debiased
+    MDI (unnormalized, with its interval), permutation.
 
     Sorted by decreasing first column.  The first column is ``mdi``, or ``gain``
     for boosting libraries whose trees record gains rather than impurities.
@@ -83,6 +96,11 @@ def importance_frame(
         frame[f"{name}_std"] = std
     if held_out is not None:
         frame["held_out_mdi"] = held_out.importances_
+    if debiased is not None:
+        frame["debiased_mdi"] = debiased.importances_
+        if debiased.interval_ is not None:
+            frame["debiased_low"] = debiased.interval_["low"]
+            frame["debiased_high"] = debiased.interval_["high"]
     if permutation is not None:
         frame["permutation"] = permutation.importances_
         if getattr(permutation, "std_", None) is not None:
@@ -105,21 +123,27 @@ def importance_results(
     permutation: bool = False,
     n_repeats: int = 5,
     random_state: int = 0,
+    oob: bool = False,
     progress: Progress = None,
 ) -> dict[str, Any]:
     """Every importance that applies to ``model``, and notes on those that do not.
 
     Returns a dict with ``primary`` (MDI, or the normalized total gain of XGBoost
     and LightGBM models, whose trees record gains instead of impurities),
-    ``mdi`` (None when unavailable), ``held_out`` and ``permutation`` (None when
-    not asked or not available) and ``notes`` (list of str).
+    ``mdi`` (None when unavailable), ``held_out``, ``debiased`` (MDI-oob on the
+    rows given, or on each tree's out-of-bag rows with ``oob`` when the data are
+    the training data) and ``permutation`` (None when not asked or not
+    available) and ``notes`` (list of str).
     """
+    from .._importance._debiased import debiased_mdi_importance
     from .._importance._gain import gain_importance
     from .._importance._mdi import mdi_importance
     from .._importance._permutation import permutation_importance
 
     notes: list[str] = []
     _step(progress, "MDI importance")
+    primary: ImportanceResult
+    mdi: MDIImportance | None
     try:
         mdi = mdi_importance(model)
         primary = mdi
@@ -130,13 +154,20 @@ def importance_results(
             "gain: the library's total split gain per feature, normalized to sum to "
             "one, since this model records no node impurities for MDI"
         )
-    held = perm = None
+    held = perm = debiased = None
     if X is not None and y is not None:
         _step(progress, "held-out MDI importance")
         try:
             held = mdi_importance(model, X=X, y=y)
         except TreelensError as exc:
             notes.append(f"no held-out MDI: {exc}")
+        _step(progress, "debiased MDI importance")
+        try:
+            debiased = debiased_mdi_importance(
+                model, X, y, oob=oob, random_state=random_state
+            )
+        except TreelensError as exc:
+            notes.append(f"no debiased MDI: {exc}")
         if permutation:
             if not hasattr(model, "score"):
                 raise InputError(
@@ -153,6 +184,7 @@ def importance_results(
         "primary": primary,
         "mdi": mdi,
         "held_out": held,
+        "debiased": debiased,
         "permutation": perm,
         "notes": notes,
     }
@@ -168,6 +200,7 @@ def importance_tables(
     permutation: bool = False,
     n_repeats: int = 5,
     random_state: int = 0,
+    oob: bool = False,
     top: int | None = None,
     progress: Progress = None,
 ) -> Tables:
@@ -179,12 +212,14 @@ def importance_tables(
         permutation=permutation,
         n_repeats=n_repeats,
         random_state=random_state,
+        oob=oob,
         progress=progress,
     )
     frame = importance_frame(
         results["primary"],
         held_out=results["held_out"],
         permutation=results["permutation"],
+        debiased=results["debiased"],
     )
     if top is not None:
         frame = frame.head(top)
@@ -276,9 +311,9 @@ def counterfactuals(
         model,
         subset,
         target=target,
-        method=method,  # type: ignore[arg-type]
-        cost=cost,
-        mode=mode,  # type: ignore[arg-type]
+        method=cast(Literal["auto", "tweak", "optimal"], method),  # checked there
+        cost=cast("CostLike", cost),  # checked there
+        mode=cast(Literal["minimal", "paper"], mode),  # checked there
         constraints=_constraints(constraints),
         reference=X if reference is None else reference,
         time_limit=time_limit,
@@ -320,7 +355,9 @@ def counterfactual_result_tables(
     if positions is None:
         positions = np.arange(len(result.found_))
     options = getattr(result, "option_", None)
-    several = options is not None and int(np.max(options, initial=1)) > 1
+    if options is None:
+        options = np.ones(len(result.found_), dtype=np.intp)
+    several = int(np.max(options, initial=1)) > 1
     for i, position in enumerate(positions):
         row = rows[int(position)]
         moved = changes[changes["row"] == row] if "row" in changes else changes.iloc[:0]
@@ -330,7 +367,7 @@ def counterfactual_result_tables(
             f"{r.feature}: {_short(r.before)} -> {_short(r.after)}"
             for r in moved.itertuples()
         )
-        entry = {"row": row}
+        entry: dict[str, Any] = {"row": row}
         if several:
             entry["option"] = int(options[i])
         entry.update(
@@ -351,15 +388,15 @@ def counterfactual_result_tables(
     inferred = getattr(result, "inferred_", None) or {}
     extra: Tables = {}
     if any(inferred.values()):
-        words = {
+        kinds = {
             "integer": "whole numbers",
             "flags": "0/1 flags",
             "one_hot": "one-hot group",
         }
         lines = [
-            {"kind": words[kind], "features": ", ".join(item)}
+            {"kind": kinds[kind], "features": ", ".join(item)}
             if isinstance(item, list)
-            else {"kind": words[kind], "features": item}
+            else {"kind": kinds[kind], "features": item}
             for kind, items in inferred.items()
             for item in items
         ]
@@ -463,7 +500,9 @@ def render(
 
     if width is None:
         width = max(100, shutil.get_terminal_size((120, 24)).columns)
-    console = Console(width=width, record=True, file=_Null(), color_system=None)
+    console = Console(
+        width=width, record=True, file=cast(IO[str], _Null()), color_system=None
+    )
     for name, (title, frame) in tables.items():
         columns = [
             c for c in _TEXT_COLUMNS.get(name, frame.columns) if c in frame.columns

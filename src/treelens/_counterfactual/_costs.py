@@ -200,7 +200,7 @@ def resolve_cost(
         if cost == "auto":
             cost = "l1" if reference is None else "mad"
         if cost in _NORMS:
-            return Cost(name=cost, norm=cost, weights=ones)  # type: ignore[arg-type]
+            return Cost(name=cost, norm=cost, weights=ones)
         if cost == "cosine":
             return Cost(name="cosine", norm=None, weights=ones)
         if cost == "mad":

@@ -10,9 +10,18 @@ callables) have no exact program: ``auto`` uses feature tweaking for them.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from .._exceptions import InputError
+from .._types import (
+    ArrayLike,
+    Chunks,
+    CostLike,
+    EpsilonLike,
+    MarginLike,
+    ModelLike,
+    TargetLike,
+)
 from ._constraints import Constraints
 from ._costs import is_separable
 from ._optimal import DEFAULT_MEMORY_BUDGET, optimal_counterfactual
@@ -29,16 +38,16 @@ DEFAULT_TIME_LIMIT = 10.0
 
 
 def counterfactual(
-    model: Any,
-    X: Any,
+    model: ModelLike,
+    X: ArrayLike | Chunks,
     *,
-    target: Any,
+    target: TargetLike,
     method: Method = "auto",
-    cost: Any = "auto",
-    epsilon: Any = 0.0,
-    margin: Any = None,
+    cost: CostLike = "auto",
+    epsilon: EpsilonLike = 0.0,
+    margin: MarginLike = None,
     constraints: Constraints | None = None,
-    reference: Any = None,
+    reference: ArrayLike | None = None,
     infer: bool | tuple[str, ...] = True,
     time_limit: float = DEFAULT_TIME_LIMIT,
     n_counterfactuals: int = 1,

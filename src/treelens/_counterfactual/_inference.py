@@ -139,7 +139,7 @@ def infer_constraints(
     flags = whole & np.isin(filled, (0.0, 1.0)).all(axis=0) & finite.all(axis=0)
     integer = set(positions(user.integer))
     bounds = dict(user.bounds)
-    one_hot = [list(group) for group in user.one_hot]
+    one_hot: list[list[Any]] = [list(group) for group in user.one_hot]
     if "one_hot" in kinds:
         for run in _one_hot_runs(flags, filled):
             if set(run) & (grouped | immutable):

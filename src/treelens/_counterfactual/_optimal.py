@@ -5,23 +5,45 @@ Feature tweaking tries one leaf box at a time; the exact answer is a choice of o
 ensemble route identically through every tree) such that the leaves reached make
 the ensemble predict the target (Cui et al., KDD 2015; Parmentier and Vidal,
 ICML 2021).  treelens writes it as a mixed-integer program (see
-:mod:`treelens._counterfactual._milp._program` and :mod:`treelens._counterfactual._milp._solve`) and solves it with HiGHS,
-which ships inside SciPy.
+:mod:`._milp._program` and :mod:`._milp._solve`) and solves it with HiGHS
+through highspy.
+
+Exactness.  With ``d = x' - x`` and the cell chosen for each feature, every separable
+cost is a sum (or, for ``"linf"``, a maximum) of per-feature terms that
+depend on the cell only, so the objective is linear in the cell binaries
+and exact.  Ties between classes are strict where the model's rule is
+strict: the program asks the winning score to lead by ``1e-6`` times the
+spread of the scores compared (the sum over the trees of each tree's
+range of that score difference: ``2e-4`` of summed probabilities, that is
+``2e-6`` of averaged ones, for a binary forest of 100 trees), so that
+HiGHS's integrality tolerance cannot fake a win.  Answers are exact up to
+that margin; in the rare case the model's own prediction still disagrees,
+the margin is raised and the row solved again.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from .._core._chunks import is_chunk_stream
 from .._core._forest import Forest
 from .._core._validation import check_memory_budget
 from .._exceptions import InputError
-from .._importance._streaming import stream_counterfactuals, wants_streaming
+from .._types import (
+    ArrayLike,
+    Chunks,
+    CostLike,
+    EpsilonLike,
+    MarginLike,
+    ModelLike,
+    TargetLike,
+)
 from ._constraints import Constraints
 from ._milp._program import ForestProgram, forest_program
 from ._milp._search import GridSearch, descend, greedy_ascent, kick
@@ -44,6 +66,7 @@ from ._problem import (
     prepare_problem,
     stack_options,
 )
+from ._streaming import search_in_chunks
 from ._targets import encode_classes
 
 __all__ = ["optimal_counterfactual"]
@@ -56,18 +79,20 @@ _MARGINS = (STRICT_MARGIN, 1e-5, 1e-4)
 # Share of each row's time limit the local search of the warm start may take
 # (0.1-0.5 s for 100 trees of depth 6, about 1 s for 500 trees).
 _SEARCH_SHARE = 0.1
+# Rows per chunk of a chunked run: solves take about a second per row.
+_OPTIMAL_CHUNK_ROWS = 64
 
 
 def optimal_counterfactual(
-    model: Any,
-    X: Any,
+    model: ModelLike,
+    X: ArrayLike | Chunks,
     *,
-    target: Any,
-    cost: Any = "auto",
-    epsilon: Any = 0.0,
-    margin: Any = None,
+    target: TargetLike,
+    cost: CostLike = "auto",
+    epsilon: EpsilonLike = 0.0,
+    margin: MarginLike = None,
     constraints: Constraints | None = None,
-    reference: Any = None,
+    reference: ArrayLike | None = None,
     infer: bool | tuple[str, ...] = True,
     time_limit: float = 30.0,
     warm_start: bool = True,
@@ -79,144 +104,82 @@ def optimal_counterfactual(
 ) -> CounterfactualResult:
     """Least-cost counterfactuals over the whole ensemble, proven optimal.
 
-    For each row ``x`` not already assigned to ``target``, finds the point
-    ``x'`` of least ``cost`` that the model assigns to the target.  Each feature
-    of ``x'`` lies in one *cell*: an interval ``(t_k, t_{k+1}]`` between two
-    consecutive split thresholds of that feature over all trees, on the values
-    the model sees after casting to its input dtype.  Within a cell, the point
-    is ``x_j`` itself if it lies there, else the cell's nearest point: by
-    default the next value of the model's dtype past the threshold (float32
-    for scikit-learn and XGBoost, float64 for LightGBM), so the answer is the
-    least cost over *all* valid points of that dtype; the nearest whole number
-    for integer features.  The choice of cells is a mixed-integer program (one
-    binary per cell, the leaf each tree reaches, the ensemble's decision as
-    linear rows on the reached leaves), solved by HiGHS (through ``highspy``).
-    A point one step past a threshold flips back under the least perturbation;
-    ask for ``margin`` to get the least-cost point that does not.
+    For each row ``x`` not already assigned to ``target``, the point ``x'`` of
+    least ``cost`` that the model assigns to the target: a choice of one *cell*
+    per feature (values between consecutive thresholds of all trees) written as
+    a mixed-integer program and solved by HiGHS (see the module docstring).  A
+    moved value lands on the next value of the model's dtype past the threshold
+    (float32 for scikit-learn and XGBoost, float64 for LightGBM), so the answer
+    is the least cost over *all* valid points; such a point flips back under
+    the least perturbation: ask for ``margin`` to get the least-cost one that
+    does not.  :func:`~treelens.counterfactual` is the usual entry point.
 
     Parameters
     ----------
     model : fitted estimator or Forest
-        Any model :func:`~treelens.to_forest` reads.
-    X : array-like of shape (n_samples, n_features)
-        Rows to explain (one row may be 1-D).  NaN is refused.
+    X : array-like of shape (n_samples, n_features), or an iterable of chunks
     target : class label, "other", or (low, high)
-        As for :func:`~treelens.feature_tweak`: a class label or ``"other"``
-        (any class but the current one) for classifiers, a closed interval of
-        the predicted value for regressors.  Ties between classes follow the
-        model (the first class wins an exact tie of averaged probabilities).
+        As for :func:`~treelens.feature_tweak` (ties follow the model).
     cost : str, array-like or mapping, default="auto"
-        ``"auto"``: ``"mad"`` (L1 in median absolute deviations, scale-free)
-        with ``reference``, else ``"l1"``.  Any separable cost of
-        :func:`~treelens.feature_tweak`: ``"l1"``,
-        ``"l2"`` (the sum of squared terms is minimized, which has the same
-        minimizer), ``"l0"``, ``"linf"`` (through an auxiliary variable),
-        ``"mad"``, per-feature weights or ``{"norm": ..., "weights": ...}``.
-        ``"cosine"`` and callables are not separable and are refused.
+        ``"auto"``: ``"mad"`` (L1 in median absolute deviations) with
+        ``reference``, else ``"l1"``; any separable cost of
+        :func:`~treelens.feature_tweak` (``"l2"`` minimizes the sum of squared
+        terms, same minimizer).  ``"cosine"`` and callables are refused.
     epsilon : float, array-like of shape (n_features,) or "auto", default=0.0
-        How far inside a cell a moved value lands, as for
-        :func:`~treelens.feature_tweak`.  ``0`` gives the exact nearest value of
-        the cell (one float32 step past a threshold for scikit-learn models);
-        a positive epsilon (or ``"auto"``, 1% of each feature's spread, the
-        former default) gives a costlier point and is no
-        guarantee of robustness: use ``margin`` for that.
+        How far inside a cell a moved value lands; ``0`` is its nearest value.
+        ``"auto"`` (1% of each feature's spread, the former default) gives a
+        costlier point and no guarantee: use ``margin`` for robustness.
     margin : float, array-like of shape (n_features,) or Margin, optional
-        A robustness margin (none by default): a number or one per feature in
-        feature units, or a :class:`~treelens.Margin` (feature units, a
-        fraction of each feature's spread, and/or a least lead of the target
-        in the vote).  Every mutable feature that is not a one-hot member
-        then keeps its margin from every threshold, so moving all of them by
-        up to their margins at once reaches the same leaves, and the target
-        leads the vote by at least ``vote``.  The answer is the least-cost
-        point with that property; the result states it (``margin_``,
-        ``vote_margin_``).
+        A robustness margin (:class:`~treelens.Margin`): every mutable feature
+        that is not a one-hot member keeps its margin from every threshold, so
+        moving all of them within it reaches the same leaves, and the target
+        leads the vote by at least ``vote``.  Stated in ``margin_`` and
+        ``vote_margin_``.
     constraints : Constraints, optional
-        Immutable, increase-only, decrease-only, bounded, integer and one-hot
-        features; they restrict the cells each feature may take.
     reference : array-like of shape (n_reference, n_features), optional
-        Data for ``"mad"`` (and ``"auto"``) costs, ``"auto"`` epsilon and
-        margins as fractions of spread (typically the training set).
+        Data for ``"mad"`` costs, margins as fractions of spread, inferred
+        constraints and plausibility figures (typically the training set).
     infer : bool or tuple of {"integer", "flags", "one_hot"}, default=True
-        With ``reference``: constraints read off the data and the rows given
-        (whole-number columns stay whole, 0/1 flags stay 0 or 1, adjacent
-        flag columns with exactly one 1 per row move together as a one-hot
-        group), added to ``constraints`` and reported in ``inferred_``.
-        ``False`` switches it off; a tuple keeps only those kinds.
+        With ``reference``: constraints read off the data (see
+        :func:`~treelens.counterfactual`), reported in ``inferred_``.
     time_limit : float, default=30.0
-        Seconds each row may take: the local search of the warm start (at
-        most a tenth of it) and then HiGHS.
+        Seconds per row and option (a tenth at most for the local search).
     warm_start : bool, default=True
-        Find a counterfactual before the exact search: feature tweaking's
-        answer (:func:`~treelens.feature_tweak`) and a local search over the
-        cells (greedy from the row, then cheaper single and paired moves,
-        :mod:`treelens._counterfactual._milp._search`).  The best one's cost is a cutoff: HiGHS
-        prunes against it from the start (much faster: a tighter cutoff lets it
-        fix most cells and leaves at the root), and it is returned when the
-        time limit stops the search first.  The answer returned is never
-        costlier than feature tweaking's (up to half a step of the model's dtype,
-        where tweaking keeps a threshold's own float64 value).  ``False`` runs the
-        program alone.
+        Feature tweaking's answer and a local search over the cells give a
+        first counterfactual whose cost HiGHS prunes against.
     n_counterfactuals : int, default=1
-        Options per row: the least-cost counterfactual, then the least-cost one
-        that differs from it, and so on, in cost order, each proven optimal
-        given the earlier ones (no-good cuts in the program).  The result then
-        holds ``n_counterfactuals`` entries per row (``row_``, ``option_``).
+        Options per row, in cost order, each proven optimal given the earlier
+        ones (no-good cuts); one entry per row and option (``row_``, ``option_``).
     diversity : {"moves", "features"}, default="moves"
-        How later options differ (:mod:`treelens._counterfactual._options`):
-        ``"moves"``, each leaves out at least one (feature, direction) change
-        of every earlier option; ``"features"`` (DiCE's diverse sets), each
-        leaves out at least one feature every earlier option changes.
+        Each option leaves out a (feature, direction) change (``"moves"``) or a
+        changed feature (``"features"``) of every earlier one (:mod:`._options`).
     min_leaf_samples : int, optional
-        Plausibility: every tree's leaf the counterfactual reaches must hold at
-        least this many rows (of ``reference``, routed, when given; else the
-        training counts the model stores).  Leaves with fewer are removed from
-        the program, so the answer is the least-cost counterfactual in
-        well-supported regions.  Every result reports ``leaf_support_`` and
-        ``nearest_distance_`` either way.
+        Every reached leaf holds at least this many rows (of ``reference``,
+        routed, else the stored training counts); the other leaves are
+        removed from the program.
     memory_budget : int, default=2**30
-        Largest number of bytes the program of the model may need; larger
-        models are refused with the program's size.
+        Largest number of bytes the model's program may need.
     progress : bool, default=False
-        Show a progress bar over the rows.  ``X`` may also be an iterable of
-        chunks (arrays or DataFrames), solved chunk by chunk
-        (:mod:`treelens._importance._streaming`).
 
     Returns
     -------
     CounterfactualResult
-        As for :func:`~treelens.feature_tweak`, plus per row ``status_``:
-        ``"optimal"`` (proven least cost; also for rows already at the target),
-        ``"time_limit"`` (the best answer found when the time ran out, with its
-        proven relative gap ``(cost - lower bound) / cost`` in ``gap_``) or
-        ``"infeasible"`` (proven that no change reaches the target under the
-        constraints).  ``gap_`` is 0 for optimal rows, NaN for infeasible ones
-        and inf when nothing was found in time.  Every counterfactual is
-        confirmed with the source model's own ``predict``.
+        As :func:`~treelens.feature_tweak`, plus ``status_`` (``"optimal"``,
+        ``"time_limit"``: the best found, with its proven relative gap in
+        ``gap_``, or ``"infeasible"``: proven that no change reaches the
+        target), plausibility figures (``leaf_support_``,
+        ``nearest_distance_``) and the options' ``row_`` and ``option_``.
+        Every counterfactual is confirmed with the source model's ``predict``.
 
     Raises
     ------
     InputError
-        As :func:`~treelens.feature_tweak`, and for a cost that is not
-        separable, a ``time_limit`` that is not a positive number, or a model
-        whose program would exceed ``memory_budget``.
+        As :func:`~treelens.feature_tweak`; a cost that is not separable; a bad
+        ``time_limit``, ``margin``, ``n_counterfactuals``, ``min_leaf_samples``.
 
     See Also
     --------
-    feature_tweak : The fast heuristic built from single leaves.
-
-    Notes
-    -----
-    With ``d = x' - x`` and the cell chosen for each feature, every separable
-    cost is a sum (or, for ``"linf"``, a maximum) of per-feature terms that
-    depend on the cell only, so the objective is linear in the cell binaries
-    and exact.  Ties between classes are strict where the model's rule is
-    strict: the program asks the winning score to lead by ``1e-6`` times the
-    spread of the scores compared (the sum over the trees of each tree's
-    range of that score difference: ``2e-4`` of summed probabilities, that is
-    ``2e-6`` of averaged ones, for a binary forest of 100 trees), so that
-    HiGHS's integrality tolerance cannot fake a win.  Answers are exact up to
-    that margin; in the rare case the model's own prediction still disagrees,
-    the margin is raised and the row solved again.
+    counterfactual, feature_tweak
 
     Examples
     --------
@@ -224,23 +187,21 @@ def optimal_counterfactual(
     >>> from sklearn.ensemble import RandomForestClassifier
     >>> from treelens import optimal_counterfactual
     >>> X, y = load_iris(return_X_y=True)
-    >>> model = RandomForestClassifier(n_estimators=10, max_depth=3, random_state=0)
-    >>> model = model.fit(X, y)
+    >>> model = RandomForestClassifier(10, max_depth=3, random_state=0).fit(X, y)
     >>> result = optimal_counterfactual(model, X[:2], target=2, reference=X)
     >>> result.status_.tolist(), model.predict(result.X_cf_).tolist()
     (['optimal', 'optimal'], [2, 2])
     """
-    if wants_streaming(X, progress):
-        return stream_counterfactuals(optimal_counterfactual, **locals())
-    if (
-        isinstance(time_limit, bool)
-        or not isinstance(time_limit, (int, float, np.integer, np.floating))
-        or not np.isfinite(time_limit)
-        or time_limit <= 0
-    ):
-        raise InputError(
-            f"`time_limit` must be a positive number of seconds; got {time_limit!r}."
+    if progress or is_chunk_stream(X):  # solved chunk by chunk, same answers
+        options = {k: v for k, v in locals().items() if k not in ("model", "X")}
+        return search_in_chunks(
+            partial(optimal_counterfactual, model, **{**options, "progress": False}),
+            X,
+            chunk_rows=_OPTIMAL_CHUNK_ROWS,
+            progress=progress,
+            description="optimal counterfactuals",
         )
+    _check_time_limit(time_limit)
     check_memory_budget(memory_budget)
     n_options = check_options(n_counterfactuals, diversity)
     problem = prepare_problem(
@@ -255,34 +216,13 @@ def optimal_counterfactual(
         infer=infer,
         min_leaf_samples=min_leaf_samples,
     )
-    if not problem.cost.separable:
-        raise InputError(
-            "optimal_counterfactual needs a separable cost (a weighted l1, l2, l0 or "
-            "linf norm of x' - x, or 'mad'); got "
-            f"{problem.cost.name!r}, which is not a sum of per-feature terms. Use "
-            "feature_tweak for it."
-        )
-    resolved = problem.constraints
-    one_hot_features = tuple(int(j) for group in resolved.one_hot for j in group)
-    program = forest_program(
-        problem.forest, extra_cuts=one_hot_features, memory_budget=float(memory_budget)
-    )
-    tweak = None
+    program = _program_of(problem, float(memory_budget))
     todo = np.flatnonzero(~problem.at_target)
-    if warm_start and todo.size:
-        from ._tweak import feature_tweak
-
-        tweak = feature_tweak(
-            problem.forest,
-            problem.X[todo],
-            target=target,
-            cost=cost,
-            epsilon=problem.epsilon,
-            constraints=constraints,
-            reference=problem.reference,
-            infer=infer,
-            memory_budget=int(memory_budget),
-        )
+    tweak = (
+        _tweak_start(problem, todo, target, cost, constraints, infer, memory_budget)
+        if warm_start and todo.size
+        else None
+    )
     return _solve_rows(
         problem,
         program,
@@ -292,6 +232,59 @@ def optimal_counterfactual(
         warm_start,
         n_options,
         diversity,
+    )
+
+
+def _program_of(problem: Problem, memory_budget: float) -> ForestProgram:
+    """The model's program, for a problem whose cost must be separable."""
+    if not problem.cost.separable:
+        raise InputError(
+            "optimal_counterfactual needs a separable cost (a weighted l1, l2, l0 or "
+            "linf norm of x' - x, or 'mad'); got "
+            f"{problem.cost.name!r}, which is not a sum of per-feature terms. Use "
+            "feature_tweak for it."
+        )
+    resolved = problem.constraints
+    one_hot_features = tuple(int(j) for group in resolved.one_hot for j in group)
+    return forest_program(
+        problem.forest, extra_cuts=one_hot_features, memory_budget=memory_budget
+    )
+
+
+def _check_time_limit(time_limit: object) -> None:
+    if (
+        isinstance(time_limit, bool)
+        or not isinstance(time_limit, (int, float, np.integer, np.floating))
+        or not np.isfinite(time_limit)
+        or time_limit <= 0
+    ):
+        raise InputError(
+            f"`time_limit` must be a positive number of seconds; got {time_limit!r}."
+        )
+
+
+def _tweak_start(
+    problem: Problem,
+    todo: NDArray[np.intp],
+    target: Any,
+    cost: Any,
+    constraints: Constraints | None,
+    infer: Any,
+    memory_budget: int,
+) -> CounterfactualResult:
+    """Feature tweaking's answers for the rows ``todo``: a first cutoff."""
+    from ._tweak import feature_tweak
+
+    return feature_tweak(
+        problem.forest,
+        problem.X[todo],
+        target=target,
+        cost=cost,
+        epsilon=problem.epsilon,
+        constraints=constraints,
+        reference=problem.reference,
+        infer=infer,
+        memory_budget=int(memory_budget),
     )
 
 

@@ -23,14 +23,12 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from .._adapters import to_forest
 from .._core._boxes import LeafBoxes, leaf_boxes
+from .._core._chunks import DEFAULT_CHUNK_ROWS, is_chunk_stream
 from .._core._validation import check_memory_budget
 from .._exceptions import InputError
-from .._importance._streaming import (
-    check_candidate_budget,
-    stream_counterfactuals,
-    wants_streaming,
-)
+from .._types import ArrayLike, Chunks, CostLike, EpsilonLike, ModelLike, TargetLike
 from ._candidates import Changes, candidate_changes, change_costs
 from ._constraints import Constraints
 from ._incremental import IncrementalPredictor
@@ -42,6 +40,7 @@ from ._problem import (
     finish,
     prepare_problem,
 )
+from ._streaming import check_candidate_budget, search_in_chunks
 from ._targets import target_leaf_mask, voting_trees
 
 __all__ = ["feature_tweak"]
@@ -56,15 +55,15 @@ _MAX_CHECK = 8192
 
 
 def feature_tweak(
-    model: Any,
-    X: Any,
+    model: ModelLike,
+    X: ArrayLike | Chunks,
     *,
-    target: Any,
-    cost: Any = "auto",
-    epsilon: Any = 0.0,
+    target: TargetLike,
+    cost: CostLike = "auto",
+    epsilon: EpsilonLike = 0.0,
     mode: Mode = "minimal",
     constraints: Constraints | None = None,
-    reference: Any = None,
+    reference: ArrayLike | None = None,
     infer: bool | tuple[str, ...] = True,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     progress: bool = False,
@@ -101,12 +100,9 @@ def feature_tweak(
         returning shape (n_candidates,).
     epsilon : float, array-like of shape (n_features,) or "auto", default=0.0
         The paper's epsilon: how far past a threshold a moved value lands.
-        ``0`` (the default): the next representable value past it in the
-        dtype the model compares in (float32 for scikit-learn and XGBoost,
-        float64 for LightGBM), the least change that crosses it.  ``"auto"``:
-        1% of each feature's standard deviation in ``reference`` (or of the
-        range of its thresholds), never so small that the value falls back
-        across the threshold when the model casts it.
+        ``0``: the next value of the model's dtype past it (float32 for
+        scikit-learn and XGBoost, float64 for LightGBM).  ``"auto"``: 1% of
+        each feature's standard deviation in ``reference``.
     mode : {"minimal", "paper"}, default="minimal"
         ``"minimal"`` moves ``x`` only on the features where it violates the
         leaf's box, to the nearest point of the box shrunk by ``epsilon`` on each
@@ -121,21 +117,16 @@ def feature_tweak(
         features, applied while candidates are built: a leaf whose box cannot be
         reached under them gives no candidate.
     reference : array-like of shape (n_reference, n_features), optional
-        Data for ``"mad"`` costs and ``"auto"`` epsilon (typically the training
-        set).
+        Data for costs, epsilon, inferred constraints (typically the training set).
     infer : bool or tuple of {"integer", "flags", "one_hot"}, default=True
-        With ``reference``: constraints read off the data and the rows given
-        (whole-number columns stay whole, 0/1 flags stay 0 or 1, adjacent
-        flag columns with exactly one 1 per row move together as a one-hot
-        group), added to ``constraints`` and reported in ``inferred_``.
-        ``False`` switches it off; a tuple keeps only those kinds.
+        With ``reference``: constraints read off the data (see
+        :func:`~treelens.counterfactual`), reported in ``inferred_``.
     memory_budget : int, default=2**30
         Largest number of bytes one chunk of work allocates; a budget that cannot
         hold the candidates of one row is refused.
     progress : bool, default=False
         Show a progress bar over the rows.  ``X`` may also be an iterable of
-        chunks (arrays or DataFrames), processed one by one
-        (:mod:`treelens._importance._streaming`).
+        chunks, processed one by one (:mod:`._streaming`).
 
     Returns
     -------
@@ -166,12 +157,30 @@ def feature_tweak(
     >>> result.found_.tolist(), model.predict(result.X_cf_).tolist()
     ([True, True, True], [2, 2, 2])
     """
-    if wants_streaming(X, progress):
-        return stream_counterfactuals(feature_tweak, **locals())
+    if progress or is_chunk_stream(X):
+        check_candidate_budget(to_forest(model), target, memory_budget)
+        return search_in_chunks(
+            lambda chunk: feature_tweak(
+                model,
+                chunk,
+                target=target,
+                cost=cost,
+                epsilon=epsilon,
+                mode=mode,
+                constraints=constraints,
+                reference=reference,
+                infer=infer,
+                memory_budget=memory_budget,
+            ),
+            X,
+            chunk_rows=DEFAULT_CHUNK_ROWS,
+            progress=progress,
+            description="feature tweaking",
+        )
     if mode not in ("minimal", "paper"):
         raise InputError(f"`mode` must be 'minimal' or 'paper'; got {mode!r}.")
     check_memory_budget(memory_budget)
-    check_candidate_budget(model, target, memory_budget)
+    check_candidate_budget(to_forest(model), target, memory_budget)
     problem = prepare_problem(
         model,
         X,

@@ -124,7 +124,10 @@ def _common_name(names: list[str]) -> str:
     for name in names[1:]:
         while not name.startswith(prefix):
             prefix = prefix[:-1]
-    prefix = prefix.rstrip(_SEPARATORS)
+    # Up to the last separator: "color_red", "color_rose" -> "color", while
+    # "x1", "x2" share no name ("x1+x2").
+    cut = max(prefix.rfind(c) for c in _SEPARATORS)
+    prefix = prefix[:cut].rstrip(_SEPARATORS) if cut > 0 else ""
     return prefix if prefix else "+".join(names)
 
 

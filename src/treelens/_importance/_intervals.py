@@ -108,6 +108,10 @@ def _row_deviations(
     batch = max(1, _ROW_BATCH_CELLS // max(n_rows, 1))
     for start in range(0, n_bootstrap, batch):
         size = min(batch, n_bootstrap - start)
-        multiplicities = rng.multinomial(n_rows, np.full(n_rows, 1.0 / n_rows), size)
+        # Rows drawn with replacement; their counts are multinomial multiplicities.
+        drawn = rng.integers(0, n_rows, size=(size, n_rows))
+        drawn += (np.arange(size) * n_rows)[:, np.newaxis]
+        multiplicities = np.bincount(drawn.ravel(), minlength=size * n_rows)
+        multiplicities = multiplicities.reshape(size, n_rows).astype(np.float64)
         out[start : start + size] = (multiplicities - 1.0) @ contributions
     return out

@@ -11,14 +11,17 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from .._adapters import to_forest
-from .._core._chunks import DEFAULT_MEMORY_BUDGET
+from .._core._chunks import DEFAULT_MEMORY_BUDGET, is_chunk_stream
 from .._core._forest import Forest
 from .._exceptions import InputError, UnsupportedModelError
+from .._types import ArrayLike, Chunks, ModelLike
+from ._intervals import DEFAULT_N_BOOTSTRAP, bootstrap_interval, check_interval_options
 from ._node_statistics import node_statistics
+from ._node_sums import NodeSums, statistics_from_sums
 from ._result import ImportanceResult
-from ._streaming import stream_mdi_importance, wants_node_streaming
+from ._streaming import replay_in_chunks
 
-__all__ = ["MDIImportance", "mdi_importance"]
+__all__ = ["MDIImportance", "mdi_from_sums", "mdi_importance"]
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
@@ -55,13 +58,15 @@ class MDIImportance(ImportanceResult):
 
 
 def mdi_importance(
-    model: Any,
-    X: Any = None,
-    y: Any = None,
+    model: ModelLike,
+    X: ArrayLike | Chunks | None = None,
+    y: ArrayLike | None = None,
     *,
-    sample_weight: Any = None,
+    sample_weight: ArrayLike | None = None,
     progress: bool = False,
-    memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    memory_budget: float = DEFAULT_MEMORY_BUDGET,
+    n_bootstrap: int = DEFAULT_N_BOOTSTRAP,
+    confidence: float = 0.95,
 ) -> MDIImportance:
     r"""Mean decrease in impurity of every feature, following scikit-learn.
 
@@ -87,6 +92,10 @@ def mdi_importance(
         Weights of the rows of ``X``.
     progress, memory_budget
         As :func:`node_statistics` (``X`` may be an iterable of chunks).
+    n_bootstrap : int, default=200
+        Replicates of ``interval_``, a percentile bootstrap over the trees that
+        split (each replicate renormalized); 0, or a single tree: none.
+    confidence : float, default=0.95
 
     Returns
     -------
@@ -109,43 +118,81 @@ def mdi_importance(
     >>> bool(abs(result.nodes_.groupby("feature")["share"].sum().sum() - 1.0) < 1e-12)
     True
     """
-    if X is not None and wants_node_streaming(model, X, progress, memory_budget):
-        return stream_mdi_importance(
-            model,
+    check_interval_options(n_bootstrap, confidence)
+    interval: dict[str, Any] = {"n_bootstrap": n_bootstrap, "confidence": confidence}
+    forest = to_forest(model)
+    if X is not None:
+        if y is None and not is_chunk_stream(X):
+            raise InputError(
+                "Held-out MDI needs both X and y; expected both or neither, got X only."
+            )
+        return replay_in_chunks(
+            forest,
             X,
             y,
             sample_weight,
             progress=progress,
             memory_budget=memory_budget,
+            one_pass=lambda X, y, w: _held_out(forest, X, y, w, **interval),
+            from_sums=lambda sums: mdi_from_sums(forest, sums, **interval),
         )
-    forest = to_forest(model)
-    if (X is None) != (y is None):
+    if y is not None:
         raise InputError(
-            "Held-out MDI needs both X and y; expected both or neither, got "
-            f"{'X' if y is None else 'y'} only."
+            "Held-out MDI needs both X and y; expected both or neither, got y only."
         )
-    if X is None:
-        if sample_weight is not None:
-            raise InputError(
-                "sample_weight weighs the rows of X; expected it only with X and y, "
-                "got it without them."
-            )
-        weighted = [t.weighted_n_node_samples for t in forest.trees]
-        impurity = [t.impurity for t in forest.trees]
-        counts = [t.n_node_samples for t in forest.trees]
-        method = "MDI (train)"
-        if any(np.isnan(i).any() for i in impurity):
-            raise UnsupportedModelError(
-                f"MDI needs node impurities, but {forest.source or 'this forest'} "
-                "stores none; expected a model whose trees record impurities."
-            )
-    else:
-        stats = node_statistics(forest, X, y, sample_weight=sample_weight)
-        weighted = list(stats.weighted_n_node_samples_)
-        impurity = list(stats.impurity_)
-        counts = list(stats.n_node_samples_)
-        method = "MDI (held-out)"
-    return mdi_from_statistics(forest, weighted, impurity, counts, method=method)
+    if sample_weight is not None:
+        raise InputError(
+            "sample_weight weighs the rows of X; expected it only with X and y, "
+            "got it without them."
+        )
+    impurity = [t.impurity for t in forest.trees]
+    if any(np.isnan(i).any() for i in impurity):
+        raise UnsupportedModelError(
+            f"MDI needs node impurities, but {forest.source or 'this forest'} "
+            "stores none; expected a model whose trees record impurities."
+        )
+    return mdi_from_statistics(
+        forest,
+        [t.weighted_n_node_samples for t in forest.trees],
+        impurity,
+        [t.n_node_samples for t in forest.trees],
+        method="MDI (train)",
+        **interval,
+    )
+
+
+def _held_out(
+    forest: Forest, X: Any, y: Any, sample_weight: Any, **interval: Any
+) -> MDIImportance:
+    stats = node_statistics(forest, X, y, sample_weight=sample_weight)
+    return mdi_from_statistics(
+        forest,
+        list(stats.weighted_n_node_samples_),
+        list(stats.impurity_),
+        list(stats.n_node_samples_),
+        method="MDI (held-out)",
+        **interval,
+    )
+
+
+def mdi_from_sums(
+    forest: Forest,
+    sums: NodeSums,
+    *,
+    n_bootstrap: int = DEFAULT_N_BOOTSTRAP,
+    confidence: float = 0.95,
+) -> MDIImportance:
+    """Held-out MDI (as :func:`mdi_importance` with X and y) from summed node sums."""
+    counts, weighted, _, impurity = statistics_from_sums(forest, sums)
+    return mdi_from_statistics(
+        forest,
+        weighted,
+        impurity,
+        counts,
+        method="MDI (held-out)",
+        n_bootstrap=n_bootstrap,
+        confidence=confidence,
+    )
 
 
 def _tree_decreases(
@@ -163,7 +210,8 @@ def _tree_decreases(
     # bincount adds in node order, as scikit-learn's loop does.
     raw = np.bincount(tree.feature[inner], decrease, forest.n_features)
     root = weighted[0] if tree.n_nodes else 0.0
-    return inner, decrease, raw / root if root > 0 else raw * 0.0
+    share = raw / root if root > 0 else np.zeros(forest.n_features)
+    return inner.astype(np.intp), decrease, share.astype(np.float64)
 
 
 def mdi_from_statistics(
@@ -173,6 +221,8 @@ def mdi_from_statistics(
     counts: Sequence[NDArray[np.intp]],
     *,
     method: str,
+    n_bootstrap: int = DEFAULT_N_BOOTSTRAP,
+    confidence: float = 0.95,
 ) -> MDIImportance:
     """MDI of ``forest`` from per-tree node weights and impurities.
 
@@ -183,6 +233,8 @@ def mdi_from_statistics(
         Per tree: weighted sample count, impurity and sample count of each node.
     method : str
         Label stored in the result.
+    n_bootstrap, confidence
+        Interval over the trees, as :func:`mdi_importance`.
 
     Returns
     -------
@@ -230,6 +282,19 @@ def mdi_from_statistics(
     nodes = _nodes_frame(
         forest, node_parts, weighted, impurity, counts, scale * ensemble
     )
+    interval, interval_method = None, ""
+    if forest.kind != "tree" and relevant.sum() > 1 and n_bootstrap:
+        interval = bootstrap_interval(
+            per_tree_scaled[relevant],
+            names,
+            normalize=True,
+            n_bootstrap=n_bootstrap,
+            confidence=confidence,
+        )
+        interval_method = (
+            f"{confidence:.0%} percentile bootstrap over {int(relevant.sum())} "
+            f"trees, {n_bootstrap} replicates"
+        )
     return MDIImportance(
         importances_=pd.Series(importances, index=names, name="importance"),
         std_=None if std is None else pd.Series(std, index=names, name="std"),
@@ -237,6 +302,8 @@ def mdi_from_statistics(
             per_tree_scaled, columns=names, index=pd.RangeIndex(n_trees, name="tree")
         ),
         method=method,
+        interval_=interval,
+        interval_method=interval_method,
         nodes_=nodes,
     )
 
