@@ -122,8 +122,7 @@ def feature_tweak(
         With ``reference``: constraints read off the data (see
         :func:`~treelens.counterfactual`), reported in ``inferred_``.
     memory_budget : int, default=2**30
-        Largest number of bytes one chunk of work allocates; a budget that cannot
-        hold the candidates of one row is refused.
+        Largest number of bytes one chunk of work allocates (at least one row's).
     progress : bool, default=False
         Show a progress bar over the rows.  ``X`` may also be an iterable of
         chunks, processed one by one (:mod:`._streaming`).
