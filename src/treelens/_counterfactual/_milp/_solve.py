@@ -269,19 +269,22 @@ def solve_cells(
     **options: Any,
 ) -> MilpOutcome:
     """Least-cost choice of one cell per feature meeting ``decision``, with the
-    objective scaled so that the cutoff (else the largest term) is 1.
+    objective scaled so that the cutoff (else the largest term) is 1 when it is
+    far from 1.
 
     The program's speed then does not depend on the units of the cost: terms in
-    squared currency and in median absolute deviations give HiGHS the same
-    numbers to work with.  Objectives and bounds are returned in the original
-    units.  Arguments as :func:`_solve_cells`.
+    squared currency and in median absolute deviations give HiGHS numbers of
+    the same size.  Objectives within ``[0.01, 100]`` are left as they are (the
+    options of :func:`_highs_options` were tuned on them).  Objectives and
+    bounds are returned in the original units.  Arguments as
+    :func:`_solve_cells`.
     """
     finite = cost_terms[np.isfinite(cost_terms)]
     if np.isfinite(cutoff) and cutoff > 0:
         scale = float(cutoff)
     else:
         scale = float(finite.max(initial=0.0))
-    if not (np.isfinite(scale) and scale > 0):
+    if not (np.isfinite(scale) and scale > 0) or 1e-2 <= scale <= 1e2:
         scale = 1.0
     outcome = _solve_cells(
         program,
