@@ -94,7 +94,7 @@ def _whiskers(
         what = getattr(result, "interval_method", "") or "bootstrap interval"
         return np.maximum(low, floor), high, f"whiskers: {what.split(',')[0]}"
     rows = _tree_rows(result)
-    if rows is not None and error_bars != "std":
+    if rows is not None and per_tree is not None and error_bars != "std":
         frame = pd.DataFrame(rows, columns=per_tree.columns)[list(index)]
         values = frame.to_numpy()
         if error_bars == "iqr":
@@ -362,7 +362,7 @@ class ImportanceDisplay(RenamedAttributes):
                     ]
                 )
                 whiskers = LineCollection(
-                    segments, colors="k", linewidths=1.0, zorder=3
+                    list(segments), colors="k", linewidths=1.0, zorder=3
                 )
                 ax.add_collection(whiskers)
             self.whiskers_.append(whiskers)
