@@ -12,6 +12,7 @@ PUBLIC = [
     "InputError",
     "LeafBoxes",
     "MDIImportance",
+    "MissingValuesWarning",
     "NodeStatistics",
     "NotFittedError",
     "PartitionDisplay",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 __all__ = [
     "InputError",
+    "MissingValuesWarning",
     "NotFittedError",
     "TreelensError",
     "UnsupportedModelError",
@@ -30,3 +31,10 @@ class NotFittedError(TreelensError, ValueError):
 
 class UnsupportedModelError(TreelensError, TypeError):
     """The model given is of a kind treelens cannot read, or uses an unsupported option."""
+
+
+class MissingValuesWarning(UserWarning):
+    """Rows with missing values were left out of a picture or a selection.
+
+    The message counts them and names the first; nothing else changes.
+    """

@@ -11,16 +11,16 @@ never over an input file.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self, TypeVar
 
 import typer
 
-from .._adapters import to_forest
 from .._exceptions import InputError, TreelensError
 from ._dataset_commands import (
     OutDirOpt,
@@ -32,7 +32,7 @@ from ._dataset_commands import (
     importance_dataset_tables,
     tweak_dataset_tables,
 )
-from ._pictures import PICTURE_KINDS as PLOT_KINDS
+from ._kinds import PICTURE_KINDS as PLOT_KINDS
 
 __all__ = ["app", "main"]
 
@@ -63,7 +63,8 @@ def _command(function: F) -> F:
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return function(*args, **kwargs)
+            with _notes():
+                return function(*args, **kwargs)
         except (typer.Exit, typer.Abort):
             raise
         except KeyboardInterrupt:
@@ -82,6 +83,34 @@ def _command(function: F) -> F:
             raise typer.Exit(1) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+@contextlib.contextmanager
+def _notes() -> Iterator[None]:
+    """Print treelens' warnings as one ``treelens: note:`` line each, once.
+
+    Other warnings are shown as Python shows them.
+    """
+    import warnings
+
+    from .._exceptions import MissingValuesWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            yield
+        finally:
+            seen: set[str] = set()
+            for item in caught:
+                if issubclass(item.category, MissingValuesWarning):
+                    text = " ".join(str(item.message).split())
+                    if text not in seen:
+                        seen.add(text)
+                        typer.echo(f"treelens: note: {text}", err=True)
+                else:
+                    warnings.showwarning(
+                        item.message, item.category, item.filename, item.lineno
+                    )
 
 
 def _is_click_error(exc: BaseException) -> bool:
@@ -177,7 +206,7 @@ def _load(
 ) -> tuple[Any, Any, Any, Any]:
     """Load the model and its forest, then the data matched to the model."""
     from .._adapters import to_forest
-    from .._io._files import load_data, load_model
+    from .._io._files import check_target, load_data, load_model
 
     model = load_model(model_path, trust_pickle=trust_pickle, trusted=trust or ())
     forest = to_forest(model)
@@ -189,6 +218,8 @@ def _load(
             has_feature_names=forest.has_feature_names,
             target=target,
         )
+        if y is not None:
+            y = check_target(y, classes=forest.classes_, path=data_path)
         if not forest.has_feature_names:
             X = X.to_numpy()
     elif target is not None:
@@ -375,6 +406,25 @@ def _parse_bounds(items: Sequence[str]) -> dict[str, tuple[float | None, float |
     return bounds
 
 
+def _check_directions(constraints: dict[str, Any]) -> None:
+    """Refuse a feature given two of --immutable, --increase-only, --decrease-only.
+
+    Checked on the option values alone, before any file is read; the library
+    checks the same again (and everything that needs the model).
+    """
+    options = ("immutable", "increase_only", "decrease_only")
+    for i, first in enumerate(options):
+        for second in options[i + 1 :]:
+            both = [n for n in constraints[first] if n in constraints[second]]
+            if both:
+                raise InputError(
+                    f"Contradictory constraints on feature {both[0]!r}: it is "
+                    f"declared both {first.replace('_', '-')} and "
+                    f"{second.replace('_', '-')}; expected at most one of "
+                    "--immutable, --increase-only and --decrease-only."
+                )
+
+
 def _parse_class(forest: Any, text: str) -> Any:
     if forest.task != "classification":
         raise InputError(
@@ -511,7 +561,10 @@ def tweak(
         "integer": _names(integer),
         "bounds": _parse_bounds(bounds or []),
     }
+    _check_directions(constraints)
     if dataset_mode(data, out_dir, scheduler=scheduler, workers=workers, resume=resume):
+        from .._adapters import to_forest
+
         model = _load_model(model_path, trust_pickle, trust)
         tables = tweak_dataset_tables(
             model,

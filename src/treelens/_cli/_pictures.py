@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .._exceptions import InputError, TreelensError
+from ._kinds import PICTURE_KINDS
 from ._tables import importance_results
 
 __all__ = [
@@ -26,17 +27,6 @@ __all__ = [
     "picture_figure",
     "top_features",
 ]
-
-#: Pictures the ``plot`` command draws.
-PICTURE_KINDS = (
-    "partition",
-    "region",
-    "forest-grid",
-    "regression-steps",
-    "importance",
-    "tree",
-    "counterfactual",
-)
 
 
 def new_figure(

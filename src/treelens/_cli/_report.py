@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .._exceptions import InputError, TreelensError
+from ._numbers import format_number
 
 __all__ = ["render_report"]
 
@@ -65,7 +66,7 @@ def _cell(value: Any) -> dict[str, Any]:
     if isinstance(value, float):
         if not math.isfinite(value):
             return {"text": "" if math.isnan(value) else "–", "num": True}
-        return {"text": f"{value:.4g}", "num": True}
+        return {"text": format_number(value), "num": True}
     return {"text": str(value), "num": False}
 
 

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .._exceptions import InputError, TreelensError
+from ._numbers import format_number
 
 __all__ = [
     "counterfactual_tables",
@@ -231,7 +232,23 @@ def selected_rows(
         declined = np.ones(len(predicted), dtype=bool)
     else:
         declined = predicted != target
-    return [int(i) for i in np.flatnonzero(declined)[:max_rows]]
+    incomplete = np.isnan(np.asarray(X, dtype=np.float64)).any(axis=1)
+    chosen = np.flatnonzero(declined & ~incomplete)[:max_rows]
+    last = chosen[-1] if len(chosen) == max_rows else len(declined)
+    skipped = np.flatnonzero(declined[:last] & incomplete[:last])
+    if skipped.size:
+        import warnings
+
+        from .._exceptions import MissingValuesWarning
+
+        warnings.warn(
+            f"Passed over {skipped.size} row{'s' if skipped.size > 1 else ''} with "
+            f"missing values (the first is row {int(skipped[0])}); counterfactuals "
+            "need complete rows.",
+            MissingValuesWarning,
+            stacklevel=2,
+        )
+    return [int(i) for i in chosen]
 
 
 def _take_rows(X: Any, rows: Sequence[int]) -> Any:
@@ -259,14 +276,17 @@ def counterfactuals(
     :func:`treelens.optimal_counterfactual`, else :func:`feature_tweak`;
     ``constraints`` holds plain lists (``immutable``, ``increase_only``, ...).
     """
+    from .._adapters import to_forest
     from .._counterfactual._optimal import optimal_counterfactual
     from .._counterfactual._tweak import feature_tweak
 
+    built = _constraints(constraints)
+    if built is not None:  # contradictory constraints are refused before any work
+        built.resolve(to_forest(model))
     chosen = selected_rows(model, X, target, rows=rows, max_rows=max_rows)
     if not chosen:
         return chosen, None
     subset = _take_rows(X, chosen)
-    built = _constraints(constraints)
     reference = X if reference is None else reference
     if optimal:
         _step(progress, f"optimal counterfactuals for {len(chosen)} rows")
@@ -357,10 +377,7 @@ def _plain(value: Any) -> Any:
 
 
 def _short(value: Any) -> str:
-    value = _plain(value)
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
+    return format_number(_plain(value))
 
 
 # --------------------------------------------------------------------------- output
@@ -387,11 +404,11 @@ def rich_table(title: str, frame: pd.DataFrame, *, max_rows: int = 60) -> Any:
 
 def _cell(value: Any) -> str:
     value = _plain(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return "" if math.isnan(value) else "-"
-        return f"{value:.4g}"
-    return str(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return "" if math.isnan(value) else "-"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)  # row numbers and counts read best without separators
+    return format_number(value)
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:

@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._core._forest import Forest
+from .._core._validation import row_label
 from .._exceptions import InputError, TreelensError
 from ._constraints import Constraints, ResolvedConstraints
 from ._costs import Cost, resolve_cost
@@ -294,22 +295,23 @@ def prepare_problem(
     forest = forest_of(model)
     source = None if isinstance(model, Forest) else model
     rows = as_float64(forest, X)
-    if np.isnan(rows).any():
-        r, j = np.argwhere(np.isnan(rows))[0]
-        raise InputError(
-            f"X contains NaN at row {r}, feature {forest.feature_names[j]!r}; "
-            "counterfactuals need complete rows, expected finite numbers (impute "
-            "missing values first)."
-        )
-    resolved_target = resolve_target(forest, target)
-    ref = None if reference is None else as_float64(forest, reference)
     if constraints is not None and not isinstance(constraints, Constraints):
         raise InputError(
             "`constraints` must be a treelens.Constraints or None; got "
             f"{type(constraints).__name__}."
         )
+    # Contradictory constraints are refused before anything about the rows.
     resolved = (constraints or Constraints()).resolve(forest)
-    resolved.check_rows(rows)
+    if np.isnan(rows).any():
+        r, j = np.argwhere(np.isnan(rows))[0]
+        raise InputError(
+            f"X contains NaN at row {row_label(X, int(r))}, feature {forest.feature_names[j]!r}; "
+            "counterfactuals need complete rows, expected finite numbers (impute "
+            "missing values first)."
+        )
+    resolved_target = resolve_target(forest, target)
+    ref = None if reference is None else as_float64(forest, reference)
+    resolved.check_rows(rows, labels=[row_label(X, i) for i in range(len(rows))])
     leaves = forest._apply(rows.astype(forest.input_dtype))
     current = forest._predict_from_leaves(leaves)
     return Problem(

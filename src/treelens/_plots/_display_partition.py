@@ -12,8 +12,10 @@ from .._core._forest import Forest
 from ._common import class_colors, require_matplotlib, resolve_axes
 from ._display_regions import DecisionRegionDisplay, as_array, require_classifier
 from ._partition import (
+    missing_rows,
     partition_rectangles,
     plot_window,
+    report_missing,
     resolve_features,
     resolve_reference,
     resolve_tree_index,
@@ -51,6 +53,9 @@ class PartitionDisplay:
         Classes for class colouring, None when regions hold values.
     collection_ : matplotlib PolyCollection
         The rectangles, one face colour each, in the order of ``rectangles_``.
+    skipped_rows_ : ndarray of int or None
+        Rows of X not drawn for a missing value (NaN) of one of the two features,
+        after :meth:`plot` (counted by a :class:`~treelens.MissingValuesWarning`).
     ax_, figure_ : after :meth:`plot`.
 
     See Also
@@ -252,7 +257,11 @@ class PartitionDisplay:
                 self.split_segments_, colors="k", linewidths=0.8
             )
             ax.add_collection(self.splits_, autolim=False)
+        self.skipped_rows_ = (
+            None if self.X_ is None else missing_rows(self.X_, self.features_)
+        )
         if show_points and self.X_ is not None:
+            report_missing(self.skipped_rows_, self.X_.shape[0], self.feature_names_)
             pts = self.X_[:, list(self.features_)]
             if self.y_ is not None and self.classes_ is not None:
                 colors = class_colors(len(self.classes_))[

@@ -19,8 +19,10 @@ from ._common import (
 )
 from ._partition import (
     cell_points,
+    missing_rows,
     plot_window,
     raster_leaves,
+    report_missing,
     resolve_features,
     resolve_reference,
     split_thresholds,
@@ -185,6 +187,10 @@ class DecisionRegionDisplay:
     boundary_segments_ : ndarray of shape (n_segments, 2, 2) or None
         Class boundaries drawn: along cell edges (exact mode) or pixel edges
         (grid), after :meth:`plot`.
+    skipped_rows_ : ndarray of int or None
+        Rows of X not drawn because they miss a value (NaN) of one of the two
+        features, after :meth:`plot`; a :class:`~treelens.MissingValuesWarning`
+        counts them.  The window and the median ignore missing values.
     ax_, figure_, surface_ : matplotlib objects after :meth:`plot`.
 
     See Also
@@ -415,7 +421,11 @@ class DecisionRegionDisplay:
                 )
         else:
             self.surface_ = self._draw_grid(ax, colors, codes, alpha, show_boundaries)
+        self.skipped_rows_ = (
+            None if self.X_ is None else missing_rows(self.X_, self.features_)
+        )
         if show_points and self.X_ is not None:
+            report_missing(self.skipped_rows_, self.X_.shape[0], self.feature_names_)
             pts = self.X_[:, list(self.features_)]
             if self.y_ is not None:
                 point_codes = np.searchsorted(self.classes_, self.y_)
