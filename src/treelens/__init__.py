@@ -8,7 +8,8 @@ The public names are imported on first use (PEP 562), so that ``import treelens`
 and the ``treelens`` command start in a fraction of a second: numpy, pandas,
 scikit-learn and matplotlib load only when a function that needs them is used.
 A public name is added to ``_PUBLIC`` (name -> defining module), to the
-``TYPE_CHECKING`` block and to ``__all__``.
+``TYPE_CHECKING`` block and to ``__all__``; exceptions and warnings are imported
+at once (they are light).
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ._exceptions import (
+    BackgroundError,
     InputError,
     MissingValuesWarning,
     NotFittedError,
+    OutputTooLargeError,
     TreelensError,
     UnsupportedModelError,
 )
@@ -28,15 +31,22 @@ from ._version import __version__ as __version__
 if TYPE_CHECKING:
     from ._adapters import register_adapter, supported_models, to_forest
     from ._core._boxes import LeafBoxes, leaf_boxes
+    from ._core._features import FeatureSpec
     from ._core._forest import Forest, Tree
     from ._counterfactual._constraints import Constraints
     from ._counterfactual._optimal import optimal_counterfactual
     from ._counterfactual._problem import CounterfactualResult
     from ._counterfactual._tweak import feature_tweak
+    from ._explain._shap import ShapResult, shap_interaction_values, shap_values
+    from ._importance._debiased import DebiasedMDIImportance, debiased_mdi_importance
     from ._importance._gain import gain_importance
     from ._importance._mdi import MDIImportance, mdi_importance
     from ._importance._node_statistics import NodeStatistics, node_statistics
-    from ._importance._permutation import permutation_importance
+    from ._importance._permutation import (
+        GroupedPermutationImportance,
+        grouped_permutation_importance,
+        permutation_importance,
+    )
     from ._importance._result import ImportanceResult
     from ._plots._display_counterfactual import CounterfactualDisplay
     from ._plots._display_importance import ImportanceDisplay
@@ -51,9 +61,12 @@ _PUBLIC = {
     "Constraints": "._counterfactual._constraints",
     "CounterfactualDisplay": "._plots._display_counterfactual",
     "CounterfactualResult": "._counterfactual._problem",
+    "DebiasedMDIImportance": "._importance._debiased",
     "DecisionRegionDisplay": "._plots._display_regions",
+    "FeatureSpec": "._core._features",
     "Forest": "._core._forest",
     "ForestGridDisplay": "._plots._display_partition",
+    "GroupedPermutationImportance": "._importance._permutation",
     "ImportanceDisplay": "._plots._display_importance",
     "ImportanceResult": "._importance._result",
     "LeafBoxes": "._core._boxes",
@@ -61,17 +74,22 @@ _PUBLIC = {
     "NodeStatistics": "._importance._node_statistics",
     "PartitionDisplay": "._plots._display_partition",
     "RegressionStepsDisplay": "._plots._display_steps",
+    "ShapResult": "._explain._shap",
     "Tree": "._core._forest",
     "TreeDiagramDisplay": "._plots._display_tree",
+    "debiased_mdi_importance": "._importance._debiased",
     "export_dot": "._plots._dot",
     "feature_tweak": "._counterfactual._tweak",
     "gain_importance": "._importance._gain",
+    "grouped_permutation_importance": "._importance._permutation",
     "leaf_boxes": "._core._boxes",
     "mdi_importance": "._importance._mdi",
     "node_statistics": "._importance._node_statistics",
     "optimal_counterfactual": "._counterfactual._optimal",
     "permutation_importance": "._importance._permutation",
     "register_adapter": "._adapters",
+    "shap_interaction_values": "._explain._shap",
+    "shap_values": "._explain._shap",
     "supported_models": "._adapters",
     "to_forest": "._adapters",
 }
@@ -91,12 +109,16 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "BackgroundError",
     "Constraints",
     "CounterfactualDisplay",
     "CounterfactualResult",
+    "DebiasedMDIImportance",
     "DecisionRegionDisplay",
+    "FeatureSpec",
     "Forest",
     "ForestGridDisplay",
+    "GroupedPermutationImportance",
     "ImportanceDisplay",
     "ImportanceResult",
     "InputError",
@@ -105,21 +127,27 @@ __all__ = [
     "MissingValuesWarning",
     "NodeStatistics",
     "NotFittedError",
+    "OutputTooLargeError",
     "PartitionDisplay",
     "RegressionStepsDisplay",
+    "ShapResult",
     "Tree",
     "TreeDiagramDisplay",
     "TreelensError",
     "UnsupportedModelError",
+    "debiased_mdi_importance",
     "export_dot",
     "feature_tweak",
     "gain_importance",
+    "grouped_permutation_importance",
     "leaf_boxes",
     "mdi_importance",
     "node_statistics",
     "optimal_counterfactual",
     "permutation_importance",
     "register_adapter",
+    "shap_interaction_values",
+    "shap_values",
     "supported_models",
     "to_forest",
 ]

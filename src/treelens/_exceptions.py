@@ -9,9 +9,11 @@ was expected, what was given.
 from __future__ import annotations
 
 __all__ = [
+    "BackgroundError",
     "InputError",
     "MissingValuesWarning",
     "NotFittedError",
+    "OutputTooLargeError",
     "TreelensError",
     "UnsupportedModelError",
 ]
@@ -31,6 +33,15 @@ class NotFittedError(TreelensError, ValueError):
 
 class UnsupportedModelError(TreelensError, TypeError):
     """The model given is of a kind treelens cannot read, or uses an unsupported option."""
+
+
+class BackgroundError(InputError):
+    """The background data of interventional SHAP values is missing or does not
+    fit the model."""
+
+
+class OutputTooLargeError(InputError):
+    """The result asked for would not fit in the memory budget."""
 
 
 class MissingValuesWarning(UserWarning):

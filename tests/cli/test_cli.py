@@ -655,3 +655,43 @@ def test_plot_counterfactual_and_regression_refusal(files, tmp_path):
                  files["root"] / "data.csv", "--target", "species", "--row", "99",
                  "--out", out)  # fmt: skip
     assert_bad_input(result, "--row must be in [0, 14]")
+
+
+def test_importance_shows_debiased_mdi(files):
+    result = run(
+        "importance",
+        files["root"] / "forest.skops",
+        "--data",
+        files["root"] / "data.csv",
+        "--target",
+        "species",
+        "--json",
+    )
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    rows = files["rows"]
+    debiased = treelens.debiased_mdi_importance(
+        files["forest"], rows[FEATURES], rows["species"]
+    )
+    got = {r["feature"]: r for r in payload["importance"]}
+    for name in FEATURES:
+        assert got[name]["debiased_mdi"] == pytest.approx(
+            debiased.importances_[name], abs=1e-12
+        )
+        assert got[name]["debiased_low"] <= got[name]["debiased_high"]
+    # From the out-of-bag rows of the training data.
+    train = files["X"].assign(species=files["y"])
+    path = files["root"] / "train.csv"
+    train.to_csv(path, index=False)
+    result = run(
+        "importance", files["root"] / "forest.skops", "--data", path,
+        "--target", "species", "--oob", "--json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    oob = treelens.debiased_mdi_importance(
+        files["forest"], files["X"], files["y"], oob=True
+    )
+    got = {
+        r["feature"]: r["debiased_mdi"] for r in json.loads(result.stdout)["importance"]
+    }
+    np.testing.assert_allclose([got[f] for f in FEATURES], oob.importances_, atol=1e-12)

@@ -171,3 +171,9 @@ def test_report_renders_in_headless_chromium(chromium, report_html, tmp_path):
     assert 0.02 < not_white < 0.9, not_white
     colours = np.unique(pixels.reshape(-1, 3)[::7], axis=0).shape[0]
     assert colours > 50, colours
+
+
+def test_report_note_says_which_to_trust(report_html):
+    assert "Which to trust" in report_html
+    assert "debiased MDI" in report_html
+    assert "Debiased MDI" in report_html

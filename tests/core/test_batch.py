@@ -96,7 +96,7 @@ def _assert_same_statistics(a, b):
 def test_chunked_node_statistics_and_mdi_equal_the_single_pass(data):
     w = data[4]
     for model, X, y in _models(data):
-        whole = treelens.node_statistics(model, X, y, w)
+        whole = treelens.node_statistics(model, X, y, sample_weight=w)
         chunks = [
             (X[i : i + 70], y[i : i + 70], w[i : i + 70]) for i in range(0, N, 70)
         ]
@@ -104,7 +104,9 @@ def test_chunked_node_statistics_and_mdi_equal_the_single_pass(data):
             whole, treelens.node_statistics(model, iter(chunks), None)
         )
         # A plain array over the budget is split into chunks too.
-        small = treelens.node_statistics(model, X, y, w, memory_budget=40_000)
+        small = treelens.node_statistics(
+            model, X, y, sample_weight=w, memory_budget=40_000
+        )
         _assert_same_statistics(whole, small)
         expected = treelens.mdi_importance(model, X, y, sample_weight=w)
         got = treelens.mdi_importance(model, iter(chunks))
@@ -119,8 +121,8 @@ def test_streams_of_dataframes_with_separate_y_and_weights(data):
     frame = pd.DataFrame(X, columns=[f"x{i}" for i in range(5)])
     X_chunks = [frame.iloc[i : i + 100] for i in range(0, N, 100)]
     y_chunks = (y[i : i + 100] for i in range(0, N, 100))
-    got = treelens.node_statistics(model, X_chunks, y_chunks, w)
-    _assert_same_statistics(treelens.node_statistics(model, X, y, w), got)
+    got = treelens.node_statistics(model, X_chunks, y_chunks, sample_weight=w)
+    _assert_same_statistics(treelens.node_statistics(model, X, y, sample_weight=w), got)
 
 
 def test_node_sums_round_trip_through_a_frame(data):

@@ -297,7 +297,7 @@ def test_to_frame_and_repr():
     forest_frame = treelens.mdi_importance(
         MODEL_FACTORIES["sklearn.RandomForestRegressor"]().model
     ).to_frame()
-    assert list(forest_frame.columns) == ["importance", "std"]
+    assert list(forest_frame.columns) == ["importance", "std", "low", "high"]
     assert frame.index.name == "feature"
     assert "MDIImportance" in repr(result) and "a=0.8" in repr(result)
 
@@ -316,3 +316,18 @@ def test_permutation_importance_wraps_sklearn():
     np.testing.assert_allclose(ours.importances_, theirs.importances_mean)
     np.testing.assert_allclose(ours.std_, theirs.importances_std)
     assert isinstance(ours, treelens.ImportanceResult)
+
+
+def test_intervals_over_trees():
+    X, y = make_data(1, task="classification")
+    model = RandomForestClassifier(n_estimators=30, random_state=0).fit(X, y)
+    result = treelens.mdi_importance(model)
+    low, high = result.interval_["low"], result.interval_["high"]
+    assert (low <= result.importances_).all() and (result.importances_ <= high).all()
+    assert (low >= 0).all() and not result.can_be_negative
+    assert result.interval_method.startswith("95% percentile bootstrap over 30 trees")
+    assert "low" in result.to_frame().columns
+    none = treelens.mdi_importance(model, n_bootstrap=0)
+    assert none.interval_ is None and none.interval_method == ""
+    tree = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y)
+    assert treelens.mdi_importance(tree).interval_ is None

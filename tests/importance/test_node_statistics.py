@@ -27,7 +27,7 @@ def stage_trees(model):
 
 
 def check_reproduces(model, X, y, sample_weight=None, *, leaf_values=True):
-    stats = treelens.node_statistics(model, X, y, sample_weight)
+    stats = treelens.node_statistics(model, X, y, sample_weight=sample_weight)
     forest = treelens.to_forest(model)
     for j, tree in enumerate(stage_trees(model)):
         np.testing.assert_array_equal(stats.n_node_samples_[j], tree.n_node_samples)
@@ -141,7 +141,7 @@ def test_held_out_statistics_by_hand():
     X = np.array([[0.0], [1.0], [2.0], [3.0]])
     model = DecisionTreeClassifier(max_depth=1).fit(X, [0, 0, 1, 1])  # x <= 1.5
     stats = treelens.node_statistics(
-        model, [[0.0], [0.5], [3.0]], [0, 1, 1], [1.0, 3.0, 2.0]
+        model, [[0.0], [0.5], [3.0]], [0, 1, 1], sample_weight=[1.0, 3.0, 2.0]
     )
     np.testing.assert_array_equal(stats.n_node_samples_[0], [3, 2, 1])
     np.testing.assert_array_equal(stats.weighted_n_node_samples_[0], [6.0, 4.0, 2.0])
@@ -177,7 +177,9 @@ def test_weighted_median_rule():
     )
     stats = treelens.node_statistics(model, X, [1.0, 2.0, 3.0, 10.0])
     assert stats.value_[0][0, 0] == model.tree_.value[0, 0, 0] == 2.5
-    weighted = treelens.node_statistics(model, X, [1.0, 2.0, 3.0, 10.0], [1, 1, 3, 1])
+    weighted = treelens.node_statistics(
+        model, X, [1.0, 2.0, 3.0, 10.0], sample_weight=[1, 1, 3, 1]
+    )
     assert weighted.value_[0][0, 0] == 3.0
     np.testing.assert_allclose(weighted.impurity_[0], [(2 + 1 + 0 + 7) / 6])
 

@@ -77,9 +77,13 @@ def _assert_same_statistics(a, b):
 def test_node_statistics_and_mdi_over_the_cluster_equal_one_machine(client, data):
     X, y, weights, forest, boosting, frame = data
     for model in (forest, boosting):
-        got = tdask.node_statistics(model, frame[FEATURES], frame["label"], frame["w"])
-        _assert_same_statistics(treelens.node_statistics(model, X, y, weights), got)
-        mdi = tdask.mdi_importance(model, frame, "label", "w")
+        got = tdask.node_statistics(
+            model, frame[FEATURES], frame["label"], sample_weight=frame["w"]
+        )
+        _assert_same_statistics(
+            treelens.node_statistics(model, X, y, sample_weight=weights), got
+        )
+        mdi = tdask.mdi_importance(model, frame, "label", sample_weight="w")
         expected = treelens.mdi_importance(model, X, y, sample_weight=weights)
         np.testing.assert_allclose(mdi.importances_, expected.importances_, atol=1e-12)
         np.testing.assert_allclose(

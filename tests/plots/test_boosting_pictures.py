@@ -48,8 +48,8 @@ def test_importance_picture_of_gain_and_held_out_mdi():
     gain = treelens.gain_importance(case.model, normalize=True)
     display = treelens.ImportanceDisplay.from_result(gain)
     np.testing.assert_allclose(
-        display.importances_["total gain (LightGBM)"].sort_index(),
+        display.importances["total gain (LightGBM)"].sort_index(),
         gain.importances_.sort_index(),
     )
     held_out = treelens.ImportanceDisplay.from_estimator(case.model, case.X, case.y)
-    assert list(held_out.importances_.columns) == ["MDI (held-out)"]
+    assert list(held_out.importances.columns) == ["MDI (held-out)"]

@@ -30,7 +30,7 @@ def test_bars_sorted_with_spread_across_trees(wine_forest):
     result = mdi_importance(model)
     disp = ImportanceDisplay.from_result(result, top_k=5)
     expected = result.importances_.sort_values(ascending=False).head(5)
-    assert disp.importances_.index.tolist() == expected.index.tolist()
+    assert disp.importances.index.tolist() == expected.index.tolist()
     bars = disp.bars_[0]
     widths = np.array([b.get_width() for b in bars])
     np.testing.assert_allclose(widths, expected.to_numpy())
@@ -40,9 +40,22 @@ def test_bars_sorted_with_spread_across_trees(wine_forest):
     ticks = disp.ax_.get_yticks()
     labels = [t.get_text() for t in disp.ax_.get_yticklabels()]
     assert [labels[k] for k in np.argsort(-ticks)] == expected.index.tolist()
-    np.testing.assert_allclose(disp.std_.iloc[:, 0], result.std_[expected.index])
+    # Default whiskers: one standard error of the mean over the trees.
+    per_tree = result.per_tree_[expected.index].to_numpy()
+    sem = per_tree.std(axis=0, ddof=1) / np.sqrt(len(per_tree))
     assert bars.errorbar is not None
     segments = bars.errorbar.lines[2][0].get_segments()
+    np.testing.assert_allclose([s[1, 0] for s in segments], expected + sem)
+    np.testing.assert_allclose(
+        [s[0, 0] for s in segments], np.maximum(expected - sem, 0)
+    )
+    assert (
+        "s.e. of the mean over 10 trees"
+        in disp.ax_.get_legend().get_texts()[0].get_text()
+    )
+    # Per-tree standard deviations on request.
+    disp = ImportanceDisplay.from_result(result, top_k=5, error_bars="std")
+    segments = disp.bars_[0].errorbar.lines[2][0].get_segments()
     np.testing.assert_allclose(
         [s[1, 0] - s[0, 0] for s in segments], 2 * result.std_[expected.index]
     )
@@ -56,24 +69,30 @@ def test_several_measures_side_by_side(wine_forest):
         model, X.iloc[:60], y.iloc[:60], n_repeats=2, random_state=0
     )
     disp = ImportanceDisplay.from_result([train, held_out, perm])
-    assert disp.methods_ == [train.method, held_out.method, perm.method]
+    assert disp.methods == [train.method, held_out.method, perm.method]
     assert len(disp.bars_) == 3 and all(len(b) == X.shape[1] for b in disp.bars_)
     np.testing.assert_allclose(
         [b.get_width() for b in disp.bars_[2]],
-        perm.importances_[disp.importances_.index],
+        perm.importances_[disp.importances.index],
     )
-    assert [t.get_text() for t in disp.ax_.get_legend().get_texts()] == disp.methods_
+    legend = [t.get_text() for t in disp.ax_.get_legend().get_texts()]
+    assert [text.split(" (whiskers")[0] for text in legend] == disp.methods
+    assert legend[2] == f"{perm.method} (whiskers: \u00b11 std over repeats)"
+    segments = disp.bars_[2].errorbar.lines[2][0].get_segments()
+    np.testing.assert_allclose(
+        [s[1, 0] - s[0, 0] for s in segments], 2 * perm.std_[disp.importances.index]
+    )
 
 
 def test_from_estimator_and_duck_typed_results(wine_forest):
     model, _X, _y = wine_forest
     disp = ImportanceDisplay.from_estimator(model, top_k=3)
     np.testing.assert_allclose(
-        disp.importances_.iloc[:, 0], np.sort(model.feature_importances_)[::-1][:3]
+        disp.importances.iloc[:, 0], np.sort(model.feature_importances_)[::-1][:3]
     )
     plain = SimpleNamespace(importances_=pd.Series({"a": 0.2, "b": 0.5}), std_=None)
     disp = ImportanceDisplay.from_result({"mine": plain}, sort=False)
-    assert disp.importances_.index.tolist() == ["a", "b"] and disp.methods_ == ["mine"]
+    assert disp.importances.index.tolist() == ["a", "b"] and disp.methods == ["mine"]
     assert disp.bars_[0].errorbar is None
 
 
@@ -83,3 +102,60 @@ def test_bad_input():
     plain = SimpleNamespace(importances_=pd.Series({"a": 0.2}), std_=None)
     with pytest.raises(InputError, match="top_k"):
         ImportanceDisplay.from_result(plain, top_k=0)
+
+
+@pytest.mark.parametrize("error_bars", ["auto", "iqr"])
+def test_no_whisker_below_zero_nor_swamping_the_bars(error_bars):
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    forest = RandomForestClassifier(n_estimators=100, random_state=0).fit(X, y)
+    boosting = GradientBoostingClassifier(
+        n_estimators=60, max_depth=1, random_state=0
+    ).fit(X, y)
+    for model in (forest, boosting):
+        result = mdi_importance(model)
+        # Per-tree standard deviations cross zero for these models ...
+        assert (result.importances_ - result.std_ < 0).any()
+        disp = ImportanceDisplay.from_result(result, error_bars=error_bars)
+        segments = np.concatenate(
+            [np.asarray(c.get_segments()) for c in disp.bars_[0].errorbar.lines[2]]
+        )
+        # ... the default whiskers never do, and stay near the bars.
+        assert segments[:, :, 0].min() >= 0
+        top = disp.importances.iloc[0, 0]
+        assert segments[:, :, 0].max() <= 1.5 * top
+        assert disp.ax_.get_xlim()[1] <= 2 * top
+
+
+def test_bad_error_bars(wine_forest):
+    model, _X, _y = wine_forest
+    with pytest.raises(InputError, match="`error_bars` must be"):
+        ImportanceDisplay.from_result(mdi_importance(model), error_bars="ci")
+
+
+def test_intervals_and_negative_values(wine_forest):
+    from treelens import debiased_mdi_importance
+
+    model, X, y = wine_forest
+    debiased = debiased_mdi_importance(model, X.iloc[::2], y.iloc[::2])
+    train = mdi_importance(model)
+    disp = ImportanceDisplay.from_result([train, debiased])
+    legend = [t.get_text() for t in disp.ax_.get_legend().get_texts()]
+    # MDI keeps its default whiskers; debiased MDI shows its bootstrap interval,
+    # which may reach below zero.
+    assert "s.e. of the mean" in legend[0]
+    assert "percentile bootstrap" in legend[1]
+    index = disp.importances.index
+    np.testing.assert_allclose(
+        disp.lower[debiased.method], debiased.interval_["low"][index]
+    )
+    np.testing.assert_allclose(
+        disp.upper[debiased.method], debiased.interval_["high"][index]
+    )
+    shown = ImportanceDisplay.from_result([train, debiased], error_bars="interval")
+    np.testing.assert_allclose(
+        shown.lower[train.method], np.maximum(train.interval_["low"][index], 0)
+    )
+    assert (shown.lower[train.method] >= 0).all()

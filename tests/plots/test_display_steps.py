@@ -38,9 +38,9 @@ def test_steps_equal_truncated_tree(noisy_sine):
     disp = RegressionStepsDisplay.from_estimator(
         model, X, y, depths=[0, 1, 2, 3, 5, None]
     )
-    for depth, (edges, values) in zip(disp.depths_, disp.steps_):
+    for depth, (edges, values) in zip(disp.depths, disp.steps):
         assert np.all(np.diff(edges) > 0)
-        np.testing.assert_allclose(edges[[0, -1]], disp.window_)
+        np.testing.assert_allclose(edges[[0, -1]], disp.window)
         points = cell_points(edges, np.float32).reshape(-1, 1)
         expected = (
             model.predict(points)
@@ -51,8 +51,8 @@ def test_steps_equal_truncated_tree(noisy_sine):
         if depth is not None:
             assert len(values) <= 2**depth
     # A dense sweep agrees too: the step function is the truncated tree everywhere.
-    grid = np.linspace(*disp.window_, 500).reshape(-1, 1)
-    edges, values = disp.steps_[2]
+    grid = np.linspace(*disp.window, 500).reshape(-1, 1)
+    edges, values = disp.steps[2]
     at = np.clip(
         np.searchsorted(edges, grid.ravel().astype(np.float32), side="left") - 1,
         0,
@@ -67,8 +67,8 @@ def test_default_depths_and_refit(noisy_sine):
     X, y = noisy_sine
     model = DecisionTreeRegressor(max_depth=5, random_state=0).fit(X, y)
     disp = RegressionStepsDisplay.from_estimator(model, X, y, refit=True)
-    assert disp.depths_ == [1, 2, 3, None]
-    for depth, (edges, values) in zip(disp.depths_, disp.refit_steps_):
+    assert disp.depths == [1, 2, 3, None]
+    for depth, (edges, values) in zip(disp.depths, disp.refit_steps):
         refit = DecisionTreeRegressor(
             max_depth=depth if depth is not None else 5, random_state=0
         ).fit(X, y)
@@ -86,7 +86,7 @@ def test_tree_of_a_forest_and_other_features_at_reference():
     disp = RegressionStepsDisplay.from_estimator(
         forest, X, feature="x0", tree_index=1, depths=[None], reference=[0, 0.9]
     )
-    edges, values = disp.steps_[0]
+    edges, values = disp.steps[0]
     points = np.column_stack(
         [cell_points(edges, np.float32), np.full(len(values), 0.9)]
     )
@@ -112,3 +112,28 @@ def test_bad_input(noisy_sine):
         RegressionStepsDisplay.from_estimator(
             DecisionTreeRegressor().fit(X, y), X, refit=True
         )
+
+
+def test_open_steps_inside_the_window_labelled_by_depth():
+    # A sine shifted well above 0: any point at y = 0 would be an edge artifact.
+    rng = np.random.default_rng(0)
+    X = np.sort(rng.uniform(0, 6, 150)).reshape(-1, 1)
+    y = 3 + np.sin(X).ravel()
+    model = DecisionTreeRegressor(max_depth=5, random_state=0).fit(X, y)
+    disp = RegressionStepsDisplay.from_estimator(
+        model, X, y, depths=[1, 3, None], window=(0.5, 5.0)
+    )
+    assert disp.labels_ == ["depth 1", "depth 3", "depth 5 (full)"]
+    legend = [t.get_text() for t in disp.ax_.get_legend().get_texts()]
+    assert legend[-3:] == disp.labels_
+    assert disp.ax_.get_xlim() == (0.5, 5.0)
+    predicted = np.unique(model.tree_.value[:, 0, 0])
+    for line, (edges, values) in zip(disp.lines_, disp.steps):
+        np.testing.assert_allclose(edges[[0, -1]], [0.5, 5.0])
+        vertices = line.get_path().vertices
+        assert vertices[:, 0].min() >= 0.5 and vertices[:, 0].max() <= 5.0
+        # Every drawn height is a value the truncated tree predicts; none is 0.
+        assert np.isin(vertices[:, 1], values).all()
+        assert np.isin(values, predicted).all() and not (vertices[:, 1] == 0).any()
+    with pytest.raises(InputError, match="`window` must"):
+        RegressionStepsDisplay.from_estimator(model, X, y, window=(5.0, 0.5))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_breast_cancer, load_iris
 from sklearn.ensemble import GradientBoostingRegressor, RandomForestClassifier
-from sklearn.tree import DecisionTreeClassifier
+from sklearn.tree import DecisionTreeClassifier, export_graphviz
 
 from treelens import (
     InputError,
@@ -15,7 +15,11 @@ from treelens import (
     mdi_importance,
     to_forest,
 )
-from treelens._plots._tree_layout import impurity_decrease, tree_layout
+from treelens._plots._tree_layout import (
+    format_threshold,
+    impurity_decrease,
+    tree_layout,
+)
 
 NODE = re.compile(r"^(\d+) \[label=\"((?:[^\"\\]|\\.)*)\"(.*)\] ;$")
 EDGE = re.compile(r"^(\d+) -> (\d+)(?: \[(.*)\])? ;$")
@@ -59,7 +63,12 @@ def test_dot_structure_matches_the_tree(iris_tree):
     for node, (label, _) in nodes.items():
         assert f"samples = {t.n_node_samples[node]}" in label
         if t.children_left[node] >= 0:
-            assert label.startswith(f"x{t.feature[node]} <= {t.threshold[node]:.4g}\n")
+            split = label.split("\n")[0]
+            name, shown = split.split(" <= ")
+            assert name == f"x{t.feature[node]}"
+            assert abs(float(shown) - t.threshold[node]) <= 1e-6 * abs(
+                t.threshold[node]
+            )
     assert 'headlabel="True"' in next(a for p, c, a in edges if c == t.children_left[0])
 
 
@@ -140,17 +149,17 @@ def test_tree_diagram_artists(iris_tree):
         tree, max_depth=3, path_of=X[70], annotate=("samples", "mdi"), importance=result
     )
     depth = to_forest(tree).trees[0].node_depth
-    assert disp.nodes_.tolist() == np.flatnonzero(depth <= 3).tolist()
-    assert len(disp.text_artists_) == disp.nodes_.size
-    assert [a.get_text() for a in disp.text_artists_] == disp.texts_
+    assert disp.nodes.tolist() == np.flatnonzero(depth <= 3).tolist()
+    assert len(disp.text_artists_) == disp.nodes.size
+    assert [a.get_text() for a in disp.text_artists_] == disp.texts
     np.testing.assert_allclose(
-        [a.get_position() for a in disp.text_artists_], disp.positions_
+        [a.get_position() for a in disp.text_artists_], disp.positions
     )
-    assert len(disp.edge_collection_.get_segments()) == disp.nodes_.size - 1
+    assert len(disp.edge_collection_.get_segments()) == disp.nodes.size - 1
     path = tree.decision_path(X[70:71].astype(np.float32)).indices
-    assert disp.path_.tolist() == [n for n in path.tolist() if depth[n] <= 3]
+    assert disp.path.tolist() == [n for n in path.tolist() if depth[n] <= 3]
     hot = [a.get_bbox_patch().get_linewidth() > 2 for a in disp.text_artists_]
-    assert [n for n, h in zip(disp.nodes_.tolist(), hot) if h] == disp.path_.tolist()
+    assert [n for n, h in zip(disp.nodes.tolist(), hot) if h] == disp.path.tolist()
     decrease = result.nodes_.set_index("node")["decrease"]
     np.testing.assert_allclose(
         decrease.to_numpy(), impurity_decrease(to_forest(tree).trees[0])[decrease.index]
@@ -164,3 +173,93 @@ def test_tree_diagram_bad_input(iris_tree):
         TreeDiagramDisplay.from_estimator(tree, tree_index=1)
     with pytest.raises(InputError, match="nodes_"):
         TreeDiagramDisplay.from_estimator(tree, importance=object(), annotate=("mdi",))
+
+
+def _labels(dot):
+    """node id -> {key: text} of every "key = text" line of a DOT label."""
+    out = {}
+    for line in dot.splitlines():
+        if m := NODE.match(line):
+            parts = m.group(2).split("\\n")
+            out[int(m.group(1))] = dict(p.split(" = ", 1) for p in parts if " = " in p)
+    return out
+
+
+@pytest.mark.parametrize("proportion", [False, True])
+def test_values_as_counts_or_fractions_like_scikit_learn(proportion):
+    X, y = load_breast_cancer(return_X_y=True)
+    tree = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y)
+    ours = _labels(export_dot(tree, proportion=proportion))
+    theirs = _labels(export_graphviz(tree, proportion=proportion))
+    assert ours.keys() == theirs.keys()
+    for node, labels in theirs.items():
+        expected = np.array(labels["value"].strip("[]").split(", "), dtype=float)
+        got = np.array(ours[node]["value"].strip("[]").split(", "), dtype=float)
+        np.testing.assert_allclose(got, expected, atol=0.006 if proportion else 0)
+        samples = float(labels["samples"].rstrip("%"))
+        assert float(ours[node]["samples"].rstrip("%")) == pytest.approx(
+            samples, abs=0.06
+        )
+    # Counts are whole numbers printed without decimals: "value = [25, 259]".
+    if not proportion:
+        root = tree.tree_.value[0, 0] * tree.tree_.weighted_n_node_samples[0]
+        assert ours[0]["value"] == "[" + ", ".join(str(int(v)) for v in root) + "]"
+
+
+def test_threshold_precision():
+    # Four significant digits would print 16.8 for 16.795; the default keeps it.
+    assert format_threshold(16.795000076293945) == "16.795"
+    assert format_threshold(0.05000000074505806) == "0.05"
+    assert format_threshold(16.795000076293945, precision=2) == "16.80"
+    X, y = load_breast_cancer(return_X_y=True)
+    tree = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y)
+    t = tree.tree_
+    inner = np.flatnonzero(t.children_left >= 0)
+    nodes, _ = parse_dot(export_dot(tree))
+    shown = {n: nodes[n][0].split("\n")[0].split(" <= ")[1] for n in inner}
+    # Distinct thresholds of one feature print as distinct texts.
+    for f in np.unique(t.feature[inner]):
+        same = inner[t.feature[inner] == f]
+        assert len({shown[n] for n in same}) == np.unique(t.threshold[same]).size
+    nodes, _ = parse_dot(export_dot(tree, precision=1, annotate=("impurity",)))
+    for n in inner:
+        assert nodes[n][0].split("\n")[0].endswith(f"<= {t.threshold[n]:.1f}")
+        assert nodes[n][0].split("\n")[1] == f"gini = {t.impurity[n]:.1f}"
+
+
+def _box_extents(disp):
+    disp.figure_.canvas.draw()
+    return np.array(
+        [a.get_bbox_patch().get_window_extent().extents for a in disp.text_artists_]
+    )
+
+
+def _assert_no_overlap(disp):
+    boxes = _box_extents(disp)  # x0, y0, x1, y1 in pixels
+    x0, y0, x1, y1 = (boxes[:, k] for k in range(4))
+    overlap = (np.minimum(x1[:, None], x1) > np.maximum(x0[:, None], x0)) & (
+        np.minimum(y1[:, None], y1) > np.maximum(y0[:, None], y0)
+    )
+    np.fill_diagonal(overlap, False)
+    assert not overlap.any(), np.argwhere(overlap)[:5]
+    axes = disp.ax_.get_window_extent()
+    assert (x0 >= axes.x0 - 1).all() and (x1 <= axes.x1 + 1).all()
+
+
+@pytest.mark.parametrize("own_figure", [True, False])
+def test_node_boxes_never_overlap(own_figure):
+    import matplotlib.pyplot as plt
+
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    tree = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y)
+    forest = RandomForestClassifier(n_estimators=2, max_depth=6, random_state=0)
+    forest.fit(X, y)
+    assert to_forest(forest).trees[0].max_depth == 6
+    for model, index in ((tree, None), (forest, 0)):
+        ax = None if own_figure else plt.subplots(figsize=(12, 6.5))[1]
+        disp = TreeDiagramDisplay.from_estimator(
+            model, tree_index=index, max_depth=None, ax=ax
+        )
+        _assert_no_overlap(disp)
+        if own_figure and model is tree:
+            assert disp.fontsize_ == 9  # the figure widened instead

@@ -289,6 +289,14 @@ def importance(
         int, typer.Option("--n-repeats", help="Permutation repeats.", min=1)
     ] = 5,
     random_state: Annotated[int, typer.Option("--random-state")] = 0,
+    oob: Annotated[
+        bool,
+        typer.Option(
+            "--oob",
+            help="DATA is the exact training set: debiased MDI from each tree's "
+            "out-of-bag rows (bootstrap forests).",
+        ),
+    ] = False,
     top: Annotated[
         int | None, typer.Option("--top", help="Show the top K features only.", min=1)
     ] = None,
@@ -303,7 +311,7 @@ def importance(
     resume: ResumeOpt = False,
     timeout: TimeoutOpt = 10.0,
 ) -> None:
-    """Mean decrease in impurity (MDI), held-out MDI and permutation importance.
+    """MDI, held-out MDI, debiased MDI (MDI-oob) and permutation importance.
 
     Example: treelens importance model.skops --data test.csv --target label --nodes
     """
@@ -350,6 +358,7 @@ def importance(
             permutation=permutation,
             n_repeats=n_repeats,
             random_state=random_state,
+            oob=oob,
             top=top,
             progress=progress.step,
         )

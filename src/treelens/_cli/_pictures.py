@@ -122,7 +122,11 @@ def picture_figure(
     if kind == "importance":
         figure, ax = new_figure(6.4, max(2.5, 0.3 * min(forest.n_features, 20) + 1.2))
         found = importance_results(model, X, y)
-        shown = [r for r in (found["primary"], found["held_out"]) if r is not None]
+        shown = [
+            r
+            for r in (found["primary"], found["held_out"], found["debiased"])
+            if r is not None
+        ]
         ImportanceDisplay.from_result(shown, ax=ax, top_k=20)
         return figure
     if kind == "tree":

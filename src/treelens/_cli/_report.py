@@ -38,6 +38,9 @@ _HEADERS = {
     "mdi": "MDI",
     "mdi_std": "MDI std (trees)",
     "held_out_mdi": "held-out MDI",
+    "debiased_mdi": "debiased MDI",
+    "debiased_low": "debiased 95% low",
+    "debiased_high": "debiased 95% high",
     "permutation": "permutation",
     "permutation_std": "permutation std",
     "feature_name": "feature",
@@ -282,34 +285,40 @@ def render_report(
 
 def _importance_section(model: Any, X: Any, y: Any) -> dict[str, Any]:
     from .._plots._display_importance import ImportanceDisplay
+    from ._importance_note import importance_note
     from ._pictures import new_figure
     from ._tables import importance_frame, importance_results
 
     results = importance_results(
         model, X, y, permutation=y is not None and hasattr(model, "score")
     )
-    primary, held, perm = (
+    primary, held, perm, debiased = (
         results["primary"],
         results["held_out"],
         results["permutation"],
+        results["debiased"],
     )
-    frame = importance_frame(primary, held_out=held, permutation=perm)
+    frame = importance_frame(
+        primary, held_out=held, permutation=perm, debiased=debiased
+    )
 
     def chart() -> Any:
         n = min(len(frame), 15)
         figure, ax = new_figure(4.5, max(2.5, 0.28 * n + 1.2))
-        shown = [r for r in (primary, held, perm) if r is not None]
+        shown = [r for r in (primary, held, debiased, perm) if r is not None]
         ImportanceDisplay.from_result(shown, ax=ax, top_k=15)
         return figure
 
     caption = (
-        "Bars sorted by importance; error bars show the spread across trees or repeats."
+        "Bars sorted by importance; the legend says what each method's whiskers "
+        "show (debiased MDI is unnormalized and may be negative)."
     )
     return {
         "mdi": results["mdi"],
         "notes": results["notes"],
         "table": table_context(frame, max_rows=15),
         "has_held_out": held is not None,
+        "note": importance_note(frame, has_data=y is not None),
         "pictures": [_picture("Importance", caption, chart)],
     }
 

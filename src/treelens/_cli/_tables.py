@@ -59,6 +59,9 @@ _TEXT_HEADERS = {
     "left_impurity": "I left",
     "right_impurity": "I right",
     "held_out_mdi": "held-out mdi",
+    "debiased_mdi": "debiased mdi",
+    "debiased_low": "deb. low",
+    "debiased_high": "deb. high",
     "permutation_std": "perm. std",
 }
 
@@ -69,9 +72,14 @@ def _step(progress: Progress, message: str) -> None:
 
 
 def importance_frame(
-    primary: Any, *, held_out: Any = None, permutation: Any = None
+    primary: Any,
+    *,
+    held_out: Any = None,
+    permutation: Any = None,
+    debiased: Any = None,
 ) -> pd.DataFrame:
-    """One row per feature: MDI (or gain) with its spread, held-out MDI, permutation.
+    """One row per feature: MDI (or gain) with its spread, held-out MDI, debiased
+    MDI (unnormalized, with its interval), permutation.
 
     Sorted by decreasing first column.  The first column is ``mdi``, or ``gain``
     for boosting libraries whose trees record gains rather than impurities.
@@ -84,6 +92,11 @@ def importance_frame(
         frame[f"{name}_std"] = std
     if held_out is not None:
         frame["held_out_mdi"] = held_out.importances_
+    if debiased is not None:
+        frame["debiased_mdi"] = debiased.importances_
+        if debiased.interval_ is not None:
+            frame["debiased_low"] = debiased.interval_["low"]
+            frame["debiased_high"] = debiased.interval_["high"]
     if permutation is not None:
         frame["permutation"] = permutation.importances_
         if getattr(permutation, "std_", None) is not None:
@@ -106,15 +119,19 @@ def importance_results(
     permutation: bool = False,
     n_repeats: int = 5,
     random_state: int = 0,
+    oob: bool = False,
     progress: Progress = None,
 ) -> dict[str, Any]:
     """Every importance that applies to ``model``, and notes on those that do not.
 
     Returns a dict with ``primary`` (MDI, or the normalized total gain of XGBoost
     and LightGBM models, whose trees record gains instead of impurities),
-    ``mdi`` (None when unavailable), ``held_out`` and ``permutation`` (None when
-    not asked or not available) and ``notes`` (list of str).
+    ``mdi`` (None when unavailable), ``held_out``, ``debiased`` (MDI-oob on the
+    rows given, or on each tree's out-of-bag rows with ``oob`` when the data are
+    the training data) and ``permutation`` (None when not asked or not
+    available) and ``notes`` (list of str).
     """
+    from .._importance._debiased import debiased_mdi_importance
     from .._importance._gain import gain_importance
     from .._importance._mdi import mdi_importance
     from .._importance._permutation import permutation_importance
@@ -131,13 +148,20 @@ def importance_results(
             "gain: the library's total split gain per feature, normalized to sum to "
             "one, since this model records no node impurities for MDI"
         )
-    held = perm = None
+    held = perm = debiased = None
     if X is not None and y is not None:
         _step(progress, "held-out MDI importance")
         try:
             held = mdi_importance(model, X=X, y=y)
         except TreelensError as exc:
             notes.append(f"no held-out MDI: {exc}")
+        _step(progress, "debiased MDI importance")
+        try:
+            debiased = debiased_mdi_importance(
+                model, X, y, oob=oob, random_state=random_state
+            )
+        except TreelensError as exc:
+            notes.append(f"no debiased MDI: {exc}")
         if permutation:
             if not hasattr(model, "score"):
                 raise InputError(
@@ -154,6 +178,7 @@ def importance_results(
         "primary": primary,
         "mdi": mdi,
         "held_out": held,
+        "debiased": debiased,
         "permutation": perm,
         "notes": notes,
     }
@@ -169,6 +194,7 @@ def importance_tables(
     permutation: bool = False,
     n_repeats: int = 5,
     random_state: int = 0,
+    oob: bool = False,
     top: int | None = None,
     progress: Progress = None,
 ) -> Tables:
@@ -180,12 +206,14 @@ def importance_tables(
         permutation=permutation,
         n_repeats=n_repeats,
         random_state=random_state,
+        oob=oob,
         progress=progress,
     )
     frame = importance_frame(
         results["primary"],
         held_out=results["held_out"],
         permutation=results["permutation"],
+        debiased=results["debiased"],
     )
     if top is not None:
         frame = frame.head(top)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -20,7 +20,9 @@ class LeafBoxes:
     through finite values exactly when, for every feature ``j``,
     ``lower[i, j] < x[j] <= upper[i, j]``: lower bounds are exclusive and upper
     bounds inclusive, following the ``x <= threshold`` rule of every split.
-    Unbounded sides are ``-inf`` and ``+inf``.
+    Unbounded sides are ``-inf`` and ``+inf``.  A categorical feature ``j``
+    has no bounds (``-inf``, ``+inf``); its box side is ``allowed[j]``, the codes
+    ``0 .. k`` (``k``: a category the model never saw) that reach the leaf.
 
     Attributes
     ----------
@@ -36,6 +38,9 @@ class LeafBoxes:
         The leaf's value (as ``Tree.value``).
     tree_offsets : ndarray of shape (n_trees + 1,)
         Leaves of tree ``t`` are rows ``tree_offsets[t]:tree_offsets[t + 1]``.
+    allowed : dict of int to ndarray of shape (n_leaves_total, k + 1), dtype bool
+        For every categorical feature ``j`` (with ``k`` categories), whether each
+        code reaches each leaf; empty when the forest has no categorical feature.
     """
 
     tree: NDArray[np.intp]
@@ -44,6 +49,7 @@ class LeafBoxes:
     upper: NDArray[np.float64]
     value: NDArray[np.float64]
     tree_offsets: NDArray[np.intp]
+    allowed: dict[int, NDArray[np.bool_]] = field(default_factory=dict)
 
     lower_inclusive = False
     upper_inclusive = True
@@ -51,6 +57,8 @@ class LeafBoxes:
     def __post_init__(self) -> None:
         for name in ("tree", "node", "lower", "upper", "value", "tree_offsets"):
             getattr(self, name).setflags(write=False)
+        for mask in self.allowed.values():
+            mask.setflags(write=False)
 
     @property
     def n_leaves(self) -> int:
@@ -63,11 +71,20 @@ class LeafBoxes:
 
 
 def _tree_boxes(
-    tree: Tree, n_features: int
-) -> tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64]]:
+    tree: Tree, n_features: int, n_categories: NDArray[np.intp]
+) -> tuple[
+    NDArray[np.intp],
+    NDArray[np.float64],
+    NDArray[np.float64],
+    dict[int, NDArray[np.bool_]],
+]:
     n_nodes = tree.n_nodes
     lower = np.full((n_nodes, n_features), -np.inf)
     upper = np.full((n_nodes, n_features), np.inf)
+    masks = {
+        int(j): np.ones((n_nodes, int(n_categories[j]) + 1), dtype=bool)
+        for j in np.unique(tree.feature[tree.is_categorical])
+    }
     frontier = np.array([0], dtype=np.intp)
     # One vectorized step per depth level: children inherit the parent's box and
     # tighten the split feature's side.
@@ -81,11 +98,25 @@ def _tree_boxes(
         upper[left] = upper[inner]
         lower[right] = lower[inner]
         upper[right] = upper[inner]
-        upper[left, feat] = np.minimum(upper[left, feat], thr)
-        lower[right, feat] = np.maximum(lower[right, feat], thr)
+        numeric = ~tree.is_categorical[inner]
+        nl, nr, nf, nt = left[numeric], right[numeric], feat[numeric], thr[numeric]
+        upper[nl, nf] = np.minimum(upper[nl, nf], nt)
+        lower[nr, nf] = np.maximum(lower[nr, nf], nt)
+        for j, mask in masks.items():
+            mask[left] = mask[inner]
+            mask[right] = mask[inner]
+            split = ~numeric & (feat == j)
+            goes_left = tree.categorical_left[inner[split], : mask.shape[1]]
+            mask[left[split]] &= goes_left
+            mask[right[split]] &= ~goes_left
         frontier = np.concatenate([left, right])
     leaves = np.flatnonzero(tree.is_leaf)
-    return leaves, lower[leaves], upper[leaves]
+    return (
+        leaves,
+        lower[leaves],
+        upper[leaves],
+        {j: m[leaves] for j, m in masks.items()},
+    )
 
 
 def leaf_boxes(forest: Forest) -> LeafBoxes:
@@ -118,8 +149,22 @@ def leaf_boxes(forest: Forest) -> LeafBoxes:
     cached = forest.__dict__.get("_leaf_boxes")
     if cached is not None:
         return cached
-    parts = [_tree_boxes(tree, forest.n_features) for tree in forest.trees]
+    k = forest.n_categories
+    parts = [_tree_boxes(tree, forest.n_features, k) for tree in forest.trees]
     counts = np.array([p[0].size for p in parts], dtype=np.intp)
+    allowed = (
+        {
+            j: np.concatenate(
+                [
+                    p[3].get(j, np.ones((p[0].size, int(k[j]) + 1), dtype=bool))
+                    for p in parts
+                ]
+            )
+            for j in np.flatnonzero(k > 0).tolist()
+        }
+        if parts
+        else {}
+    )
     n_values = forest.trees[0].value.shape[1] if forest.trees else 1
     boxes = LeafBoxes(
         tree=np.repeat(np.arange(forest.n_trees, dtype=np.intp), counts),
@@ -136,6 +181,7 @@ def leaf_boxes(forest: Forest) -> LeafBoxes:
             else np.empty((0, n_values))
         ),
         tree_offsets=np.concatenate([[0], np.cumsum(counts)]).astype(np.intp),
+        allowed=allowed,
     )
     # Forest is frozen; the cache lives in its instance dict like a cached_property.
     forest.__dict__["_leaf_boxes"] = boxes

@@ -57,9 +57,10 @@ def compiled_trees(forest: Forest) -> list[Any] | None:
     """scikit-learn ``Tree`` objects routing like the forest's trees, or ``None``.
 
     ``None`` when the forest's input dtype is not float32 (scikit-learn routes
-    float32 only) or when this scikit-learn cannot be given a tree's state.
+    float32 only), when a tree has categorical splits (which scikit-learn's
+    ``Tree`` cannot hold) or when this scikit-learn cannot be given a tree's state.
     """
-    if np.dtype(forest.input_dtype) != np.float32:
+    if np.dtype(forest.input_dtype) != np.float32 or forest.has_categorical:
         return None
     try:
         from sklearn.tree._tree import NODE_DTYPE, Tree

@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 
 from .._exceptions import InputError
 from ._compiled_routing import apply_compiled, compiled_trees
+from ._features import FeatureSpec, category_codes, numeric_features
 
 __all__ = ["Forest", "Tree"]
 
@@ -80,6 +81,16 @@ class Tree:
     weighted_n_node_samples : ndarray of shape (n_nodes,), dtype float64
         Total sample weight reaching each node (sample and class weights); the
         hessian sum ("cover") for boosting libraries that store no weights.
+    is_categorical : ndarray of shape (n_nodes,), dtype bool, optional
+        Whether each split node tests category membership instead of
+        ``x <= threshold`` (its ``threshold`` is NaN and unused).  Default: no
+        categorical node.
+    categorical_left : ndarray of shape (n_nodes, width), dtype bool, optional
+        At a categorical node splitting a feature with ``k`` categories, a row of
+        code ``c`` (``0 .. k - 1``, ``k`` for a category the model never saw) goes
+        left iff ``categorical_left[node, c]``; a missing value follows
+        ``missing_go_left``.  ``width`` is 1 + the largest ``k`` of the features
+        split in the tree; shape ``(n_nodes, 0)`` when no node is categorical.
     """
 
     children_left: NDArray[np.intp]
@@ -91,8 +102,15 @@ class Tree:
     impurity: NDArray[np.float64]
     n_node_samples: NDArray[np.intp]
     weighted_n_node_samples: NDArray[np.float64]
+    is_categorical: NDArray[np.bool_] | None = None
+    categorical_left: NDArray[np.bool_] | None = None
 
     def __post_init__(self) -> None:
+        n_nodes = np.shape(self.children_left)[0]
+        if self.is_categorical is None:
+            object.__setattr__(self, "is_categorical", np.zeros(n_nodes, bool))
+        if self.categorical_left is None:
+            object.__setattr__(self, "categorical_left", np.zeros((n_nodes, 0), bool))
         casts = {
             "children_left": np.intp,
             "children_right": np.intp,
@@ -103,6 +121,8 @@ class Tree:
             "impurity": np.float64,
             "n_node_samples": np.intp,
             "weighted_n_node_samples": np.float64,
+            "is_categorical": np.bool_,
+            "categorical_left": np.bool_,
         }
         for name, dtype in casts.items():
             object.__setattr__(self, name, _readonly(getattr(self, name), dtype))
@@ -111,7 +131,6 @@ class Tree:
             value = value.reshape(-1, 1)
             value.setflags(write=False)
             object.__setattr__(self, "value", value)
-        n_nodes = self.children_left.shape[0]
         for name in casts:
             array = getattr(self, name)
             if array.shape[0] != n_nodes:
@@ -119,6 +138,21 @@ class Tree:
                     f"Every array of a Tree must have one entry per node; "
                     f"expected {n_nodes} entries in `{name}`, got {array.shape[0]}."
                 )
+        if self.categorical_left.ndim != 2:
+            raise InputError(
+                "`categorical_left` must be 2-D of shape (n_nodes, width); got "
+                f"{self.categorical_left.ndim} dimensions."
+            )
+        if self.is_categorical.any() and self.categorical_left.shape[1] == 0:
+            raise InputError(
+                "A Tree with categorical nodes needs `categorical_left` of shape "
+                "(n_nodes, 1 + largest number of categories); got width 0."
+            )
+
+    @property
+    def has_categorical(self) -> bool:
+        """Whether any split node tests category membership."""
+        return bool(self.is_categorical.any())
 
     @property
     def n_nodes(self) -> int:
@@ -234,6 +268,11 @@ class Forest:
         Boosting only: the dtype raw scores are summed in, tree after tree
         (float64; float32 for XGBoost, whose predictions are float32 sums: summing
         in float64 would move scores that sit on a decision boundary).
+    features : tuple of FeatureSpec, optional
+        What each input column is (numeric, categorical with its labels,
+        boolean), one per feature with the names of ``feature_names``.  Default:
+        every feature numeric.  Categorical columns reach the trees as codes
+        (see :meth:`encode`).
     """
 
     trees: tuple[Tree, ...]
@@ -256,6 +295,7 @@ class Forest:
     loss_alpha: float | None = None
     positive_at_zero: bool = True
     score_dtype: Any = np.float64
+    features: tuple[FeatureSpec, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "trees", tuple(self.trees))
@@ -285,6 +325,37 @@ class Forest:
                 f"`tree_output` must have one entry per tree; expected "
                 f"{len(self.trees)}, got {len(self.tree_output)}."
             )
+        self._check_features()
+
+    def _check_features(self) -> None:
+        features = tuple(self.features) or numeric_features(self.feature_names)
+        object.__setattr__(self, "features", features)
+        names = tuple(spec.name for spec in features)
+        if names != self.feature_names:
+            raise InputError(
+                "`features` must describe the features in order, with the names of "
+                f"`feature_names`; expected {list(self.feature_names)[:10]}, got "
+                f"{list(names)[:10]}."
+            )
+        k = self.n_categories
+        for t, tree in enumerate(self.trees):
+            if not tree.has_categorical:
+                continue
+            split = tree.feature[tree.is_categorical]
+            wrong = [int(f) for f in split if not features[f].is_categorical]
+            if wrong:
+                f = wrong[0]
+                raise InputError(
+                    f"Tree {t} has a categorical split on feature "
+                    f"{self.feature_names[f]!r}, which is {features[f].kind}; "
+                    "expected a categorical feature."
+                )
+            if tree.categorical_left.shape[1] < int(k[split].max()) + 1:
+                raise InputError(
+                    f"Tree {t}: `categorical_left` must have at least "
+                    f"{int(k[split].max()) + 1} columns (1 + the number of "
+                    f"categories); got {tree.categorical_left.shape[1]}."
+                )
 
     # ------------------------------------------------------------------ facts
     @property
@@ -313,6 +384,59 @@ class Forest:
         return self.n_classes if self.is_classifier else 1
 
     @cached_property
+    def n_categories(self) -> NDArray[np.intp]:
+        """Number of categories of each feature, shape (n_features,); 0 if not
+        categorical."""
+        out = np.array([spec.n_categories for spec in self.features], dtype=np.intp)
+        out.setflags(write=False)
+        return out
+
+    @property
+    def has_categorical(self) -> bool:
+        """Whether any tree has a categorical split."""
+        return any(tree.has_categorical for tree in self.trees)
+
+    @property
+    def has_labels(self) -> bool:
+        """Whether some input column is categorical or boolean (so raw tables
+        need :meth:`encode`)."""
+        return any(spec.kind != "numeric" for spec in self.features)
+
+    def encode(self, X: Any) -> NDArray[np.float64]:
+        """The float64 matrix the trees route, from ``X`` in the model's columns.
+
+        Category labels become codes ``0 .. k - 1``, a label the model never saw
+        the unknown code ``k``, missing values NaN, booleans 0/1.  See
+        :func:`treelens._core._features.encode`.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features), dtype float64
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import pandas as pd
+        >>> from treelens import FeatureSpec, Forest, Tree
+        >>> leaf = dict(children_left=[-1], children_right=[-1], feature=[-2],
+        ...             threshold=[-2.0], missing_go_left=[False], value=[[0.0]],
+        ...             impurity=[0.0], n_node_samples=[1],
+        ...             weighted_n_node_samples=[1.0])
+        >>> forest = Forest((Tree(**leaf),), "tree", "regression", 1, ("color",),
+        ...                 has_feature_names=True,
+        ...                 features=(FeatureSpec("color", "categorical", ("red", "blue")),))
+        >>> forest.encode(pd.DataFrame({"color": ["blue", "green", None]})).ravel()
+        array([ 1.,  2., nan])
+        """
+        from ._features import encode
+
+        return encode(self, X)
+
+    @cached_property
     def _flat(self) -> dict[str, NDArray[Any]]:
         """All trees concatenated into one node array with global child ids."""
         sizes = np.array([t.n_nodes for t in self.trees], dtype=np.intp)
@@ -334,9 +458,24 @@ class Forest:
             "missing_go_left": np.concatenate([t.missing_go_left for t in self.trees]),
             "max_depth": np.array(max((t.max_depth for t in self.trees), default=0)),
         }
+        if self.has_categorical:
+            width = max(t.categorical_left.shape[1] for t in self.trees)
+            table = np.zeros((flat["left"].size, width), dtype=bool)
+            for t, o in zip(self.trees, offsets):
+                table[o : o + t.n_nodes, : t.categorical_left.shape[1]] = (
+                    t.categorical_left
+                )
+            flat["is_categorical"] = np.concatenate(
+                [t.is_categorical for t in self.trees]
+            )
+            flat["categorical_left"] = table
         flat["is_leaf"] = flat["left"] == TREE_LEAF
         # Leaves carry feature 0 so that gathering x[feature] never goes out of range.
         flat["safe_feature"] = np.where(flat["is_leaf"], 0, flat["feature"])
+        if self.has_categorical:
+            flat["k"] = np.where(
+                flat["is_categorical"], self.n_categories[flat["safe_feature"]], 0
+            )
         return flat
 
     # ----------------------------------------------------------- validation
@@ -399,6 +538,12 @@ class Forest:
             current = nodes[active]
             x = X[rows[active], flat["safe_feature"][current]]
             go_left = x <= flat["threshold"][current]
+            if "categorical_left" in flat:
+                cat = np.flatnonzero(flat["is_categorical"][current])
+                if cat.size:
+                    node = current[cat]
+                    code = category_codes(x[cat], flat["k"][node])
+                    go_left[cat] = flat["categorical_left"][node, code]
             missing = np.isnan(x)
             if missing.any():
                 go_left = np.where(missing, flat["missing_go_left"][current], go_left)
@@ -410,7 +555,10 @@ class Forest:
 
     @cached_property
     def _compiled_trees(self) -> list[Any] | None:
-        """scikit-learn trees routing like these (float32 input only), or None."""
+        """scikit-learn trees routing like these (float32 input, no categorical
+        split), or None."""
+        if self.has_categorical:
+            return None
         return compiled_trees(self)
 
     @cached_property
@@ -436,7 +584,15 @@ class Forest:
                     leaf,
                 )
             ]
-            tables.append((children, *doubled))
+            categorical: tuple[NDArray[Any], ...] = ()
+            if tree.has_categorical:
+                k = np.where(tree.is_categorical, self.n_categories[doubled[0][::2]], 0)
+                categorical = (
+                    np.repeat(tree.is_categorical, 2),
+                    np.repeat(k, 2),
+                    tree.categorical_left,
+                )
+            tables.append((children, *doubled, *categorical))
         return tables
 
     def _apply_per_tree(
@@ -579,7 +735,8 @@ def _route_block(
     has_missing: bool,
 ) -> NDArray[np.intp]:
     """Leaf reached in one tree by the ``m`` rows of a feature-major block."""
-    children, feature, threshold, missing_go_left, is_leaf = table
+    children, feature, threshold, missing_go_left, is_leaf = table[:5]
+    categorical = table[5:]
     offset = feature * m  # x[row, feature[node]] is columns[offset[2 * node] + row]
     leaves = np.zeros(m, dtype=np.int32)
     state = leaves.copy()  # 2 * node: saves a multiplication per level
@@ -587,6 +744,8 @@ def _route_block(
     for level in range(1, depth + 1):
         x = columns.take(offset.take(state) + rows)
         go_right = x > threshold.take(state)
+        if categorical:
+            _route_categorical(x, state, go_right, categorical)
         if has_missing:
             missing = np.isnan(x)
             if missing.any():
@@ -605,6 +764,21 @@ def _route_block(
                 rows, state = rows[keep], state[keep]
     leaves[rows] = state
     return leaves // 2
+
+
+def _route_categorical(
+    x: NDArray[Any],
+    state: NDArray[Any],
+    go_right: NDArray[np.bool_],
+    categorical: tuple[NDArray[Any], ...],
+) -> None:
+    """Overwrite ``go_right`` of the rows at categorical nodes (``state = 2 * node``)."""
+    is_categorical, k, categorical_left = categorical
+    rows = np.flatnonzero(is_categorical.take(state))
+    if rows.size:
+        doubled = state[rows]
+        code = category_codes(x[rows], k.take(doubled))
+        go_right[rows] = ~categorical_left[doubled // 2, code]
 
 
 def _apply_link(raw: NDArray[np.float64], link: str) -> NDArray[np.float64]:

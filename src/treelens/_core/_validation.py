@@ -13,6 +13,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from .._exceptions import InputError
+from ._features import encode, has_labels
 
 if TYPE_CHECKING:
     from ._forest import Forest
@@ -58,8 +59,13 @@ def check_X(forest: Forest, X: Any) -> NDArray[Any]:
     - ``X`` must be 2-D (a single row may be given as 1-D) with ``n_features``
       columns;
     - values must be numeric and finite; NaN is accepted only when the model
-      routes missing values (``forest.allow_missing``).
+      routes missing values (``forest.allow_missing``);
+    - when the forest has categorical or boolean columns, a DataFrame (or an
+      object array) holds the user's labels and goes through
+      :meth:`Forest.encode` first.
     """
+    if forest.has_labels and has_labels(X):
+        X = encode(forest, X)
     names = column_names(X)
     if names is not None and forest.has_feature_names:
         expected = list(forest.feature_names)

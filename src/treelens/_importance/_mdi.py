@@ -14,6 +14,7 @@ from .._adapters import to_forest
 from .._core._chunks import DEFAULT_MEMORY_BUDGET
 from .._core._forest import Forest
 from .._exceptions import InputError, UnsupportedModelError
+from ._intervals import DEFAULT_N_BOOTSTRAP, bootstrap_interval, check_interval_options
 from ._node_statistics import node_statistics
 from ._result import ImportanceResult
 from ._streaming import stream_mdi_importance, wants_node_streaming
@@ -55,13 +56,15 @@ class MDIImportance(ImportanceResult):
 
 
 def mdi_importance(
-    model_or_forest: Any,
+    model: Any,
     X: Any = None,
     y: Any = None,
     *,
     sample_weight: Any = None,
     progress: bool = False,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    n_bootstrap: int = DEFAULT_N_BOOTSTRAP,
+    confidence: float = 0.95,
 ) -> MDIImportance:
     r"""Mean decrease in impurity of every feature, following scikit-learn.
 
@@ -77,7 +80,7 @@ def mdi_importance(
 
     Parameters
     ----------
-    model_or_forest : fitted estimator or Forest
+    model : fitted estimator or Forest
     X : array-like of shape (n_samples, n_features), optional
         When given (with ``y``), weights and impurities are recomputed on these
         rows by :func:`node_statistics` ("held-out MDI"): splits that only fit
@@ -87,6 +90,10 @@ def mdi_importance(
         Weights of the rows of ``X``.
     progress, memory_budget
         As :func:`node_statistics` (``X`` may be an iterable of chunks).
+    n_bootstrap : int, default=200
+        Replicates of ``interval_``, a percentile bootstrap over the trees that
+        split (each replicate renormalized); 0, or a single tree: none.
+    confidence : float, default=0.95
 
     Returns
     -------
@@ -109,18 +116,17 @@ def mdi_importance(
     >>> bool(abs(result.nodes_.groupby("feature")["share"].sum().sum() - 1.0) < 1e-12)
     True
     """
-    if X is not None and wants_node_streaming(
-        model_or_forest, X, progress, memory_budget
-    ):
+    check_interval_options(n_bootstrap, confidence)
+    if X is not None and wants_node_streaming(model, X, progress, memory_budget):
         return stream_mdi_importance(
-            model_or_forest,
+            model,
             X,
             y,
             sample_weight,
             progress=progress,
             memory_budget=memory_budget,
         )
-    forest = to_forest(model_or_forest)
+    forest = to_forest(model)
     if (X is None) != (y is None):
         raise InputError(
             "Held-out MDI needs both X and y; expected both or neither, got "
@@ -142,12 +148,20 @@ def mdi_importance(
                 "stores none; expected a model whose trees record impurities."
             )
     else:
-        stats = node_statistics(forest, X, y, sample_weight)
+        stats = node_statistics(forest, X, y, sample_weight=sample_weight)
         weighted = list(stats.weighted_n_node_samples_)
         impurity = list(stats.impurity_)
         counts = list(stats.n_node_samples_)
         method = "MDI (held-out)"
-    return mdi_from_statistics(forest, weighted, impurity, counts, method=method)
+    return mdi_from_statistics(
+        forest,
+        weighted,
+        impurity,
+        counts,
+        method=method,
+        n_bootstrap=n_bootstrap,
+        confidence=confidence,
+    )
 
 
 def _tree_decreases(
@@ -175,6 +189,8 @@ def mdi_from_statistics(
     counts: Sequence[NDArray[np.intp]],
     *,
     method: str,
+    n_bootstrap: int = DEFAULT_N_BOOTSTRAP,
+    confidence: float = 0.95,
 ) -> MDIImportance:
     """MDI of ``forest`` from per-tree node weights and impurities.
 
@@ -185,6 +201,8 @@ def mdi_from_statistics(
         Per tree: weighted sample count, impurity and sample count of each node.
     method : str
         Label stored in the result.
+    n_bootstrap, confidence
+        Interval over the trees, as :func:`mdi_importance`.
 
     Returns
     -------
@@ -232,6 +250,19 @@ def mdi_from_statistics(
     nodes = _nodes_frame(
         forest, node_parts, weighted, impurity, counts, scale * ensemble
     )
+    interval, interval_method = None, ""
+    if forest.kind != "tree" and relevant.sum() > 1 and n_bootstrap:
+        interval = bootstrap_interval(
+            per_tree_scaled[relevant],
+            names,
+            normalize=True,
+            n_bootstrap=n_bootstrap,
+            confidence=confidence,
+        )
+        interval_method = (
+            f"{confidence:.0%} percentile bootstrap over {int(relevant.sum())} "
+            f"trees, {n_bootstrap} replicates"
+        )
     return MDIImportance(
         importances_=pd.Series(importances, index=names, name="importance"),
         std_=None if std is None else pd.Series(std, index=names, name="std"),
@@ -239,6 +270,8 @@ def mdi_from_statistics(
             per_tree_scaled, columns=names, index=pd.RangeIndex(n_trees, name="tree")
         ),
         method=method,
+        interval_=interval,
+        interval_method=interval_method,
         nodes_=nodes,
     )
 

@@ -95,11 +95,11 @@ class NodeStatistics:
 
 
 def node_statistics(
-    model_or_forest: Any,
+    model: Any,
     X: Any,
     y: Any,
-    sample_weight: Any = None,
     *,
+    sample_weight: Any = None,
     progress: bool = False,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
 ) -> NodeStatistics:
@@ -112,7 +112,7 @@ def node_statistics(
 
     Parameters
     ----------
-    model_or_forest : fitted estimator or Forest
+    model : fitted estimator or Forest
     X : array-like of shape (n_samples, n_features)
     y : array-like of shape (n_samples,)
         Class labels (classifiers, which must be among the model's classes) or
@@ -170,16 +170,16 @@ def node_statistics(
     >>> stats.n_node_samples_[0].tolist() == model.tree_.n_node_samples.tolist()
     True
     """
-    if wants_node_streaming(model_or_forest, X, progress, memory_budget):
+    if wants_node_streaming(model, X, progress, memory_budget):
         return stream_node_statistics(
-            model_or_forest,
+            model,
             X,
             y,
             sample_weight,
             progress=progress,
             memory_budget=memory_budget,
         )
-    forest = to_forest(model_or_forest)
+    forest = to_forest(model)
     X = check_X(forest, X)
     n_samples = X.shape[0]
     if n_samples == 0:

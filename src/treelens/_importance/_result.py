@@ -29,6 +29,16 @@ class ImportanceResult:
     method : str
         Short label of the method, e.g. ``"MDI (train)"``, ``"MDI (held-out)"``,
         ``"permutation"``.
+    interval_ : pandas.DataFrame of shape (n_features, 2) or None
+        Columns ``low`` and ``high``: a percentile bootstrap interval of each
+        importance (see ``interval_method``); None when not computed.
+    interval_method : str
+        How ``interval_`` was drawn, e.g. ``"95% percentile bootstrap over 100
+        trees (200 replicates)"``.
+    can_be_negative : bool
+        Whether the quantity itself can be negative (debiased MDI and
+        permutation importance can; MDI cannot), so that pictures do not draw
+        whiskers below zero for quantities that cannot be.
 
     See Also
     --------
@@ -39,6 +49,9 @@ class ImportanceResult:
     std_: pd.Series | None = None
     per_tree_: pd.DataFrame | None = None
     method: str = ""
+    interval_: pd.DataFrame | None = None
+    interval_method: str = ""
+    can_be_negative: bool = False
 
     @property
     def feature_names(self) -> list[str]:
@@ -50,12 +63,16 @@ class ImportanceResult:
 
         Returns
         -------
-        frame : pandas.DataFrame of shape (n_features, 1 or 2)
-            Column ``importance``, and ``std`` when the method gives a spread.
+        frame : pandas.DataFrame of shape (n_features, 1 to 4)
+            Column ``importance``, ``std`` when the method gives a spread, and
+            ``low`` and ``high`` when it gives an interval.
         """
         columns = {"importance": self.importances_}
         if self.std_ is not None:
             columns["std"] = self.std_
+        if self.interval_ is not None:
+            columns["low"] = self.interval_["low"]
+            columns["high"] = self.interval_["high"]
         frame = pd.DataFrame(columns)
         frame.index.name = "feature"
         return frame

@@ -366,7 +366,8 @@ def stream_node_statistics(
     if isinstance(sums, tuple):
         from ._node_statistics import node_statistics
 
-        return node_statistics(model, *sums)
+        Xc, yc, wc = sums
+        return node_statistics(model, Xc, yc, sample_weight=wc)
     return statistics_result(model, sums)
 
 

@@ -6,12 +6,14 @@ matplotlib is imported only inside the functions that draw, through
 
 from __future__ import annotations
 
-from typing import Any
+import warnings
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 __all__ = [
+    "RenamedAttributes",
     "class_colors",
     "model_feature_names",
     "require_matplotlib",
@@ -60,3 +62,30 @@ def model_feature_names(model: Any, n_features: int) -> tuple[str, ...]:
     if names is not None and len(names) == n_features:
         return tuple(map(str, names))
     return tuple(f"x{i}" for i in range(n_features))
+
+
+class RenamedAttributes:
+    """Old attribute names of a Display, still readable with a FutureWarning.
+
+    Displays once stored their parameters with a trailing ``_`` (``features_``,
+    ``X_``); they now store them under their plain names, as scikit-learn does,
+    and only what :meth:`plot` creates ends in ``_``. ``_renamed`` maps each old
+    name to the new one.
+    """
+
+    _renamed: ClassVar[dict[str, str]] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        new = type(self)._renamed.get(name)
+        if new is None:
+            raise AttributeError(
+                f"{type(self).__name__!r} object has no attribute {name!r}"
+            )
+        warnings.warn(
+            f"`{type(self).__name__}.{name}` is now `{new}` (parameters keep their "
+            "plain names; only what `plot` draws ends in `_`); the old name will "
+            "be removed in a future release.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return getattr(self, new)

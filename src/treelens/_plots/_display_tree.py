@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .._adapters import to_forest
-from ._common import require_matplotlib
+from ._common import RenamedAttributes, require_matplotlib
 from ._dot import check_annotate, node_mdi
 from ._partition import resolve_tree_index
 from ._tree_layout import (
@@ -23,26 +23,35 @@ from ._tree_layout import (
 __all__ = ["TreeDiagramDisplay"]
 
 
-class TreeDiagramDisplay:
+class TreeDiagramDisplay(RenamedAttributes):
     """A tree diagram with annotated nodes, drawn without the Graphviz program.
+
+    Node text never overlaps: :meth:`plot` measures every node's box and, on a
+    figure of its own, widens the figure (up to 60 inches) before it shrinks
+    the font; on given axes it shrinks the font.
+
+    Parameters
+    ----------
+    layout : TreeLayout
+        Node positions and edges (see :func:`treelens._plots._tree_layout.tree_layout`).
+    texts : list of str
+        The text of every node drawn.
+    colors : list of str
+        Fill colour of every node (``#rrggbbaa``).
+    path : ndarray or None
+        Nodes of the highlighted decision path, root first.
+    tree_index : int
 
     Attributes
     ----------
-    layout_ : TreeLayout
-        Node positions and edges (see :func:`treelens._plots._tree_layout.tree_layout`).
-    nodes_ : ndarray of shape (n_shown,)
+    nodes : ndarray of shape (n_shown,)
         Node ids drawn.
-    positions_ : ndarray of shape (n_shown, 2)
+    positions : ndarray of shape (n_shown, 2)
         ``(x, y)`` of every node drawn.
-    texts_ : list of str
-        The text of every node drawn.
-    colors_ : list of str
-        Fill colour of every node (``#rrggbbaa``).
-    path_ : ndarray or None
-        Nodes of the highlighted decision path, root first.
-    tree_index_ : int
     text_artists_ : list of matplotlib Text
     edge_collection_ : matplotlib LineCollection
+    fontsize_ : float
+        The font size the node text was drawn at.
     ax_, figure_
 
     See Also
@@ -56,9 +65,21 @@ class TreeDiagramDisplay:
     >>> X, y = load_iris(return_X_y=True)
     >>> tree = DecisionTreeClassifier(random_state=0).fit(X, y)
     >>> disp = TreeDiagramDisplay.from_estimator(tree, max_depth=2, path_of=X[0])
-    >>> disp.nodes_.size, disp.path_.size
+    >>> disp.nodes.size, disp.path.size
     (5, 2)
+    >>> disp.texts[0].splitlines()[2]
+    'value = [50, 50, 50]'
     """
+
+    _renamed: ClassVar[dict[str, str]] = {
+        "layout_": "layout",
+        "nodes_": "nodes",
+        "positions_": "positions",
+        "texts_": "texts",
+        "colors_": "colors",
+        "path_": "path",
+        "tree_index_": "tree_index",
+    }
 
     def __init__(
         self,
@@ -69,33 +90,35 @@ class TreeDiagramDisplay:
         path: NDArray[np.intp] | None,
         tree_index: int,
     ) -> None:
-        self.layout_ = layout
-        self.nodes_ = layout.nodes
-        self.positions_ = np.column_stack([layout.x, layout.y])
-        self.texts_ = texts
-        self.colors_ = colors
-        self.path_ = path
-        self.tree_index_ = tree_index
+        self.layout = layout
+        self.nodes = layout.nodes
+        self.positions = np.column_stack([layout.x, layout.y])
+        self.texts = texts
+        self.colors = colors
+        self.path = path
+        self.tree_index = tree_index
 
     @classmethod
     def from_estimator(
         cls,
-        estimator: Any,
+        model: Any,
         *,
         tree_index: int | None = None,
         max_depth: int | None = 3,
         annotate: Sequence[str] = ("samples", "value", "impurity"),
         class_names: Sequence[str] | None = None,
+        proportion: bool = False,
+        precision: int | None = None,
         importance: Any = None,
         path_of: Any = None,
         ax: Any = None,
-        **plot_kwargs: Any,
+        **kwargs: Any,
     ) -> TreeDiagramDisplay:
         """Lay out one tree and draw it.
 
         Parameters
         ----------
-        estimator : fitted tree model or Forest
+        model : fitted tree model or Forest
         tree_index : int, optional
             Which tree of an ensemble; required unless the model is one tree.
         max_depth : int or None, default=3
@@ -104,26 +127,40 @@ class TreeDiagramDisplay:
             Among ``"samples"``, ``"value"``, ``"impurity"``,
             ``"weighted_impurity"`` (``w*I``) and ``"mdi"``.
         class_names : sequence of str, optional
+        proportion : bool, default=False
+            Class fractions and sample shares instead of counts (``value = [25,
+            259]``), as scikit-learn's ``plot_tree``.
+        precision : int, optional
+            Decimals of thresholds, impurities and values; default thresholds
+            as short as tells them apart (``16.795``), four significant digits
+            elsewhere.
         importance : importance result, optional
             Per-node decreases in ``nodes_`` to print for ``"mdi"``.
         path_of : array-like of shape (n_features,), optional
             Highlight the decision path of this row.
         ax : matplotlib Axes, optional
-        **plot_kwargs
+        **kwargs
             Passed to :meth:`plot`.
 
         Returns
         -------
         TreeDiagramDisplay
         """
-        forest = to_forest(estimator)
+        forest = to_forest(model)
         t = resolve_tree_index(forest, tree_index)
         annotate = check_annotate(annotate)
         tree = forest.trees[t]
         layout = tree_layout(tree, max_depth=max_depth)
         mdi = node_mdi(importance, t, tree.n_nodes)
         texts = node_texts(
-            forest, t, layout.nodes, annotate=annotate, class_names=class_names, mdi=mdi
+            forest,
+            t,
+            layout.nodes,
+            annotate=annotate,
+            class_names=class_names,
+            mdi=mdi,
+            proportion=proportion,
+            precision=precision,
         )
         texts = [
             s + ("\n(...)" if cut else "") for s, cut in zip(texts, layout.truncated)
@@ -138,10 +175,10 @@ class TreeDiagramDisplay:
             path=path,
             tree_index=t,
         )
-        return display.plot(ax=ax, **plot_kwargs)
+        return display.plot(ax=ax, **kwargs)
 
     def plot(
-        self, ax: Any = None, *, fontsize: float | None = None
+        self, ax: Any = None, *, fontsize: float | None = None, **kwargs: Any
     ) -> TreeDiagramDisplay:
         """Draw the nodes as boxes and the edges as lines.
 
@@ -150,7 +187,11 @@ class TreeDiagramDisplay:
         ax : matplotlib Axes, optional
             A new figure sized to the tree when None.
         fontsize : float, optional
-            Default: shrinks with the number of leaf positions.
+            Largest font size of the node text (default 9); smaller where the
+            boxes would otherwise overlap.
+        **kwargs
+            Passed to every node's :meth:`matplotlib.axes.Axes.text` (for
+            example ``fontfamily``, ``color``).
 
         Returns
         -------
@@ -160,22 +201,22 @@ class TreeDiagramDisplay:
         from matplotlib.collections import LineCollection
         from matplotlib.colors import to_rgba
 
-        layout = self.layout_
+        layout = self.layout
         depth = int(-layout.y.min()) if layout.y.size else 0
-        if ax is None:
+        own_figure = ax is None
+        if own_figure:
             _, ax = plt.subplots(
                 figsize=(
-                    min(2.2 * max(layout.n_columns, 1) + 1, 40),
+                    min(2.2 * max(layout.n_columns, 1) + 1, _MAX_WIDTH),
                     1.6 * (depth + 1) + 0.6,
                 )
             )
-        if fontsize is None:
-            fontsize = float(np.clip(11 - 0.25 * layout.n_columns, 5, 9))
+        size = 9.0 if fontsize is None else float(fontsize)
         index = {int(n): k for k, n in enumerate(layout.nodes.tolist())}
-        parent_pos = self.positions_[[index[int(p)] for p in layout.edges[:, 0]]]
-        child_pos = self.positions_[[index[int(c)] for c in layout.edges[:, 1]]]
+        parent_pos = self.positions[[index[int(p)] for p in layout.edges[:, 0]]]
+        child_pos = self.positions[[index[int(c)] for c in layout.edges[:, 1]]]
         segments = np.stack([parent_pos, child_pos], axis=1)
-        on_path = set() if self.path_ is None else set(self.path_.tolist())
+        on_path = set() if self.path is None else set(self.path.tolist())
         highlighted = np.array(
             [p in on_path and c in on_path for p, c in layout.edges.tolist()],
             dtype=bool,
@@ -188,30 +229,125 @@ class TreeDiagramDisplay:
         )
         ax.add_collection(self.edge_collection_)
         # Opaque faces (the colour's alpha blended over white) hide the edges below.
-        rgba = np.array([to_rgba(c) for c in self.colors_]).reshape(-1, 4)
+        rgba = np.array([to_rgba(c) for c in self.colors]).reshape(-1, 4)
         faces = rgba[:, :3] * rgba[:, 3:] + (1.0 - rgba[:, 3:])
         self.text_artists_ = []
         for k, node in enumerate(layout.nodes.tolist()):
             hot = node in on_path
             self.text_artists_.append(
                 ax.text(
-                    self.positions_[k, 0],
-                    self.positions_[k, 1],
-                    self.texts_[k],
-                    ha="center",
-                    va="center",
-                    fontsize=fontsize,
-                    zorder=2,
-                    bbox={
-                        "boxstyle": "round,pad=0.3",
-                        "facecolor": tuple(faces[k]),
-                        "edgecolor": "#d62728" if hot else "0.3",
-                        "linewidth": 2.5 if hot else 0.8,
+                    self.positions[k, 0],
+                    self.positions[k, 1],
+                    self.texts[k],
+                    **{
+                        "ha": "center",
+                        "va": "center",
+                        "zorder": 2,
+                        **kwargs,
+                        "fontsize": size,
+                        "bbox": {
+                            "boxstyle": f"round,pad={_PAD}",
+                            "facecolor": tuple(faces[k]),
+                            "edgecolor": "#d62728" if hot else "0.3",
+                            "linewidth": 2.5 if hot else 0.8,
+                        },
                     },
                 )
             )
         ax.set_xlim(-0.6, max(layout.n_columns, 1) - 0.4)
         ax.set_ylim(-depth - 0.6, 0.6)
         ax.set_axis_off()
+        self.fontsize_ = _fit_text(ax, self.text_artists_, self.positions, own_figure)
         self.ax_, self.figure_ = ax, ax.figure
         return self
+
+
+# Widest figure a diagram grows to before its font shrinks, in inches.
+_MAX_WIDTH = 60.0
+# Box padding around node text, in units of the font size.
+_PAD = 0.3
+# Room left between neighbouring boxes, in pixels.
+_GAP = 2.0
+
+
+def _renderer(figure: Any) -> Any:
+    canvas_renderer = getattr(figure.canvas, "get_renderer", None)
+    return canvas_renderer() if canvas_renderer is not None else figure._get_renderer()
+
+
+def _box_sizes(texts: list[Any], renderer: Any) -> NDArray[np.float64]:
+    """Width and height in pixels of every node box (text plus its padding)."""
+    sizes = np.array(
+        [
+            [t.get_window_extent(renderer).width, t.get_window_extent(renderer).height]
+            for t in texts
+        ]
+    ).reshape(-1, 2)
+    if texts:
+        pad = 2 * _PAD * texts[0].get_fontsize() * texts[0].figure.dpi / 72.0
+        sizes = sizes + pad
+    return sizes
+
+
+def _fit_ratio(
+    ax: Any, positions: NDArray[np.float64], sizes: NDArray[np.float64]
+) -> tuple[float, float]:
+    """Largest factors by which every box may grow (below 1: must shrink) so
+    that no two boxes meet and none leaves the axes: across, then down."""
+    bbox = ax.get_window_extent()
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    sx, sy = bbox.width / (x1 - x0), bbox.height / (y1 - y0)
+    x, y = positions[:, 0], positions[:, 1]
+    half = sizes / 2.0
+    across = [
+        ((x - x0) * sx - _GAP) / half[:, 0],
+        ((x1 - x) * sx - _GAP) / half[:, 0],
+    ]
+    down = [
+        ((y - y0) * sy - _GAP) / half[:, 1],
+        ((y1 - y) * sy - _GAP) / half[:, 1],
+    ]
+    levels = np.unique(y)
+    tallest = {}
+    for level in levels.tolist():  # one step per depth level
+        same = np.flatnonzero(y == level)
+        same = same[np.argsort(x[same])]
+        tallest[level] = half[same, 1].max()
+        if same.size > 1:
+            room = np.diff(x[same]) * sx - _GAP
+            across.append(room / (half[same[:-1], 0] + half[same[1:], 0]))
+    for upper, lower in zip(levels[1:].tolist(), levels[:-1].tolist()):
+        room = (upper - lower) * sy - _GAP
+        down.append(np.array([room / (tallest[upper] + tallest[lower])]))
+    return (
+        float(min(np.min(r) for r in across)),
+        float(min(np.min(r) for r in down)),
+    )
+
+
+def _fit_text(
+    ax: Any, texts: list[Any], positions: NDArray[np.float64], grow: bool
+) -> float:
+    """Widen the figure (``grow``) or shrink the font until no boxes overlap;
+    returns the font size used."""
+    if not texts:
+        return 0.0
+    figure = ax.figure
+    renderer = _renderer(figure)
+    size = float(texts[0].get_fontsize())
+    if grow:
+        across, down = _fit_ratio(ax, positions, _box_sizes(texts, renderer))
+        width, height = figure.get_size_inches()
+        figure.set_size_inches(
+            min(width * max(1.0, 1.05 / across), _MAX_WIDTH),
+            min(height * max(1.0, 1.05 / down), _MAX_WIDTH),
+        )
+        renderer = _renderer(figure)
+    for _ in range(6):  # text size is close to linear in the font size
+        ratio = min(_fit_ratio(ax, positions, _box_sizes(texts, renderer)))
+        if ratio >= 1.0:
+            break
+        size = max(size * ratio * 0.97, 1.0)
+        for text in texts:
+            text.set_fontsize(size)
+    return size

@@ -70,12 +70,14 @@ def _quote(text: str) -> str:
 
 
 def export_dot(
-    estimator: Any,
+    model: Any,
     *,
     tree_index: int | None = None,
     max_depth: int | None = None,
     annotate: Sequence[str] = ("samples", "value", "impurity"),
     class_names: Sequence[str] | None = None,
+    proportion: bool = False,
+    precision: int | None = None,
     importance: Any = None,
     path_of: Any = None,
     filled: bool = True,
@@ -85,7 +87,7 @@ def export_dot(
 
     Parameters
     ----------
-    estimator : fitted tree model or Forest
+    model : fitted tree model or Forest
     tree_index : int, optional
         Which tree of an ensemble; required unless the model is one tree.
     max_depth : int, optional
@@ -94,6 +96,13 @@ def export_dot(
         Among ``"samples"``, ``"value"``, ``"impurity"``, ``"weighted_impurity"``
         (``w*I``) and ``"mdi"`` (the split's impurity decrease).
     class_names : sequence of str, optional
+    proportion : bool, default=False
+        Class fractions and sample shares instead of class counts and sample
+        counts, as scikit-learn's ``export_graphviz``.
+    precision : int, optional
+        Decimals of thresholds, impurities and values; default thresholds as
+        short as tells them apart (``16.795``), four significant digits
+        elsewhere.
     importance : importance result, optional
         A result with per-node decreases in ``nodes_`` (``mdi_importance``) to
         print for ``"mdi"``; default the weighted impurity decrease.
@@ -118,14 +127,21 @@ def export_dot(
     >>> dot.splitlines()[0], dot.count(" -> ")
     ('digraph Tree {', 4)
     """
-    forest = to_forest(estimator)
+    forest = to_forest(model)
     t = resolve_tree_index(forest, tree_index)
     annotate = check_annotate(annotate)
     tree = forest.trees[t]
     layout = tree_layout(tree, max_depth=max_depth)
     mdi = node_mdi(importance, t, tree.n_nodes)
     texts = node_texts(
-        forest, t, layout.nodes, annotate=annotate, class_names=class_names, mdi=mdi
+        forest,
+        t,
+        layout.nodes,
+        annotate=annotate,
+        class_names=class_names,
+        mdi=mdi,
+        proportion=proportion,
+        precision=precision,
     )
     colors = node_colors(forest, t, layout.nodes)
     on_path = set()

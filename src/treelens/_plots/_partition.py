@@ -33,6 +33,7 @@ __all__ = [
     "resolve_features",
     "resolve_reference",
     "resolve_tree_index",
+    "resolve_window",
     "slice_leaves",
     "slice_nodes",
     "split_thresholds",
@@ -246,6 +247,52 @@ def plot_window(
     low, high = cols.min(axis=0), cols.max(axis=0)
     pad = np.where(high > low, (high - low) * margin, 0.5)
     return np.column_stack([low - pad, high + pad])
+
+
+def resolve_window(
+    X: NDArray[Any] | None,
+    features: tuple[int, ...],
+    window: Any = None,
+    *,
+    margin: float = 0.05,
+) -> NDArray[np.float64]:
+    """The window drawn: ``window`` when given, else :func:`plot_window` of X.
+
+    Parameters
+    ----------
+    window : pair of (low, high) per feature, optional
+        ``((x0, x1), (y0, y1))`` for two features, ``(x0, x1)`` for one.
+
+    Returns
+    -------
+    window : ndarray of shape (len(features), 2)
+
+    Raises
+    ------
+    InputError
+        If the window is not one finite increasing range per feature.
+    """
+    if window is None:
+        if X is None or len(X) == 0:
+            raise InputError(
+                "The picture needs a window; expected `window` or non-empty X, got "
+                "neither."
+            )
+        return plot_window(X, features, margin=margin)
+    shape = (len(features), 2)
+    try:
+        out = np.asarray(window, dtype=np.float64).reshape(shape)
+    except (TypeError, ValueError) as exc:
+        expected = "((x0, x1), (y0, y1))" if len(features) == 2 else "(x0, x1)"
+        raise InputError(
+            f"`window` must be {expected}, one (low, high) range per plotted "
+            f"feature; got {window!r}."
+        ) from exc
+    if not np.isfinite(out).all() or not (out[:, 0] < out[:, 1]).all():
+        raise InputError(
+            f"`window` must hold finite ranges with low < high; got {out.tolist()}."
+        )
+    return out
 
 
 # ----------------------------------------------------------------- geometry

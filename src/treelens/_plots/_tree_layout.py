@@ -19,6 +19,7 @@ __all__ = [
     "ANNOTATIONS",
     "TreeLayout",
     "decision_path",
+    "format_threshold",
     "impurity_decrease",
     "node_colors",
     "node_texts",
@@ -175,8 +176,41 @@ def decision_path(forest: Forest, tree_index: int, x: Any) -> NDArray[np.intp]:
     return np.array(path[::-1], dtype=np.intp)
 
 
-def _fmt(value: float) -> str:
-    return f"{value:.4g}"
+def format_threshold(value: float, precision: int | None = None) -> str:
+    """A threshold as text that tells it apart from its neighbours.
+
+    With ``precision`` None, the shortest text of at least four significant
+    digits within a relative 1e-6 of the threshold, finer than the float32
+    values trees split on: ``16.795`` stays ``16.795`` where four significant
+    digits alone would print ``16.8``. Else ``precision`` decimals, as
+    scikit-learn's ``export_graphviz``.
+
+    Examples
+    --------
+    >>> format_threshold(16.795000076293945), format_threshold(810.3000183105469)
+    ('16.795', '810.3')
+    >>> format_threshold(16.795000076293945, precision=1)
+    '16.8'
+    """
+    if precision is not None:
+        return f"{value:.{int(precision)}f}"
+    for digits in range(4, 18):
+        text = f"{value:.{digits}g}"
+        if abs(float(text) - value) <= 1e-6 * abs(value):
+            return text
+    return repr(float(value))
+
+
+def _number(value: float, precision: int | None) -> str:
+    return f"{value:.4g}" if precision is None else f"{value:.{int(precision)}f}"
+
+
+def _counts(values: NDArray[np.float64], precision: int | None) -> str:
+    """Class counts: whole numbers without decimals, weighted counts rounded."""
+    if np.allclose(values, np.round(values), rtol=0, atol=1e-6):
+        return ", ".join(str(int(v)) for v in np.round(values))
+    digits = 2 if precision is None else int(precision)
+    return ", ".join(f"{v:.{digits}f}" for v in values)
 
 
 def node_texts(
@@ -187,6 +221,8 @@ def node_texts(
     annotate: Sequence[str] = ("samples", "value", "impurity"),
     class_names: Sequence[str] | None = None,
     mdi: NDArray[np.float64] | None = None,
+    proportion: bool = False,
+    precision: int | None = None,
 ) -> list[str]:
     """Text of every node in ``nodes``: the split, then the annotations asked for.
 
@@ -197,12 +233,21 @@ def node_texts(
     nodes : ndarray of shape (n_shown,)
     annotate : sequence of str
         Among ``ANNOTATIONS``: ``samples`` (training samples), ``value`` (class
-        fractions and majority class, or the mean), ``impurity``,
+        counts or fractions and the majority class, or the mean), ``impurity``,
         ``weighted_impurity`` (``w*I``: weighted samples times impurity), ``mdi``
         (the node's weighted impurity decrease).
     class_names : sequence of str, optional
     mdi : ndarray of shape (n_nodes,), optional
         Per-node decrease to print; default :func:`impurity_decrease`.
+    proportion : bool, default=False
+        Class fractions and the share of the root's samples instead of counts,
+        as scikit-learn's ``plot_tree(proportion=True)``. Counts are the class
+        fractions times the node's weighted sample count (``value = [25, 259]``).
+    precision : int, optional
+        Decimals of thresholds, impurities and values; default the shortest
+        threshold text that identifies the threshold (see
+        :func:`format_threshold`), four significant digits for impurities and
+        means, two decimals for fractions.
 
     Returns
     -------
@@ -221,30 +266,46 @@ def node_texts(
         impurity_decrease(tree) if mdi is None else np.asarray(mdi, dtype=np.float64)
     )
     wi = tree.weighted_n_node_samples * tree.impurity
+    root_samples = max(int(tree.n_node_samples[0]), 1)
+    fraction_digits = 2 if precision is None else int(precision)
     texts = []
     for node in nodes.tolist():
         lines = []
         if not tree.is_leaf[node]:
-            lines.append(f"{names[tree.feature[node]]} <= {_fmt(tree.threshold[node])}")
+            threshold = format_threshold(tree.threshold[node], precision)
+            lines.append(f"{names[tree.feature[node]]} <= {threshold}")
         for item in annotate:
             if item == "samples":
-                lines.append(f"samples = {tree.n_node_samples[node]}")
+                n = int(tree.n_node_samples[node])
+                shown = f"{100 * n / root_samples:.1f}%" if proportion else str(n)
+                lines.append(f"samples = {shown}")
             elif item == "value":
-                value = tree.value[node]
+                value = np.asarray(tree.value[node], dtype=np.float64)
                 if is_class:
-                    fractions = ", ".join(f"{v:.2f}" for v in value)
-                    lines.append(f"value = [{fractions}]")
+                    if proportion:
+                        total = max(float(value.sum()), 1e-300)
+                        text = ", ".join(
+                            f"{v / total:.{fraction_digits}f}" for v in value
+                        )
+                    else:
+                        total = float(value.sum())
+                        scale = tree.weighted_n_node_samples[node] / (
+                            total if total > 0 else 1.0
+                        )
+                        text = _counts(value * scale, precision)
+                    lines.append(f"value = [{text}]")
                     lines.append(f"class = {labels[int(np.argmax(value))]}")
                 else:
-                    lines.append(f"value = {_fmt(value[0])}")
+                    lines.append(f"value = {_number(value[0], precision)}")
             elif item == "impurity":
                 lines.append(
-                    f"{forest.criterion or 'impurity'} = {_fmt(tree.impurity[node])}"
+                    f"{forest.criterion or 'impurity'} = "
+                    f"{_number(tree.impurity[node], precision)}"
                 )
             elif item == "weighted_impurity":
-                lines.append(f"w*I = {_fmt(wi[node])}")
+                lines.append(f"w*I = {_number(wi[node], precision)}")
             elif item == "mdi" and not tree.is_leaf[node]:
-                lines.append(f"MDI decrease = {_fmt(decrease[node])}")
+                lines.append(f"MDI decrease = {_number(decrease[node], precision)}")
         texts.append("\n".join(lines))
     return texts
 

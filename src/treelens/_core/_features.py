@@ -1,0 +1,268 @@
+"""What each input column of a Forest is, and turning raw tables into codes.
+
+A :class:`FeatureSpec` says whether a column is numeric, categorical (with its
+category labels) or boolean.  The routing works on one float64 matrix: numeric
+columns as they are, booleans as 0/1, and a categorical column with ``k``
+categories as its codes ``0 .. k - 1``; NaN is missing, and any other value (a
+label the model never saw, a negative or non-integer code) is "unknown", code
+``k``.  :func:`encode` builds that matrix from a DataFrame in the user's own
+columns; :func:`decode` turns codes back into the user's labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from .._exceptions import InputError
+
+if TYPE_CHECKING:
+    from ._forest import Forest
+
+__all__ = [
+    "FeatureSpec",
+    "category_codes",
+    "decode",
+    "encode",
+    "has_labels",
+    "numeric_features",
+]
+
+FeatureKind = Literal["numeric", "categorical", "boolean"]
+
+
+@dataclass(frozen=True)
+class FeatureSpec:
+    """One input column of a :class:`~treelens.Forest`.
+
+    Parameters
+    ----------
+    name : str
+        The column's name.
+    kind : {"numeric", "categorical", "boolean"}
+        Numeric columns are compared with thresholds; categorical columns are
+        given to the trees as codes ``0 .. k - 1`` of ``categories`` (code ``k``
+        for a value the model never saw); booleans as 0 and 1.
+    categories : tuple or None
+        Categorical columns only: the labels, in code order.
+
+    Examples
+    --------
+    >>> spec = FeatureSpec("employment", "categorical", ("salaried", "self-employed"))
+    >>> spec.n_categories
+    2
+    """
+
+    name: str
+    kind: FeatureKind = "numeric"
+    categories: tuple[Any, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("numeric", "categorical", "boolean"):
+            raise InputError(
+                f"FeatureSpec `kind` must be 'numeric', 'categorical' or 'boolean'; "
+                f"got {self.kind!r} for column {self.name!r}."
+            )
+        if self.kind == "categorical":
+            if self.categories is None:
+                raise InputError(
+                    f"Categorical column {self.name!r} needs its `categories`; got None."
+                )
+            object.__setattr__(self, "categories", tuple(self.categories))
+        elif self.categories is not None:
+            raise InputError(
+                f"Only categorical columns have `categories`; column {self.name!r} "
+                f"is {self.kind}."
+            )
+
+    @property
+    def is_categorical(self) -> bool:
+        """Whether the column is categorical."""
+        return self.kind == "categorical"
+
+    @property
+    def n_categories(self) -> int:
+        """Number of categories ``k`` (0 for other kinds); code ``k`` is unknown."""
+        return len(self.categories) if self.categories is not None else 0
+
+
+def numeric_features(names: Sequence[str]) -> tuple[FeatureSpec, ...]:
+    """A numeric :class:`FeatureSpec` per name (the default of every Forest)."""
+    return tuple(FeatureSpec(str(name)) for name in names)
+
+
+def category_codes(x: NDArray[Any], k: NDArray[np.intp] | int) -> NDArray[np.intp]:
+    """Code ``0 .. k`` of routing values ``x``: ``k`` for anything not a valid code.
+
+    NaN also becomes ``k``; callers route missing values on their own.
+    """
+    with np.errstate(invalid="ignore"):
+        valid = (x >= 0) & (x < k) & (x == np.floor(x))
+    return np.where(valid, x, k).astype(np.intp)
+
+
+def _label_kind(values: Sequence[Any]) -> str:
+    kinds = {
+        "number"
+        if isinstance(v, (int, float, np.integer, np.floating))
+        and not isinstance(v, (bool, np.bool_))
+        else "other"
+        for v in values
+    }
+    return kinds.pop() if len(kinds) == 1 else "mixed"
+
+
+def _show(value: Any) -> str:
+    """A value as a message shows it: ``3``, ``'red'`` (no numpy type names)."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def _encode_categorical(spec: FeatureSpec, column: pd.Series) -> NDArray[np.float64]:
+    assert spec.categories is not None
+    k = spec.n_categories
+    missing = np.asarray(pd.isna(column), dtype=bool)
+    if (
+        k
+        and not missing.all()
+        and column.dtype.kind in "iuf"
+        and _label_kind(spec.categories) == "other"
+    ):
+        raise InputError(
+            f"Column {spec.name!r} is categorical with categories "
+            f"{list(spec.categories)[:10]}; got numbers such as "
+            f"{_show(column[~missing].iloc[0])}, which the model never saw. Give the "
+            "category labels."
+        )
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        column = column.astype(object)
+    # Index lookup compares numbers by value: an integer column read as floats
+    # keeps matching integer categories.
+    codes = (
+        pd.Index(list(spec.categories), dtype=object).get_indexer(
+            pd.Index(column.to_numpy(dtype=object), dtype=object)
+        )
+        if k
+        else np.zeros(column.shape[0], dtype=np.intp)
+    )
+    out = np.where(codes < 0, k, codes).astype(np.float64)
+    out[missing] = np.nan
+    return out
+
+
+def _encode_column(spec: FeatureSpec, column: pd.Series) -> NDArray[np.float64]:
+    if spec.kind == "categorical":
+        return _encode_categorical(spec, column)
+    if column.dtype.kind == "b":
+        return column.to_numpy(dtype=np.float64, na_value=np.nan)
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        column = column.astype(object)
+    converted = pd.to_numeric(column, errors="coerce")
+    bad = np.asarray(converted.isna() & ~column.isna(), dtype=bool)
+    if bad.any():
+        raise InputError(
+            f"Column {spec.name!r} must hold numbers (the model treats it as "
+            f"{spec.kind}); got {_show(column[bad].iloc[0])}."
+        )
+    return converted.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def has_labels(X: Any) -> bool:
+    """Whether ``X`` holds labels (a DataFrame or a non-numeric array), not codes."""
+    if hasattr(X, "iloc"):
+        return True
+    array = np.asarray(X)
+    return array.dtype.kind not in "biuf"
+
+
+def encode(forest: Forest, X: Any) -> NDArray[np.float64]:
+    """The float64 routing matrix of ``X`` given in the model's input columns.
+
+    Parameters
+    ----------
+    forest : Forest
+    X : DataFrame or array-like of shape (n_samples, n_features)
+        A DataFrame is matched to the forest's columns by name (when the forest
+        knows names) and its categorical columns hold labels: each label becomes
+        its code, a label the model never saw the unknown code ``k``, a missing
+        value NaN; booleans become 0/1.  A numeric array is taken as already
+        encoded (codes for categorical columns); an object array holds labels,
+        column by column in the forest's order.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_features), dtype float64
+
+    Raises
+    ------
+    InputError
+        If a column is missing, a numeric column holds text, or a categorical
+        column with text categories is given as numbers.
+    """
+    if not has_labels(X):
+        return np.asarray(X, dtype=np.float64)
+    if hasattr(X, "iloc"):
+        frame = X
+        names = [str(c) for c in frame.columns]
+        if forest.has_feature_names or names != list(forest.feature_names):
+            expected = list(forest.feature_names)
+            missing = [n for n in expected if n not in names]
+            if missing and len(names) == len(expected) and not forest.has_feature_names:
+                frame = frame.set_axis(expected, axis=1)
+            elif missing:
+                raise InputError(
+                    f"X is missing the model's column(s) {missing}; expected the "
+                    f"columns {expected[:20]}, got {names[:20]}."
+                )
+            else:
+                frame = frame.set_axis(names, axis=1)[expected]
+    else:
+        array = np.asarray(X, dtype=object)
+        if array.ndim == 1:
+            array = array.reshape(1, -1)
+        if array.ndim != 2 or array.shape[1] != forest.n_features:
+            raise InputError(
+                f"X must be 2-D of shape (n_samples, {forest.n_features}); got an "
+                f"array of shape {array.shape}."
+            )
+        frame = pd.DataFrame(array, columns=list(forest.feature_names))
+    out = np.empty((frame.shape[0], forest.n_features))
+    for j, spec in enumerate(forest.features):
+        out[:, j] = _encode_column(spec, frame.iloc[:, j])
+    return out
+
+
+def decode(
+    forest: Forest, codes: NDArray[Any], like: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """A DataFrame in the user's columns from a routing matrix.
+
+    Categorical codes become their labels (the unknown code and NaN become
+    missing), booleans become ``bool``; with ``like``, each column takes the
+    dtype of ``like``'s column where the values allow it.
+    """
+    codes = np.asarray(codes, dtype=np.float64)
+    columns: dict[str, Any] = {}
+    for j, spec in enumerate(forest.features):
+        x = codes[:, j]
+        if spec.kind == "categorical":
+            assert spec.categories is not None
+            labels = np.array(list(spec.categories) + [None], dtype=object)
+            code = category_codes(x, spec.n_categories)
+            column: Any = pd.Series(labels[code], dtype=object)
+        elif spec.kind == "boolean":
+            column = pd.Series(x > 0.5, dtype=object).where(~np.isnan(x), None)
+        else:
+            column = pd.Series(x)
+        if like is not None and spec.name in like.columns:
+            try:
+                column = column.astype(like[spec.name].dtype)
+            except (TypeError, ValueError):
+                pass
+        columns[spec.name] = column.to_numpy() if like is None else column.values
+    index = like.index if like is not None and len(like) == len(codes) else None
+    return pd.DataFrame(columns, index=index)
