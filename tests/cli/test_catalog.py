@@ -395,7 +395,7 @@ def _run(case: Case, root: Path) -> subprocess.CompletedProcess:
         check=False,
         env=env,
         cwd=work,
-        timeout=120,  # the cycle case once hung forever
+        timeout=900,  # the cycle case once hung forever; shared machines are slow
     )
 
 

@@ -63,7 +63,7 @@ def run_subprocess(*args, cwd=None):
         check=False,
         env=env,
         cwd=cwd,
-        timeout=120,
+        timeout=900,  # the machine running the tests may be heavily shared
     )
 
 

@@ -563,14 +563,9 @@ def tweak(
     fmt = _format(json_out, csv_out)
     inputs = _inputs(model_path, data)
     _check_out(out, inputs)
-    constraints = {
-        "immutable": _names(immutable),
-        "increase_only": _names(increase_only),
-        "decrease_only": _names(decrease_only),
-        "integer": _names(integer),
-        "bounds": _parse_bounds(bounds or []),
-    }
-    _check_directions(constraints)
+    constraints = _constraint_options(
+        immutable, increase_only, decrease_only, integer, bounds
+    )
     if dataset_mode(data, out_dir, scheduler=scheduler, workers=workers, resume=resume):
         from .._adapters import to_forest
 
@@ -717,6 +712,39 @@ def _emit_bytes(content: bytes, *, out: Path, inputs: Sequence[Path]) -> None:
 # ---------------------------------------------------------------------------- report
 
 
+ImmutableOpt = Annotated[
+    str | None, typer.Option("--immutable", metavar="A,B", help="Never change.")
+]
+IncreaseOpt = Annotated[str | None, typer.Option("--increase-only", metavar="A,B")]
+DecreaseOpt = Annotated[str | None, typer.Option("--decrease-only", metavar="A,B")]
+IntegerOpt = Annotated[
+    str | None, typer.Option("--integer", metavar="A,B", help="Integer-valued.")
+]
+BoundsOpt = Annotated[
+    list[str] | None,
+    typer.Option("--bounds", metavar="F=LOW:HIGH", help="Repeatable."),
+]
+
+
+def _constraint_options(
+    immutable: str | None,
+    increase_only: str | None,
+    decrease_only: str | None,
+    integer: str | None,
+    bounds: Sequence[str] | None,
+) -> dict[str, Any]:
+    """The constraint options as plain lists, refused early when contradictory."""
+    constraints = {
+        "immutable": _names(immutable),
+        "increase_only": _names(increase_only),
+        "decrease_only": _names(decrease_only),
+        "integer": _names(integer),
+        "bounds": _parse_bounds(bounds or []),
+    }
+    _check_directions(constraints)
+    return constraints
+
+
 @app.command()
 @_command
 def report(
@@ -739,12 +767,26 @@ def report(
             help="Class the counterfactuals aim for; default the last class.",
         ),
     ] = None,
+    rows: Annotated[
+        str | None,
+        typer.Option(
+            "--rows",
+            metavar="SPEC",
+            help="Rows to answer for, like 0,3,5-9 (0-based); default: the first "
+            "--max-counterfactuals complete rows not predicted as the target.",
+        ),
+    ] = None,
     max_counterfactuals: Annotated[
         int, typer.Option("--max-counterfactuals", min=0)
     ] = 5,
     cost: Annotated[
         str, typer.Option("--cost", help="Counterfactual cost: l2, l1, mad, ...")
     ] = "l2",
+    immutable: ImmutableOpt = None,
+    increase_only: IncreaseOpt = None,
+    decrease_only: DecreaseOpt = None,
+    integer: IntegerOpt = None,
+    bounds: BoundsOpt = None,
     optimal: Annotated[
         bool,
         typer.Option("--optimal", help="Proven least-cost counterfactuals (MILP)."),
@@ -752,32 +794,56 @@ def report(
     time_limit: Annotated[
         float, typer.Option("--time-limit", help="--optimal: seconds per row.")
     ] = 30.0,
+    sample_rows: Annotated[
+        int,
+        typer.Option(
+            "--sample-rows",
+            min=1,
+            help="Held-out and debiased MDI and permutation importance use a random "
+            "sample of this many rows.",
+        ),
+    ] = 5000,
+    all_rows: Annotated[
+        bool, typer.Option("--all-rows", help="Use every row instead of a sample.")
+    ] = False,
+    random_state: Annotated[int, typer.Option("--random-state")] = 0,
     title: Annotated[str | None, typer.Option("--title")] = None,
     trust_pickle: TrustPickle = False,
     trust: TrustTypes = None,
 ) -> None:
-    """Everything in one self-contained HTML file.
+    """Everything in one self-contained HTML file, answers first.
 
-    Example: treelens report model.skops test.csv --target label --out report.html
+    Example: treelens report model.skops test.csv --target label --rows 3,17
+    --immutable age --out report.html
     """
     from ._report import render_report
 
     inputs = _inputs(model_path, data)
     _check_out(out, inputs)
-    model, forest, X, y = _load(
-        model_path, data, target=target, trust_pickle=trust_pickle, trust=trust
+    constraints = _constraint_options(
+        immutable, increase_only, decrease_only, integer, bounds
     )
-    goal = _parse_class(forest, target_class) if target_class is not None else None
     with _Progress(enabled=True) as progress:
+        progress.step("loading the model and the data")
+        model, forest, X, y = _load(
+            model_path, data, target=target, trust_pickle=trust_pickle, trust=trust
+        )
+        goal = _parse_class(forest, target_class) if target_class is not None else None
+        selected = _parse_rows(rows, X.shape[0]) if rows is not None else None
         html = render_report(
             model,
             X,
             y,
             target=goal,
+            rows=selected,
             max_counterfactuals=max_counterfactuals,
             cost=cost,
+            constraints=constraints,
             optimal=optimal,
             time_limit=time_limit,
+            sample_rows=None if all_rows else sample_rows,
+            random_state=random_state,
+            source=data.name,
             title=title or f"treelens report: {model_path.name}",
             progress=progress.step,
         )
@@ -812,27 +878,32 @@ def demo(
 
 
 class _Progress:
-    """A transient rich status line on stderr, shown only on a terminal."""
+    """One line per stage on stderr, with the seconds since the command started.
+
+    Shown only when stderr is a terminal, so that scripts and pipes see nothing
+    but the output and, on failure, the one error line.
+    """
 
     def __init__(self, *, enabled: bool) -> None:
         self.enabled = enabled and sys.stderr.isatty()
-        self._status: Any = None
+        self._started = 0.0
 
     def __enter__(self) -> Self:
-        if self.enabled:
-            from rich.console import Console
+        import time
 
-            self._status = Console(stderr=True).status("treelens: working")
-            self._status.__enter__()
+        self._started = time.perf_counter()
         return self
 
     def step(self, message: str) -> None:
-        if self._status is not None:
-            self._status.update(f"treelens: {message}")
+        if self.enabled:
+            import time
+
+            elapsed = time.perf_counter() - self._started
+            typer.echo(f"treelens: [{elapsed:6.1f} s] {message}", err=True)
 
     def __exit__(self, *exc: object) -> None:
-        if self._status is not None:
-            self._status.__exit__(*exc)
+        if self.enabled and exc[0] is None:
+            self.step("done")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
