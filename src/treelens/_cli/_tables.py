@@ -16,7 +16,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from .._exceptions import InputError, TreelensError
+from .._exceptions import InputError, TreelensError, UnsupportedModelError
 from ._numbers import format_number
 
 __all__ = [
@@ -153,7 +153,7 @@ def importance_results(
         _step(progress, "held-out MDI importance")
         try:
             held = mdi_importance(model, X=X, y=y)
-        except TreelensError as exc:
+        except UnsupportedModelError as exc:  # bad data is an error, never a note
             notes.append(f"no held-out MDI: {exc}")
         _step(progress, "debiased MDI importance")
         try:
