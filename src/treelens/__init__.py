@@ -22,6 +22,7 @@ from ._exceptions import (
     InputError,
     MissingValuesWarning,
     NotFittedError,
+    OutOfBagWarning,
     OutputTooLargeError,
     TreelensError,
     UnsupportedModelError,
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     )
     from ._importance._result import ImportanceResult
     from ._plots._display_counterfactual import CounterfactualDisplay
+    from ._plots._display_data import DataDisplay
     from ._plots._display_importance import ImportanceDisplay
     from ._plots._display_partition import ForestGridDisplay, PartitionDisplay
     from ._plots._display_regions import DecisionRegionDisplay
@@ -61,6 +63,7 @@ _PUBLIC = {
     "Constraints": "._counterfactual._constraints",
     "CounterfactualDisplay": "._plots._display_counterfactual",
     "CounterfactualResult": "._counterfactual._problem",
+    "DataDisplay": "._plots._display_data",
     "DebiasedMDIImportance": "._importance._debiased",
     "DecisionRegionDisplay": "._plots._display_regions",
     "FeatureSpec": "._core._features",
@@ -113,6 +116,7 @@ __all__ = [
     "Constraints",
     "CounterfactualDisplay",
     "CounterfactualResult",
+    "DataDisplay",
     "DebiasedMDIImportance",
     "DecisionRegionDisplay",
     "FeatureSpec",
@@ -127,6 +131,7 @@ __all__ = [
     "MissingValuesWarning",
     "NodeStatistics",
     "NotFittedError",
+    "OutOfBagWarning",
     "OutputTooLargeError",
     "PartitionDisplay",
     "RegressionStepsDisplay",

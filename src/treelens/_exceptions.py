@@ -13,6 +13,7 @@ __all__ = [
     "InputError",
     "MissingValuesWarning",
     "NotFittedError",
+    "OutOfBagWarning",
     "OutputTooLargeError",
     "TreelensError",
     "UnsupportedModelError",
@@ -42,6 +43,11 @@ class BackgroundError(InputError):
 
 class OutputTooLargeError(InputError):
     """The result asked for would not fit in the memory budget."""
+
+
+class OutOfBagWarning(UserWarning):
+    """Some rows were drawn into every tree's bootstrap sample, so no tree can
+    score them out of bag; out-of-bag figures leave them out."""
 
 
 class MissingValuesWarning(UserWarning):
