@@ -453,12 +453,12 @@ def test_api_decision_regions_skip_and_report_missing_values(workspace):
                 model, X, features=("income", "debt"), **extra
             )
         np.testing.assert_array_equal(display.skipped_rows_, missing)
-        window = display.window_
+        window = display.window
         assert np.isfinite(window).all()
         present = X["income"].dropna()
         assert window[0, 0] < present.min() and window[0, 1] > present.max()
         np.testing.assert_allclose(
-            display.reference_, np.nanmedian(X.to_numpy(), axis=0)
+            display.reference, np.nanmedian(X.to_numpy(), axis=0)
         )
 
 
