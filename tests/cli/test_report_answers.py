@@ -68,7 +68,9 @@ def test_sample_of_rows_is_said(loans):
     page = render_report(model, X, y, max_counterfactuals=0, sample_rows=200)
     assert "a random sample of 200 of the 600 rows" in _text(page)
     page = render_report(model, X, y, max_counterfactuals=0, sample_rows=None)
-    assert "measured on all 600 rows" in _text(page)
+    assert "measured on all 600 rows; permutation importance on 600 of them" in _text(
+        page
+    )
 
 
 def test_numbers_print_in_their_own_scale():

@@ -878,14 +878,19 @@ def demo(
 
 
 class _Progress:
-    """One line per stage on stderr, with the seconds since the command started.
+    """One line per stage on stderr: seconds since the start, CPU seconds of the
+    process, and its peak memory.
 
-    Shown only when stderr is a terminal, so that scripts and pipes see nothing
-    but the output and, on failure, the one error line.
+    Shown when stderr is a terminal, or when the environment sets
+    ``TREELENS_PROGRESS=1``; otherwise scripts and pipes see nothing but the
+    output and, on failure, the one error line.
     """
 
     def __init__(self, *, enabled: bool) -> None:
-        self.enabled = enabled and sys.stderr.isatty()
+        import os
+
+        forced = os.environ.get("TREELENS_PROGRESS") == "1"
+        self.enabled = enabled and (forced or sys.stderr.isatty())
         self._started = 0.0
 
     def __enter__(self) -> Self:
@@ -899,11 +904,25 @@ class _Progress:
             import time
 
             elapsed = time.perf_counter() - self._started
-            typer.echo(f"treelens: [{elapsed:6.1f} s] {message}", err=True)
+            typer.echo(
+                f"treelens: [{elapsed:6.1f} s, cpu {time.process_time():6.1f} s, "
+                f"{_peak_mb():5.0f} MB] {message}",
+                err=True,
+            )
 
     def __exit__(self, *exc: object) -> None:
         if self.enabled and exc[0] is None:
             self.step("done")
+
+
+def _peak_mb() -> float:
+    """Peak resident memory of this process so far, in MB (0 where unknown)."""
+    try:
+        import resource
+    except ImportError:  # not on Windows
+        return 0.0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 1024 if sys.platform != "darwin" else peak / 2**20
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -238,6 +238,10 @@ def _as_classes(y: Any, classes: Any) -> Any:
 #: and debiased MDI, permutation importance): a random sample of this many rows,
 #: drawn with ``random_state``; ``sample_rows=None`` uses every row.
 DEFAULT_SAMPLE_ROWS = 5_000
+#: Permutation importance predicts every row once per feature and shuffle, so it
+#: scores at most this many rows of the sample, shuffling each feature this often.
+PERMUTATION_ROWS = 1_000
+PERMUTATION_REPEATS = 3
 
 
 def render_report(
@@ -298,8 +302,9 @@ def render_report(
     time_limit : float, default=30.0
         Seconds per row for ``optimal``.
     sample_rows : int or None, default=5000
-        Held-out and debiased MDI and permutation importance use a random sample
-        of this many rows (all rows when there are fewer, or with None); the
+        Held-out and debiased MDI use a random sample of this many rows (all
+        rows when there are fewer, or with None), and permutation importance
+        the first 1,000 rows of that sample, shuffling each feature 3 times; the
         page says how many rows each figure used.  Scores use every row.
     random_state : int, default=0
         Seed of the sample and of permutation importance.
@@ -429,7 +434,12 @@ def _importance_section(
     from ._tables import importance_frame, importance_results
 
     results = importance_results(
-        model, X, y, permutation=y is not None and hasattr(model, "score")
+        model,
+        X,
+        y,
+        permutation=y is not None and hasattr(model, "score"),
+        n_repeats=PERMUTATION_REPEATS,
+        permutation_rows=PERMUTATION_ROWS,
     )
     primary, held, perm, debiased = (
         results["primary"],
@@ -465,8 +475,15 @@ def _importance_section(
         )
         rows_note = (
             f"MDI is read from the trees (their training rows). The other columns "
-            f"are measured on {used}."
+            f"are measured on {used}"
         )
+        if results["permutation"] is not None:
+            n_perm = min(n_used, PERMUTATION_ROWS)
+            rows_note += (
+                f"; permutation importance on {n_perm:,} of them "
+                f"({PERMUTATION_REPEATS} shuffles per feature)"
+            )
+        rows_note += "."
     return {
         "mdi": results["mdi"],
         "notes": results["notes"],

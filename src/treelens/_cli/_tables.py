@@ -120,9 +120,13 @@ def importance_results(
     n_repeats: int = 5,
     random_state: int = 0,
     oob: bool = False,
+    permutation_rows: int | None = None,
     progress: Progress = None,
 ) -> dict[str, Any]:
     """Every importance that applies to ``model``, and notes on those that do not.
+
+    ``permutation_rows`` bounds the rows permutation importance scores (the
+    first ones of ``X``, which the report passes as a random sample already).
 
     Returns a dict with ``primary`` (MDI, or the normalized total gain of XGBoost
     and LightGBM models, whose trees record gains instead of impurities),
@@ -171,8 +175,11 @@ def importance_results(
                     "with skops instead of the booster."
                 )
             _step(progress, "permutation importance")
+            X_perm, y_perm = X, y
+            if permutation_rows is not None and len(X) > permutation_rows:
+                X_perm, y_perm = _head(X, permutation_rows), _head(y, permutation_rows)
             perm = permutation_importance(
-                model, X, y, n_repeats=n_repeats, random_state=random_state
+                model, X_perm, y_perm, n_repeats=n_repeats, random_state=random_state
             )
     return {
         "primary": primary,
@@ -277,6 +284,10 @@ def selected_rows(
             stacklevel=2,
         )
     return [int(i) for i in chosen]
+
+
+def _head(data: Any, n: int) -> Any:
+    return data.iloc[:n] if hasattr(data, "iloc") else np.asarray(data)[:n]
 
 
 def _take_rows(X: Any, rows: Sequence[int]) -> Any:

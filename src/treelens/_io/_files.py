@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -162,30 +161,38 @@ def _load_pickle(path: Path, *, trust_pickle: bool) -> Any:
 
 
 def _load_skops(path: Path, *, trusted: Sequence[str]) -> Any:
-    import skops.io
+    """Load a skops file whose every type is trusted, reading the archive once.
 
+    ``skops.io.load`` audits every type before it builds anything and refuses a
+    file holding a type outside skops' defaults and ``trusted``; only then are the
+    untrusted types listed, for the message.
+    """
+    import skops.io
+    from skops.io.exceptions import UntrustedTypesFoundException
+
+    allowed = sorted(TRUSTED_MODEL_TYPES | set(trusted))
     try:
-        untrusted = skops.io.get_untrusted_types(file=path)
-    except (zipfile.BadZipFile, KeyError, ValueError, OSError, TypeError) as exc:
-        raise InputError(
-            f"Could not read model file {str(path)!r} as a skops file: "
-            f"{type(exc).__name__}: {exc}"
-        ) from exc
-    allowed = TRUSTED_MODEL_TYPES | set(trusted)
-    refused = sorted(set(untrusted) - allowed)
-    if refused:
-        raise UnsafeModelError(
-            f"Refusing to load {str(path)!r}: it holds types that are not trusted "
-            f"({', '.join(refused)}). Check them, then pass --trust TYPE for each "
-            "(trusted=[...]) to load it."
-        )
-    try:
-        return skops.io.load(path, trusted=list(untrusted))
+        return skops.io.load(path, trusted=allowed)
+    except UntrustedTypesFoundException:
+        pass
     except Exception as exc:  # a corrupt archive fails in many ways
         raise InputError(
             f"Could not read model file {str(path)!r} as a skops file: "
             f"{type(exc).__name__}: {exc}"
         ) from exc
+    try:
+        untrusted = skops.io.get_untrusted_types(file=path)
+    except Exception as exc:  # the archive read once already
+        raise InputError(
+            f"Could not read model file {str(path)!r} as a skops file: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    refused = sorted(set(untrusted) - set(allowed))
+    raise UnsafeModelError(
+        f"Refusing to load {str(path)!r}: it holds types that are not trusted "
+        f"({', '.join(refused)}). Check them, then pass --trust TYPE for each "
+        "(trusted=[...]) to load it."
+    )
 
 
 def _load_native(path: Path) -> Any:
