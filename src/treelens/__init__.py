@@ -19,12 +19,17 @@ from typing import TYPE_CHECKING, Any
 
 from ._exceptions import (
     BackgroundError,
+    CounterfactualCheckWarning,
     InputError,
+    MemoryBudgetError,
     MissingValuesWarning,
     NotFittedError,
     OutOfBagWarning,
     OutputTooLargeError,
+    SchedulerUnreachableError,
+    SolverError,
     TreelensError,
+    UnsafeModelError,
     UnsupportedModelError,
 )
 from ._version import __version__ as __version__
@@ -114,6 +119,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "BackgroundError",
     "Constraints",
+    "CounterfactualCheckWarning",
     "CounterfactualDisplay",
     "CounterfactualResult",
     "DataDisplay",
@@ -128,6 +134,7 @@ __all__ = [
     "InputError",
     "LeafBoxes",
     "MDIImportance",
+    "MemoryBudgetError",
     "MissingValuesWarning",
     "NodeStatistics",
     "NotFittedError",
@@ -135,10 +142,13 @@ __all__ = [
     "OutputTooLargeError",
     "PartitionDisplay",
     "RegressionStepsDisplay",
+    "SchedulerUnreachableError",
     "ShapResult",
+    "SolverError",
     "Tree",
     "TreeDiagramDisplay",
     "TreelensError",
+    "UnsafeModelError",
     "UnsupportedModelError",
     "debiased_mdi_importance",
     "export_dot",

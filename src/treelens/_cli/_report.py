@@ -324,8 +324,9 @@ def render_report(
 
     forest = to_forest(model)
     target_name = getattr(y, "name", None)
+    classes: Any = [] if forest.classes_ is None else forest.classes_
     if y is not None and forest.task == "classification":
-        y = _checked_classes(y, forest.classes_)
+        y = _checked_classes(y, classes)
     _step(progress, "model card")
     match = training_data_match(model, X)
     context: dict[str, Any] = {
@@ -336,7 +337,7 @@ def render_report(
     context["counterfactuals"] = None
     if forest.task == "classification" and (rows or max_counterfactuals > 0):
         _step(progress, "answer: counterfactuals")
-        goal = forest.classes_[-1] if target is None else target
+        goal = classes[-1] if target is None else target
         context["counterfactuals"] = _counterfactual_section(
             model,
             X,
@@ -453,8 +454,9 @@ def _importance_section(
 
     def chart() -> Any:
         n = min(len(frame), 15)
-        figure, ax = new_figure(4.5, max(2.5, 0.28 * n + 1.2))
         shown = [r for r in (primary, held, debiased, perm) if r is not None]
+        # Room for the legend below the axes: one line per method.
+        figure, ax = new_figure(6.4, max(2.5, 0.28 * n + 1.2) + 0.25 * len(shown))
         ImportanceDisplay.from_result(shown, ax=ax, top_k=15)
         return figure
 

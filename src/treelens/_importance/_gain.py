@@ -24,10 +24,12 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from .._adapters import _class_key, to_forest
+from .._adapters import to_forest
 from .._adapters._dump import SplitStatistics
+from .._adapters._registry import class_key
 from .._core._forest import Forest
 from .._exceptions import InputError, UnsupportedModelError
+from .._types import ModelLike
 from ._result import ImportanceResult
 
 __all__ = ["gain_importance"]
@@ -57,6 +59,12 @@ def _lightgbm_statistics(model: Any) -> tuple[str, list[SplitStatistics]]:
     return "LightGBM", lightgbm_split_statistics(booster_of(model).dump_model())
 
 
+def _catboost_statistics(model: Any) -> tuple[str, list[SplitStatistics]]:
+    from .._adapters._catboost import catboost_model_json, catboost_split_statistics
+
+    return "CatBoost", catboost_split_statistics(catboost_model_json(model))
+
+
 def _hist_statistics(model: Any) -> tuple[str, list[SplitStatistics]]:
     from .._adapters._sklearn_hist import hist_split_statistics
 
@@ -68,6 +76,7 @@ _SOURCES: dict[str, Callable[[Any], tuple[str, list[SplitStatistics]]]] = {
     "xgboost.XGBModel": _xgboost_statistics,
     "lightgbm.Booster": _lightgbm_statistics,
     "lightgbm.LGBMModel": _lightgbm_statistics,
+    "catboost.CatBoost": _catboost_statistics,
     "sklearn.HistGradientBoostingClassifier": _hist_statistics,
     "sklearn.HistGradientBoostingRegressor": _hist_statistics,
 }
@@ -81,7 +90,7 @@ def _statistics(model: Any) -> tuple[str, list[SplitStatistics]]:
             "XGBoost, LightGBM or HistGradientBoosting model, got a Forest."
         )
     for cls in type(model).__mro__:
-        source = _SOURCES.get(_class_key(cls))
+        source = _SOURCES.get(class_key(cls))
         if source is not None:
             return source(model)
     raise UnsupportedModelError(
@@ -93,7 +102,7 @@ def _statistics(model: Any) -> tuple[str, list[SplitStatistics]]:
 
 
 def gain_importance(
-    model: Any,
+    model: ModelLike,
     *,
     importance_type: ImportanceType = "gain",
     normalize: bool = False,

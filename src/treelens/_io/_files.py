@@ -28,11 +28,10 @@ from typing import IO, Any
 import numpy as np
 import pandas as pd
 
-from .._exceptions import InputError, TreelensError
+from .._exceptions import InputError, TreelensError, UnsafeModelError
 
 __all__ = [
     "TRUSTED_MODEL_TYPES",
-    "UnsafeModelError",
     "atomic_write",
     "check_output_path",
     "check_target",
@@ -52,19 +51,17 @@ TRUSTED_MODEL_TYPES: frozenset[str] = frozenset(
         "lightgbm.basic.Booster",
         "lightgbm.sklearn.LGBMClassifier",
         "lightgbm.sklearn.LGBMRegressor",
+        "catboost.core.CatBoostClassifier",
+        "catboost.core.CatBoostRegressor",
         "collections.OrderedDict",
     }
 )
 
 _PICKLE_SUFFIXES = {".pkl", ".pickle", ".joblib"}
 _SKOPS_SUFFIXES = {".skops"}
-_NATIVE_SUFFIXES = {".json", ".ubj", ".txt", ".model", ".bst"}
+_NATIVE_SUFFIXES = {".json", ".ubj", ".txt", ".model", ".bst", ".cbm"}
 _CSV_SUFFIXES = {".csv", ".tsv"}
 _PARQUET_SUFFIXES = {".parquet", ".pq"}
-
-
-class UnsafeModelError(InputError):
-    """A model file would run untrusted code when loaded and was refused."""
 
 
 def _check_readable(path: Path, what: str) -> None:
@@ -86,7 +83,7 @@ def _sniff(path: Path) -> str:
     if head[:1] in (b"\x80", b"\x78") or head.startswith(b"\x1f\x8b"):
         return "pickle"
     stripped = head.lstrip()
-    if stripped.startswith((b"{", b"tree")):
+    if stripped.startswith((b"{", b"tree", b"CBM1")):
         return "native"
     return "unknown"
 
@@ -137,7 +134,8 @@ def load_model(
     raise InputError(
         f"Cannot tell the format of model file {str(path)!r}; expected a .skops "
         "file, a pickle/joblib file (.pkl, .pickle, .joblib, with --trust-pickle), "
-        "or an XGBoost (.json, .ubj) or LightGBM (.txt) model file."
+        "or an XGBoost (.json, .ubj), LightGBM (.txt) or CatBoost (.cbm, .json) "
+        "model file."
     )
 
 
@@ -197,7 +195,7 @@ def _load_skops(path: Path, *, trusted: Sequence[str]) -> Any:
 
 def _load_native(path: Path) -> Any:
     try:
-        from .._adapters._native import load_native_model  # type: ignore[import-not-found]
+        from .._adapters._native import load_native_model
     except ImportError:
         raise InputError(
             f"Cannot read {str(path)!r}: reading XGBoost or LightGBM native model "
