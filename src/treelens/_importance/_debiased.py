@@ -71,6 +71,7 @@ from ._node_statistics import (
     _levels,
     _sum_up,
     node_statistics,
+    tree_statistics,
 )
 from ._oob import bootstrap_counts
 from ._result import ImportanceResult
@@ -172,12 +173,15 @@ def debiased_mdi_importance(
     ----------
     model : fitted estimator or Forest
         Classification (any criterion) or regression trees, forests, and
-        scikit-learn gradient boosting (held-out data only).
+        scikit-learn gradient boosting (out-of-bag rows when fitted with
+        ``subsample < 1`` and an integer ``random_state``).
     X : array-like of shape (n_samples, n_features)
     y : array-like of shape (n_samples,)
     oob : bool, default=False
         Use the out-of-bag rows of each tree (a forest fitted with
-        ``bootstrap=True`` on exactly these rows, or ``in_bag`` given).
+        ``bootstrap=True``, or gradient boosting with ``subsample < 1``, on
+        exactly these rows; or ``in_bag`` given).  Boosting's in-bag node means
+        are then taken from the in-bag rows.
     definition : {"mdi_oob", "ufi"}, default="mdi_oob"
         UFI of regression trees needs the squared-error criterion.
     sample_weight : array-like of shape (n_samples,), optional
@@ -232,7 +236,10 @@ def debiased_mdi_importance(
     target = check_y(forest, y, n_samples)
     weights = check_sample_weight(sample_weight, n_samples)
     fitted = _fitted_nodes(forest, train)
-    _check_model(forest, target, definition, fitted_from_train=train is not None)
+    in_bag_means = oob and forest.kind == "boosting" and train is None
+    _check_model(
+        forest, target, definition, fitted_from_train=train is not None or in_bag_means
+    )
     if forest.is_classifier and forest.kind != "boosting":
         weights = weights * _class_weights(forest, target, weights)
     out_of_bag = _out_of_bag(model, forest, n_samples, oob=oob, in_bag=in_bag)
@@ -244,9 +251,18 @@ def debiased_mdi_importance(
 
     def part(j: int, leaves: NDArray[np.intp], y_j: NDArray[Any]) -> _TreePart:
         v = weights if out_of_bag is None else weights * (out_of_bag[j] == 0)
+        own = fitted[j]
+        if in_bag_means:
+            # Boosting on its training rows: in-bag means of the pseudo-residuals
+            # (the stored leaves may be line-search steps).
+            assert out_of_bag is not None
+            _, total, value, impurity = tree_statistics(
+                forest.trees[j], leaves, y_j, weights * out_of_bag[j], "squared_error"
+            )
+            own = _Fitted(np.nan_to_num(value), impurity, total)
         return _tree_part(
             forest.trees[j],
-            fitted[j],
+            own,
             leaves,
             y_j,
             v,
