@@ -93,6 +93,7 @@ def run_demo(
 
     from .._counterfactual._optimal import optimal_counterfactual
     from .._counterfactual._tweak import feature_tweak
+    from .._importance._debiased import debiased_mdi_importance
     from .._importance._mdi import mdi_importance
     from .._importance._permutation import permutation_importance
     from .._plots._display_partition import ForestGridDisplay, PartitionDisplay
@@ -170,6 +171,9 @@ def run_demo(
             "forest mdi": forest_mdi.importances_,
             "forest std": forest_mdi.std_,
             "forest held-out": mdi_importance(forest, X=X_test, y=y_test).importances_,
+            "forest debiased (OOB)": debiased_mdi_importance(
+                forest, X_train, y_train, oob=True, n_bootstrap=0
+            ).importances_,
             "boosting mdi": boosting_mdi.importances_,
         }
     )

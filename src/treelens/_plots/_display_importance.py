@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
@@ -91,7 +92,8 @@ def _whiskers(
         low = pd.Series(interval["low"], dtype=float).reindex(index).to_numpy()
         high = pd.Series(interval["high"], dtype=float).reindex(index).to_numpy()
         what = getattr(result, "interval_method", "") or "bootstrap interval"
-        return np.maximum(low, floor), high, f"whiskers: {what.split(',')[0]}"
+        what = re.sub(r"\s*\(.*?\)", "", what).split(",")[0]
+        return np.maximum(low, floor), high, f"whiskers: {what}"
     rows = _tree_rows(result)
     if rows is not None and error_bars != "std":
         frame = pd.DataFrame(rows, columns=per_tree.columns)[list(index)]
