@@ -51,6 +51,7 @@ the training rows (``train=``).
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -272,22 +273,9 @@ def debiased_mdi_importance(
             lock,
         )
 
-    if forest.kind == "boosting":
-        leaves_all = forest._apply(X)
-        residuals = _stage_targets(forest, leaves_all, target, weights)
-        parts = [
-            part(j, leaves_all[:, j], residuals[:, j]) for j in range(forest.n_trees)
-        ]
-    elif forest._compiled_trees is not None and n_samples >= _PER_TREE_MIN_ROWS:
-        parts = map_compiled(
-            forest._compiled_trees, X, lambda j, leaves: part(j, leaves, target)
-        )
-    else:
-        leaves_all = forest._apply(X)
-        parts = [part(j, leaves_all[:, j], target) for j in range(forest.n_trees)]
     return _assemble(
         forest,
-        parts,
+        _route(forest, X, target, weights, part),
         rows,
         definition=definition,
         source="held-out" if out_of_bag is None else "out-of-bag",
@@ -315,6 +303,27 @@ def _fitted_nodes(forest: Forest, train: tuple[Any, Any] | None) -> list[_Fitted
             stats.value_, stats.impurity_, stats.weighted_n_node_samples_
         )
     ]
+
+
+def _route(
+    forest: Forest,
+    X: NDArray[Any],
+    target: NDArray[Any],
+    weights: NDArray[np.float64],
+    part: Callable[[int, NDArray[np.intp], NDArray[Any]], _TreePart],
+) -> list[_TreePart]:
+    """``part(j, leaves, targets)`` of every tree, routing as node_statistics does."""
+    if forest.kind == "boosting":
+        leaves = forest._apply(X)
+        residuals = _stage_targets(forest, leaves, target, weights)
+        return [part(j, leaves[:, j], residuals[:, j]) for j in range(forest.n_trees)]
+    if forest._compiled_trees is not None and X.shape[0] >= _PER_TREE_MIN_ROWS:
+        # Each tree scored as soon as it is routed, while other threads route.
+        return map_compiled(
+            forest._compiled_trees, X, lambda j, leaves: part(j, leaves, target)
+        )
+    leaves = forest._apply(X)
+    return [part(j, leaves[:, j], target) for j in range(forest.n_trees)]
 
 
 def _check_model(
