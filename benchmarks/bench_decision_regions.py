@@ -62,20 +62,20 @@ def main() -> None:
         )
 
     disp = display()
-    grid = disp.grid_
+    grid = disp.grid
     n_loop = min(args.loop_points, len(grid))
 
     def loop() -> np.ndarray:
         return np.array([model.predict(row.reshape(1, -1))[0] for row in grid[:n_loop]])
 
     looped = loop()  # also checks that both give the same classes
-    assert (looped == disp.predictions_.ravel()[:n_loop]).all()
+    assert (looped == disp.predictions.ravel()[:n_loop]).all()
     t_loop = best_of(1, loop) / n_loop
     t_display = best_of(5, display, setup=ax.clear) / len(grid)
     t_exact = best_of(3, lambda: display(exact=True), setup=ax.clear)
     ax.clear()
     exact = display(exact=True)
-    n_cells = exact.predictions_.size
+    n_cells = exact.predictions.size
 
     print(
         f"forest: 100 trees, 3 classes, 6 features; grid {GRID}x{GRID} = {len(grid)} points"

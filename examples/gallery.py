@@ -5,9 +5,13 @@ Usage::
     python examples/gallery.py [OUTPUT_DIR]     # default: gallery/
 
 Pictures: exact partitions of a tree (iris), decision regions of several
-classifiers (make_moons), forest anatomy (wine), regression steps (a noisy sine),
-importance bars (breast cancer), a tree diagram and its DOT text (iris), and a
-counterfactual move (iris).
+classifiers (make_moons), SVM margins, two models' boundaries on one axes over a
+plain scatter, forest anatomy (wine) and its raster fallback, regression steps (a
+noisy sine), importance bars with their three kinds of whiskers (breast cancer),
+tree diagrams with counts and with fractions and their DOT text (iris, breast
+cancer), and a counterfactual move (iris).  Each option appears once: window,
+class_names, markers, boundary_kwargs, show_regions, margins, error_bars,
+proportion, precision, max_cells, DataDisplay.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 import treelens
 from treelens import (
     CounterfactualDisplay,
+    DataDisplay,
     DecisionRegionDisplay,
     ForestGridDisplay,
     ImportanceDisplay,
@@ -58,8 +63,16 @@ def partitions(out: Path) -> None:
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), layout="constrained")
     features = ("petal length (cm)", "petal width (cm)")
     for ax, depth in zip(axes, (1, 2, None)):
+        # One fixed window across the series; class names in the legend.
         PartitionDisplay.from_estimator(
-            tree, X, features=features, y=y, max_depth=depth, ax=ax
+            tree,
+            X,
+            y,
+            features=features,
+            max_depth=depth,
+            window=((0.5, 7.5), (0.0, 2.8)),
+            class_names=list(iris.target_names),
+            ax=ax,
         )
         ax.set_title(f"depth cut {depth}" if depth is not None else "full tree")
     save(fig, out, "partition_iris")
@@ -86,6 +99,42 @@ def decision_regions(out: Path) -> None:
         )
         ax.set_title(name)
     save(fig, out, "decision_regions_moons")
+    # SVM margins: the decision function at -1, 0 and +1 over its own colour scale;
+    # the legend's class colours are the ends of that scale.
+    svc = SVC(kernel="rbf", C=1.0).fit(X, y)
+    disp = DecisionRegionDisplay.from_estimator(
+        svc,
+        X,
+        y,
+        response_method="decision_function",
+        margins=True,
+        class_names=["lower moon", "upper moon"],
+    )
+    disp.ax_.set_title("SVC: decision function, margins at -1 and +1")
+    save(disp.figure_, out, "svm_margins_moons")
+    # Two models on one axes: only their boundaries, told apart by colour and
+    # line style, over a plain scatter with one marker per class.
+    fig, ax = plt.subplots(figsize=(6, 4.6), layout="constrained")
+    DataDisplay.from_data(
+        X, y, class_names=["lower moon", "upper moon"], markers=["o", "^"], ax=ax
+    )
+    for model, name, style in (
+        (models["decision tree"], "decision tree", {"colors": "C3"}),
+        (svc, "SVC", {"colors": "C2", "linestyles": "--", "linewidths": 1.6}),
+    ):
+        DecisionRegionDisplay.from_estimator(
+            model,
+            X,
+            show_regions=False,
+            show_points=False,
+            legend=False,
+            boundary_kwargs={**style, "label": name},
+            grid_resolution=200,
+            ax=ax,
+        )
+    ax.legend(fontsize="small", loc="lower left")
+    ax.set_title("two boundaries on one axes")
+    save(fig, out, "boundaries_overlay_moons")
     # An n-feature model: two features, the others held at their median.
     wine = load_wine(as_frame=True)
     forest = RandomForestClassifier(n_estimators=50, random_state=0).fit(
@@ -109,9 +158,23 @@ def forest_grid(out: Path) -> None:
     )
     forest.fit(wine.data, wine.target)
     grid = ForestGridDisplay.from_estimator(
-        forest, wine.data, wine.target, features=("proline", "flavanoids"), n_trees=3
+        forest,
+        wine.data,
+        wine.target,
+        features=("proline", "flavanoids"),
+        n_trees=3,
+        class_names=list(wine.target_names),
     )
     save(grid.figure_, out, "forest_grid_wine")
+    # Above max_cells exact cells the forest panel is a raster, and says so.
+    grid = ForestGridDisplay.from_estimator(
+        forest,
+        wine.data,
+        features=("proline", "flavanoids"),
+        n_trees=1,
+        max_cells=500,
+    )
+    save(grid.figure_, out, "forest_grid_wine_raster")
 
 
 def regression_steps(out: Path) -> None:
@@ -120,7 +183,7 @@ def regression_steps(out: Path) -> None:
     y = np.sin(X).ravel() + rng.normal(0, 0.25, 200)
     tree = DecisionTreeRegressor(max_depth=6, random_state=0).fit(X, y)
     disp = RegressionStepsDisplay.from_estimator(
-        tree, X, y, depths=[1, 2, 4, None], refit=True
+        tree, X, y, depths=[1, 2, 4, None], refit=True, window=(-0.5, 2 * np.pi + 0.5)
     )
     disp.ax_.set_title("noisy sine: one tree cut at several depths (dashed: refit)")
     save(disp.figure_, out, "regression_steps_sine")
@@ -141,9 +204,14 @@ def importances(out: Path) -> None:
             forest, X_test, y_test, n_repeats=5, random_state=0
         ),
     ]
-    fig, ax = plt.subplots(figsize=(8, 7), layout="constrained")
-    ImportanceDisplay.from_result(results, top_k=12, ax=ax)
-    ax.set_title("breast cancer: importances, top 12")
+    fig, axes = plt.subplots(1, 3, figsize=(18, 7), layout="constrained")
+    # Default whiskers: one standard error of the mean over the trees.
+    ImportanceDisplay.from_result(results, top_k=12, ax=axes[0])
+    axes[0].set_title("breast cancer: importances, top 12")
+    ImportanceDisplay.from_result(results[0], top_k=12, error_bars="iqr", ax=axes[1])
+    axes[1].set_title("MDI: middle half of the per-tree values")
+    ImportanceDisplay.from_result(results[0], top_k=12, error_bars="std", ax=axes[2])
+    axes[2].set_title("MDI: per-tree standard deviation (on request)")
     save(fig, out, "importance_breast_cancer")
 
 
@@ -165,6 +233,20 @@ def tree_diagram(out: Path) -> None:
     )
     (out / "tree_iris.dot").write_text(dot)
     print(f"wrote {out / 'tree_iris.dot'}")
+    # The whole depth-4 tree: the figure widens so no two boxes overlap; class
+    # fractions and thresholds at three decimals.
+    cancer = load_breast_cancer(as_frame=True)
+    deep = DecisionTreeClassifier(max_depth=4, random_state=0).fit(
+        cancer.data, cancer.target
+    )
+    disp = TreeDiagramDisplay.from_estimator(
+        deep,
+        max_depth=None,
+        class_names=list(cancer.target_names),
+        proportion=True,
+        precision=3,
+    )
+    save(disp.figure_, out, "tree_diagram_breast_cancer")
 
 
 def counterfactual(out: Path) -> None:
@@ -175,7 +257,12 @@ def counterfactual(out: Path) -> None:
     )
     result = treelens.feature_tweak(forest, X[[70, 120]], target="other")
     disp = CounterfactualDisplay.from_result(
-        forest, result, index=1, X_background=X, y_background=y
+        forest,
+        result,
+        index=1,
+        X_background=X,
+        y_background=y,
+        class_names=list(iris.target_names),
     )
     save(disp.figure_, out, "counterfactual_iris")
 

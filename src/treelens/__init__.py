@@ -17,6 +17,7 @@ from ._exceptions import (
     BackgroundError,
     InputError,
     NotFittedError,
+    OutOfBagWarning,
     OutputTooLargeError,
     TreelensError,
     UnsupportedModelError,
@@ -33,6 +34,7 @@ from ._importance._permutation import (
 )
 from ._importance._result import ImportanceResult
 from ._plots._display_counterfactual import CounterfactualDisplay
+from ._plots._display_data import DataDisplay
 from ._plots._display_importance import ImportanceDisplay
 from ._plots._display_partition import ForestGridDisplay, PartitionDisplay
 from ._plots._display_regions import DecisionRegionDisplay
@@ -46,6 +48,7 @@ __all__ = [
     "Constraints",
     "CounterfactualDisplay",
     "CounterfactualResult",
+    "DataDisplay",
     "DebiasedMDIImportance",
     "DecisionRegionDisplay",
     "FeatureSpec",
@@ -59,6 +62,7 @@ __all__ = [
     "MDIImportance",
     "NodeStatistics",
     "NotFittedError",
+    "OutOfBagWarning",
     "OutputTooLargeError",
     "PartitionDisplay",
     "RegressionStepsDisplay",

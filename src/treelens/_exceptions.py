@@ -12,6 +12,7 @@ __all__ = [
     "BackgroundError",
     "InputError",
     "NotFittedError",
+    "OutOfBagWarning",
     "OutputTooLargeError",
     "TreelensError",
     "UnsupportedModelError",
@@ -41,3 +42,8 @@ class BackgroundError(InputError):
 
 class OutputTooLargeError(InputError):
     """The result asked for would not fit in the memory budget."""
+
+
+class OutOfBagWarning(UserWarning):
+    """Some rows were drawn into every tree's bootstrap sample, so no tree can
+    score them out of bag; out-of-bag figures leave them out."""

@@ -34,7 +34,7 @@ def test_classifier_pictures(name):
     # The grid is coloured by the model's predictions (the library's own for
     # wrappers): they equal the Forest's.
     np.testing.assert_array_equal(
-        regions.predictions_.ravel(), forest.predict(regions.grid_)
+        regions.predictions.ravel(), forest.predict(regions.grid)
     )
     diagram = treelens.TreeDiagramDisplay.from_estimator(case.model, tree_index=1)
     assert diagram is not None

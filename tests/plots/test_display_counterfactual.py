@@ -40,25 +40,25 @@ def test_arrow_over_the_partition_of_a_tree(iris):
     disp = CounterfactualDisplay.from_result(
         tree, result_for(x, x_cf), index=1, X_background=X, y_background=y
     )
-    assert disp.features_ == (2, 3) and disp.feature_names_ == ("x2", "x3")
-    np.testing.assert_array_equal(disp.start_, x[1, [2, 3]])
-    np.testing.assert_array_equal(disp.end_, x_cf[1, [2, 3]])
+    assert disp.features == (2, 3) and disp.feature_names == ("x2", "x3")
+    np.testing.assert_array_equal(disp.start, x[1, [2, 3]])
+    np.testing.assert_array_equal(disp.end, x_cf[1, [2, 3]])
     np.testing.assert_allclose(
-        disp.arrow_._posA_posB, [tuple(disp.start_), tuple(disp.end_)]
+        disp.arrow_._posA_posB, [tuple(disp.start), tuple(disp.end)]
     )
-    assert isinstance(disp.background_, PartitionDisplay)
+    assert isinstance(disp.background, PartitionDisplay)
     # The picture is the slice through the instance.
-    np.testing.assert_array_equal(disp.background_.reference_, x[1])
-    assert disp.changed_ == ["x0", "x2", "x3"]
+    np.testing.assert_array_equal(disp.background.reference, x[1])
+    assert disp.changed == ["x0", "x2", "x3"]
     assert "also changed: x0" in disp.ax_.get_title()
     # The end of the arrow lies in a region of the counterfactual's predicted class
     # when the other features stay put (only x0 moved, by 0.01, not a split here).
-    rects, labels = disp.background_.rectangles_, disp.background_.labels_
+    rects, labels = disp.background.rectangles, disp.background.labels
     inside = (
-        (rects[:, 0] < disp.end_[0])
-        & (disp.end_[0] <= rects[:, 1])
-        & (rects[:, 2] < disp.end_[1])
-        & (disp.end_[1] <= rects[:, 3])
+        (rects[:, 0] < disp.end[0])
+        & (disp.end[0] <= rects[:, 1])
+        & (rects[:, 2] < disp.end[1])
+        & (disp.end[1] <= rects[:, 3])
     )
     assert (
         labels[inside].tolist()
@@ -78,14 +78,14 @@ def test_arrow_over_the_regions_of_a_forest(iris):
     disp = CounterfactualDisplay.from_result(
         forest, result_for(x, x_cf), X_background=X
     )
-    assert disp.features_ == (1, 3)  # -1.0 over std 0.43 beats +1.5 over std 0.76
-    assert isinstance(disp.background_, DecisionRegionDisplay)
-    assert disp.background_.x_edges_ is not None  # exact regions of the ensemble
-    np.testing.assert_array_equal(disp.background_.reference_, x[0])
+    assert disp.features == (1, 3)  # -1.0 over std 0.43 beats +1.5 over std 0.76
+    assert isinstance(disp.background, DecisionRegionDisplay)
+    assert disp.background.x_edges is not None  # exact regions of the ensemble
+    np.testing.assert_array_equal(disp.background.reference, x[0])
     disp = CounterfactualDisplay.from_result(
         forest, result_for(x, x_cf), features=("x0", "x1"), kind="regions"
     )
-    assert disp.features_ == (0, 1)
+    assert disp.features == (0, 1)
 
 
 def test_bad_input(iris):
@@ -125,14 +125,14 @@ def test_real_feature_tweak_result(iris):
     )
     x, x_cf = result.X_[1], result.X_cf_[1]
     order = np.argsort(-np.abs(x_cf - x) / X.std(axis=0), kind="stable")
-    assert disp.features_ == (order[0], order[1])
-    np.testing.assert_array_equal(disp.start_, x[list(disp.features_)])
-    np.testing.assert_array_equal(disp.end_, x_cf[list(disp.features_)])
-    assert disp.changed_ == [f"x{j}" for j in np.flatnonzero(result.changed_[1])]
+    assert disp.features == (order[0], order[1])
+    np.testing.assert_array_equal(disp.start, x[list(disp.features)])
+    np.testing.assert_array_equal(disp.end, x_cf[list(disp.features)])
+    assert disp.changed == [f"x{j}" for j in np.flatnonzero(result.changed_[1])]
     # When only the two drawn features change, the arrow ends in a region of the
     # counterfactual's class.
-    if len(disp.changed_) <= 2:
-        regions = disp.background_
-        i = np.searchsorted(regions.x_edges_, np.float32(disp.end_[0]), side="left") - 1
-        j = np.searchsorted(regions.y_edges_, np.float32(disp.end_[1]), side="left") - 1
-        assert regions.predictions_[j, i] == result.cf_prediction_[1]
+    if len(disp.changed) <= 2:
+        regions = disp.background
+        i = np.searchsorted(regions.x_edges, np.float32(disp.end[0]), side="left") - 1
+        j = np.searchsorted(regions.y_edges, np.float32(disp.end[1]), side="left") - 1
+        assert regions.predictions[j, i] == result.cf_prediction_[1]

@@ -43,21 +43,19 @@ def test_bars_sorted_with_spread_across_trees(wine_forest):
     # Default whiskers: one standard error of the mean over the trees.
     per_tree = result.per_tree_[expected.index].to_numpy()
     sem = per_tree.std(axis=0, ddof=1) / np.sqrt(len(per_tree))
-    assert bars.errorbar is not None
-    segments = bars.errorbar.lines[2][0].get_segments()
-    np.testing.assert_allclose([s[1, 0] for s in segments], expected + sem)
-    np.testing.assert_allclose(
-        [s[0, 0] for s in segments], np.maximum(expected - sem, 0)
-    )
+    segments = np.asarray(disp.whiskers_[0].get_segments())[:5]
+    np.testing.assert_allclose(segments[:, 1, 0], expected + sem)
+    np.testing.assert_allclose(segments[:, 0, 0], np.maximum(expected - sem, 0))
+    np.testing.assert_allclose(segments[:, 0, 1], tops + 0.4, atol=1e-12)
     assert (
         "s.e. of the mean over 10 trees"
         in disp.ax_.get_legend().get_texts()[0].get_text()
     )
     # Per-tree standard deviations on request.
     disp = ImportanceDisplay.from_result(result, top_k=5, error_bars="std")
-    segments = disp.bars_[0].errorbar.lines[2][0].get_segments()
+    segments = np.asarray(disp.whiskers_[0].get_segments())[:5]
     np.testing.assert_allclose(
-        [s[1, 0] - s[0, 0] for s in segments], 2 * result.std_[expected.index]
+        segments[:, 1, 0] - segments[:, 0, 0], 2 * result.std_[expected.index]
     )
 
 
@@ -77,10 +75,12 @@ def test_several_measures_side_by_side(wine_forest):
     )
     legend = [t.get_text() for t in disp.ax_.get_legend().get_texts()]
     assert [text.split(" (whiskers")[0] for text in legend] == disp.methods
+    # Permutation importance: its spread over repeats, as before.
     assert legend[2] == f"{perm.method} (whiskers: \u00b11 std over repeats)"
-    segments = disp.bars_[2].errorbar.lines[2][0].get_segments()
+    n = X.shape[1]
+    segments = np.asarray(disp.whiskers_[2].get_segments())[:n]
     np.testing.assert_allclose(
-        [s[1, 0] - s[0, 0] for s in segments], 2 * perm.std_[disp.importances.index]
+        segments[:, 1, 0] - segments[:, 0, 0], 2 * perm.std_[disp.importances.index]
     )
 
 
@@ -93,7 +93,7 @@ def test_from_estimator_and_duck_typed_results(wine_forest):
     plain = SimpleNamespace(importances_=pd.Series({"a": 0.2, "b": 0.5}), std_=None)
     disp = ImportanceDisplay.from_result({"mine": plain}, sort=False)
     assert disp.importances.index.tolist() == ["a", "b"] and disp.methods == ["mine"]
-    assert disp.bars_[0].errorbar is None
+    assert disp.whiskers_ == [None]
 
 
 def test_bad_input():
@@ -119,9 +119,7 @@ def test_no_whisker_below_zero_nor_swamping_the_bars(error_bars):
         # Per-tree standard deviations cross zero for these models ...
         assert (result.importances_ - result.std_ < 0).any()
         disp = ImportanceDisplay.from_result(result, error_bars=error_bars)
-        segments = np.concatenate(
-            [np.asarray(c.get_segments()) for c in disp.bars_[0].errorbar.lines[2]]
-        )
+        segments = np.asarray(disp.whiskers_[0].get_segments())
         # ... the default whiskers never do, and stay near the bars.
         assert segments[:, :, 0].min() >= 0
         top = disp.importances.iloc[0, 0]
@@ -133,6 +131,29 @@ def test_bad_error_bars(wine_forest):
     model, _X, _y = wine_forest
     with pytest.raises(InputError, match="`error_bars` must be"):
         ImportanceDisplay.from_result(mdi_importance(model), error_bars="ci")
+
+
+@pytest.mark.parametrize("can_be_negative", [False, True])
+def test_result_intervals_drawn_and_clipped_only_where_values_cannot_be_negative(
+    can_be_negative,
+):
+    index = ["a", "b"]
+    result = SimpleNamespace(
+        importances_=pd.Series([0.5, 0.02], index=index),
+        std_=None,
+        interval_=pd.DataFrame({"low": [0.4, -0.05], "high": [0.6, 0.1]}, index=index),
+        interval_method="95% bootstrap",
+        can_be_negative=can_be_negative,
+        method="m",
+    )
+    disp = ImportanceDisplay.from_result(result, error_bars="interval")
+    segments = np.asarray(disp.whiskers_[0].get_segments())[:2]
+    low = [0.4, -0.05 if can_be_negative else 0.0]
+    np.testing.assert_allclose(segments[:, 0, 0], low)
+    np.testing.assert_allclose(segments[:, 1, 0], [0.6, 0.1])
+    assert disp.ax_.get_legend().get_texts()[0].get_text() == (
+        "m (whiskers: 95% bootstrap)"
+    )
 
 
 def test_intervals_and_negative_values(wine_forest):

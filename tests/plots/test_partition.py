@@ -49,14 +49,14 @@ def test_toy_tree_by_hand():
     X = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
     tree = DecisionTreeClassifier(random_state=0).fit(X, [0, 0, 1, 2])
     disp = PartitionDisplay.from_estimator(tree, X, y=[0, 0, 1, 2])
-    order = np.argsort(disp.labels_)
+    order = np.argsort(disp.labels)
     np.testing.assert_allclose(
-        disp.rectangles_[order],
+        disp.rectangles[order],
         [[-0.05, 0.5, -0.05, 1.05], [0.5, 1.05, -0.05, 0.5], [0.5, 1.05, 0.5, 1.05]],
     )
-    assert disp.labels_[order].tolist() == [0, 1, 2]
+    assert disp.labels[order].tolist() == [0, 1, 2]
     np.testing.assert_allclose(
-        disp.split_segments_[np.argsort(disp.split_segments_[:, 0, 1])],
+        disp.split_segments[np.argsort(disp.split_segments[:, 0, 1])],
         [[[0.5, -0.05], [0.5, 1.05]], [[0.5, 0.5], [1.05, 0.5]]],
     )
 
@@ -65,14 +65,14 @@ def test_rectangles_coloured_by_prediction_at_centre(iris):
     X, y = iris
     tree = DecisionTreeClassifier(random_state=0).fit(X, y)
     disp = PartitionDisplay.from_estimator(tree, X, features=(2, 3), y=y)
-    rows = centres(disp.rectangles_, disp.reference_, (2, 3))
-    np.testing.assert_array_equal(disp.labels_, tree.predict(rows))
+    rows = centres(disp.rectangles, disp.reference, (2, 3))
+    np.testing.assert_array_equal(disp.labels, tree.predict(rows))
     # The artist: one face per rectangle, in the colour of its class.
     faces = disp.collection_.get_facecolors()
-    assert len(faces) == len(disp.rectangles_)
+    assert len(faces) == len(disp.rectangles)
     palette = np.array([to_rgba(f"C{k}") for k in range(3)])
-    np.testing.assert_allclose(faces[:, :3], palette[disp.labels_][:, :3])
-    assert_tiles(disp.rectangles_, disp.window_)
+    np.testing.assert_allclose(faces[:, :3], palette[disp.labels][:, :3])
+    assert_tiles(disp.rectangles, disp.window)
 
 
 def test_other_features_held_at_reference(iris):
@@ -82,10 +82,10 @@ def test_other_features_held_at_reference(iris):
         disp = PartitionDisplay.from_estimator(
             tree, X, features=("x0", "x1"), reference=reference
         )
-        rows = centres(disp.rectangles_, reference, (0, 1))
-        np.testing.assert_array_equal(disp.labels_, tree.predict(rows))
-        assert_tiles(disp.rectangles_, disp.window_)
-        np.testing.assert_array_equal(disp.reference_, reference)
+        rows = centres(disp.rectangles, reference, (0, 1))
+        np.testing.assert_array_equal(disp.labels, tree.predict(rows))
+        assert_tiles(disp.rectangles, disp.window)
+        np.testing.assert_array_equal(disp.reference, reference)
 
 
 @settings(max_examples=15, deadline=None)
@@ -134,32 +134,30 @@ def test_depth_cut_regions_and_majority_class(iris):
         disp = PartitionDisplay.from_estimator(
             tree, X, features=(2, 3), max_depth=depth
         )
-        assert len(disp.rectangles_) <= 2**depth
-        assert_tiles(disp.rectangles_, disp.window_)
-        values = tree.tree_.value[disp.nodes_, 0]
-        np.testing.assert_array_equal(
-            disp.labels_, tree.classes_[values.argmax(axis=1)]
-        )
-        assert (to_forest(tree).trees[0].node_depth[disp.nodes_] <= depth).all()
+        assert len(disp.rectangles) <= 2**depth
+        assert_tiles(disp.rectangles, disp.window)
+        values = tree.tree_.value[disp.nodes, 0]
+        np.testing.assert_array_equal(disp.labels, tree.classes_[values.argmax(axis=1)])
+        assert (to_forest(tree).trees[0].node_depth[disp.nodes] <= depth).all()
     # depth 0: one region, the root, coloured by the overall majority.
     root = PartitionDisplay.from_estimator(tree, X, features=(2, 3), max_depth=0)
-    assert root.nodes_.tolist() == [0] and len(root.split_segments_) == 0
+    assert root.nodes.tolist() == [0] and len(root.split_segments) == 0
 
 
 def test_tree_of_a_forest_and_of_boosting(iris):
     X, y = iris
     rf = RandomForestClassifier(n_estimators=4, random_state=0).fit(X, y)
     disp = PartitionDisplay.from_estimator(rf, X, features=(0, 2), tree_index=2)
-    rows = centres(disp.rectangles_, disp.reference_, (0, 2))
-    np.testing.assert_array_equal(disp.labels_, rf.estimators_[2].predict(rows))
+    rows = centres(disp.rectangles, disp.reference, (0, 2))
+    np.testing.assert_array_equal(disp.labels, rf.estimators_[2].predict(rows))
     gb = GradientBoostingClassifier(n_estimators=3, max_depth=2, random_state=0).fit(
         X, y
     )
     disp = PartitionDisplay.from_estimator(gb, X, features=(2, 3), tree_index=4)
-    assert disp.classes_ is None  # stage trees hold raw values, drawn with a colour map
+    assert disp.classes is None  # stage trees hold raw values, drawn with a colour map
     stage = gb.estimators_[1, 1]
-    rows = centres(disp.rectangles_, disp.reference_, (2, 3))
-    np.testing.assert_allclose(disp.labels_, stage.predict(rows.astype(np.float32)))
+    rows = centres(disp.rectangles, disp.reference, (2, 3))
+    np.testing.assert_allclose(disp.labels, stage.predict(rows.astype(np.float32)))
 
 
 def test_regression_tree_regions_show_node_means():
@@ -168,9 +166,9 @@ def test_regression_tree_regions_show_node_means():
     y = X[:, 0] * 3 + X[:, 1]
     tree = DecisionTreeRegressor(max_depth=4, random_state=0).fit(X, y)
     disp = PartitionDisplay.from_estimator(tree, X, features=(0, 1), y=y)
-    rows = centres(disp.rectangles_, disp.reference_, (0, 1))
-    np.testing.assert_allclose(disp.labels_, tree.predict(rows))
-    assert disp.classes_ is None
+    rows = centres(disp.rectangles, disp.reference, (0, 1))
+    np.testing.assert_allclose(disp.labels, tree.predict(rows))
+    assert disp.classes is None
     assert len(disp.figure_.axes) == 2  # the axes and its colour bar
 
 
@@ -181,7 +179,7 @@ def test_dataframe_and_names(iris):
     frame = pd.DataFrame(X, columns=["sl", "sw", "pl", "pw"])
     tree = DecisionTreeClassifier(max_depth=3, random_state=0).fit(frame, y)
     disp = PartitionDisplay.from_estimator(tree, frame, features=("pl", "pw"))
-    assert disp.feature_names_ == ("pl", "pw")
+    assert disp.feature_names == ("pl", "pw")
     assert disp.ax_.get_xlabel() == "pl" and disp.ax_.get_ylabel() == "pw"
 
 

@@ -261,16 +261,22 @@ def run_demo(
     ax.set_title("Decision tree: exact partition (other features at their median)")
     written["partition"] = _save(figure, out / "partition.png")
 
-    # Boosting concentrates on few features, so its regions in its top two
-    # features (the others at their median) show both classes.
-    boosting_top = [
-        str(f) for f in boosting_mdi.importances_.sort_values(ascending=False).index[:2]
-    ]
-    figure, ax = new_figure(6.4, 5)
+    view = _region_view(boosting, boosting_mdi, X_test)
+    figure, ax = new_figure(6.4, 5.4)
     DecisionRegionDisplay.from_estimator(
-        boosting, X_test, features=boosting_top, y=y_test, ax=ax
+        boosting,
+        X_test,
+        y_test,
+        features=view.features,
+        reference=view.reference,
+        class_names=["malignant", "benign"],
+        ax=ax,
     )
-    ax.set_title("Gradient boosting: decision regions (other features at their median)")
+    ax.set_title(
+        f"Gradient boosting: decision regions\n(other features at {view.reference_label})",
+        fontsize="medium",
+    )
+    console.print(f"  regions: {view.caption}")
     written["regions"] = _save(figure, out / "regions.png")
 
     petals = X_iris[["petal_length", "petal_width"]]
@@ -338,3 +344,12 @@ def run_demo(
         f"(open it in a browser). Done in {elapsed:.1f} s."
     )
     return written
+
+
+def _region_view(model: Any, mdi: Any, X: Any) -> Any:
+    """The features and reference row of the demo's region picture: the view of
+    the six most important features that shows the classes most evenly."""
+    from .._plots._region_view import choose_region_view
+
+    top = [str(f) for f in mdi.importances_.sort_values(ascending=False).index[:6]]
+    return choose_region_view(model, X, top, class_names=["malignant", "benign"])

@@ -113,6 +113,7 @@ def picture_figure(
     row: int | None = None,
     target: Any = None,
     oob: bool = False,
+    reference: Any = None,
 ) -> Any:
     """Draw one picture of :data:`PICTURE_KINDS` and return its matplotlib figure."""
     from .._adapters import to_forest
@@ -179,7 +180,9 @@ def picture_figure(
         return figure
     if kind == "region":
         figure, ax = new_figure(6.4, 5)
-        DecisionRegionDisplay.from_estimator(drawn, X, features=pair, y=y, ax=ax)
+        DecisionRegionDisplay.from_estimator(
+            drawn, X, y, features=pair, reference=reference, ax=ax
+        )
         return figure
     if kind == "forest-grid":
         n_trees = min(3, forest.n_trees)

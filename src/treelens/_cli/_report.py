@@ -364,14 +364,33 @@ def _pictures(model: Any, forest: Any, X: Any, y: Any) -> list[dict[str, Any]]:
         )
     )
     if forest.task == "classification":
-        pictures.append(
-            _picture(
-                "Decision regions",
-                f"The whole model's predicted class over {pair[0]} and {pair[1]}, {others}.",
-                lambda: picture_figure("region", model, X, y, features=pair),
-            )
-        )
+        pictures.append(_region_picture(model, forest, X, y))
     return pictures
+
+
+def _region_picture(model: Any, forest: Any, X: Any, y: Any) -> dict[str, Any]:
+    """The decision regions in the view that shows the most classes, with a
+    caption saying how the features and the reference row were chosen."""
+    from .._plots._region_view import choose_region_view
+    from ._pictures import picture_figure, top_features
+
+    candidates = top_features(model, min(6, forest.n_features))
+    drawn = model if hasattr(model, "n_features_in_") else forest
+    try:
+        view = choose_region_view(drawn, X, candidates)
+    except (TreelensError, ValueError, TypeError) as exc:
+        return _picture(
+            "Decision regions",
+            f"No view could be chosen ({exc}).",
+            lambda: picture_figure("region", model, X, y, features=candidates[:2]),
+        )
+    return _picture(
+        "Decision regions",
+        f"The whole model's predicted class over {view.caption}",
+        lambda: picture_figure(
+            "region", model, X, y, features=view.features, reference=view.reference
+        ),
+    )
 
 
 def _counterfactual_section(

@@ -13,11 +13,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 __all__ = [
+    "MARKERS",
     "RenamedAttributes",
     "class_colors",
+    "class_labels",
     "model_feature_names",
     "require_matplotlib",
     "resolve_axes",
+    "scatter_classes",
 ]
 
 _INSTALL_HINT = (
@@ -89,3 +92,77 @@ class RenamedAttributes:
             stacklevel=2,
         )
         return getattr(self, new)
+
+
+#: Markers of the classes, in class order, so classes differ by shape too.
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
+
+
+def class_labels(classes: Any, class_names: Any = None) -> list[str]:
+    """Legend text of every class: ``class_names`` when given, else the classes.
+
+    Raises
+    ------
+    InputError
+        If ``class_names`` does not hold one name per class.
+    """
+    from .._exceptions import InputError
+
+    if class_names is None:
+        return [str(c) for c in classes]
+    names = [str(c) for c in class_names]
+    if len(names) != len(classes):
+        raise InputError(
+            f"`class_names` must hold one name per class ({len(classes)}: "
+            f"{[str(c) for c in classes]}); got {len(names)}: {names}."
+        )
+    return names
+
+
+def scatter_classes(
+    ax: Any,
+    points: NDArray[np.float64],
+    y: NDArray[Any],
+    classes: NDArray[Any],
+    labels: list[str],
+    colors: NDArray[np.float64],
+    *,
+    markers: Any = None,
+    **kwargs: Any,
+) -> list[Any]:
+    """One scatter per class present in ``y``, each with its colour, marker and
+    label (the legend entry of the class).
+
+    Parameters
+    ----------
+    markers : str or sequence of str, optional
+        One marker for all classes, or one per class; default :data:`MARKERS`.
+    **kwargs
+        Passed to :meth:`matplotlib.axes.Axes.scatter`, over the defaults
+        ``s=18, edgecolors="k", linewidths=0.4``.
+
+    Returns
+    -------
+    list of matplotlib PathCollection
+        One per class present, in class order.
+    """
+    if markers is None:
+        markers = MARKERS
+    elif isinstance(markers, str):
+        markers = (markers,)
+    artists = []
+    for k, c in enumerate(classes):  # one step per class
+        rows = np.asarray(y == c)
+        if not rows.any():
+            continue
+        style = {
+            "s": 18,
+            "edgecolors": "k",
+            "linewidths": 0.4,
+            "marker": markers[k % len(markers)],
+            "color": colors[k],
+            "label": labels[k],
+            **kwargs,
+        }
+        artists.append(ax.scatter(points[rows, 0], points[rows, 1], **style))
+    return artists

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .._exceptions import InputError
-from ._common import model_feature_names, require_matplotlib
+from ._common import (
+    RenamedAttributes,
+    model_feature_names,
+    require_matplotlib,
+    resolve_axes,
+)
 from ._display_partition import PartitionDisplay
 from ._display_regions import DecisionRegionDisplay, as_array, forest_or_none
 from ._partition import resolve_features
@@ -25,7 +30,7 @@ def changed_features(
     return np.argsort(-change, kind="stable")
 
 
-class CounterfactualDisplay:
+class CounterfactualDisplay(RenamedAttributes):
     """An instance and its counterfactual, as an arrow over the model's regions.
 
     The picture is the slice through the instance: the two features that changed
@@ -33,27 +38,75 @@ class CounterfactualDisplay:
     feature is held at the instance's value.  Below the arrow is the partition of
     a single tree, or the exact regions of an ensemble.
 
+    Parameters
+    ----------
+    features : (int, int)
+    feature_names : (str, str)
+    x : ndarray of shape (n_features,)
+        The instance.
+    x_cf : ndarray of shape (n_features,)
+        Its counterfactual.
+    changed : list of str
+        Names of every feature that changed.
+    background : PartitionDisplay or DecisionRegionDisplay
+        The regions under the arrow, drawn by :meth:`plot`.
+
     Attributes
     ----------
-    features_ : (int, int)
-    feature_names_ : (str, str)
-    x_ : ndarray of shape (n_features,)
-        The instance.
-    x_cf_ : ndarray of shape (n_features,)
-        Its counterfactual.
-    start_, end_ : ndarray of shape (2,)
+    start, end : ndarray of shape (2,)
         The arrow's ends in the two features.
-    changed_ : list of str
-        Names of every feature that changed.
-    background_ : PartitionDisplay or DecisionRegionDisplay
     arrow_ : matplotlib FancyArrowPatch
     ax_, figure_
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> from treelens import feature_tweak
+    >>> X, y = load_iris(return_X_y=True)
+    >>> tree = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y)
+    >>> result = feature_tweak(tree, X[[70]], target="other")
+    >>> disp = CounterfactualDisplay.from_result(tree, result, X_background=X)
+    >>> disp.ax_ is disp.background.ax_
+    True
     """
+
+    _renamed: ClassVar[dict[str, str]] = {
+        name + "_": name
+        for name in (
+            "features",
+            "feature_names",
+            "x",
+            "x_cf",
+            "start",
+            "end",
+            "changed",
+            "background",
+        )
+    }
+
+    def __init__(
+        self,
+        *,
+        features: tuple[int, int],
+        feature_names: tuple[str, str],
+        x: NDArray[np.float64],
+        x_cf: NDArray[np.float64],
+        changed: list[str],
+        background: Any,
+    ) -> None:
+        self.features = features
+        self.feature_names = feature_names
+        self.x, self.x_cf = x, x_cf
+        self.start = x[list(features)]
+        self.end = x_cf[list(features)]
+        self.changed = changed
+        self.background = background
 
     @classmethod
     def from_result(
         cls,
-        estimator: Any,
+        model: Any,
         result: Any,
         X: Any = None,
         *,
@@ -62,13 +115,16 @@ class CounterfactualDisplay:
         X_background: Any = None,
         y_background: Any = None,
         kind: Literal["auto", "partition", "regions"] = "auto",
+        window: Any = None,
+        class_names: Any = None,
         ax: Any = None,
+        **kwargs: Any,
     ) -> CounterfactualDisplay:
         """Draw the move from ``X[index]`` to its counterfactual.
 
         Parameters
         ----------
-        estimator : fitted model the counterfactuals were computed for
+        model : fitted model the counterfactuals were computed for
         result : counterfactual result
             Anything with ``X_cf_`` (array-like of shape (n_samples,
             n_features)) and optionally ``found_`` (bool per row) and ``X_``.
@@ -84,13 +140,19 @@ class CounterfactualDisplay:
         kind : {"auto", "partition", "regions"}, default="auto"
             Background: a single tree's partition or the model's regions;
             "auto" picks the partition for a single tree.
+        window : ((x0, x1), (y0, y1)), optional
+            Default the range of the background data, the instance and its
+            counterfactual, plus 5%.
+        class_names : sequence of str, optional
         ax : matplotlib Axes, optional
+        **kwargs
+            Passed to :meth:`plot`.
 
         Returns
         -------
         CounterfactualDisplay
         """
-        forest = forest_or_none(estimator)
+        forest = forest_or_none(model)
         X = getattr(result, "X_", None) if X is None else X
         if X is None or not hasattr(result, "X_cf_"):
             raise InputError(
@@ -113,7 +175,7 @@ class CounterfactualDisplay:
         names = (
             forest.feature_names
             if forest is not None
-            else model_feature_names(estimator, n_features)
+            else model_feature_names(model, n_features)
         )
         background = Xa if X_background is None else as_array(X_background, forest)
         if features is None:
@@ -144,34 +206,51 @@ class CounterfactualDisplay:
             y_bg = np.concatenate(
                 [
                     np.asarray(y_background),
-                    np.asarray(_predict_rows(estimator, forest, np.vstack([x, x_cf]))),
+                    np.asarray(_predict_rows(model, forest, np.vstack([x, x_cf]))),
                 ]
             )
-        common = {"features": (f0, f1), "reference": x, "ax": ax, "y": y_bg}
+        common = {
+            "features": (f0, f1),
+            "reference": x,
+            "window": window,
+            "class_names": class_names,
+        }
         if kind == "partition":
-            bg: Any = PartitionDisplay.from_estimator(
-                estimator, window_data, show_points=y_bg is not None, **common
-            )
+            bg: Any = PartitionDisplay._compute(model, window_data, y_bg, **common)
         else:
-            bg = DecisionRegionDisplay.from_estimator(
-                estimator,
-                window_data,
-                exact=forest is not None,
-                show_points=y_bg is not None,
-                **common,
+            bg = DecisionRegionDisplay._compute(
+                model, window_data, y_bg, exact=forest is not None, **common
             )
-        display = cls()
-        display.features_ = (f0, f1)
-        display.feature_names_ = (names[f0], names[f1])
-        display.x_, display.x_cf_ = x, x_cf
-        display.start_ = x[[f0, f1]]
-        display.end_ = x_cf[[f0, f1]]
-        display.changed_ = [names[j] for j in np.flatnonzero(x_cf != x)]
-        display.background_ = bg
-        return display.plot(bg.ax_)
+        display = cls(
+            features=(f0, f1),
+            feature_names=(names[f0], names[f1]),
+            x=x,
+            x_cf=x_cf,
+            changed=[names[j] for j in np.flatnonzero(x_cf != x)],
+            background=bg,
+        )
+        kwargs.setdefault("background_kwargs", {"show_points": y_bg is not None})
+        return display.plot(ax=ax, **kwargs)
 
-    def plot(self, ax: Any) -> CounterfactualDisplay:
-        """Draw the arrow and both points on ``ax`` (the background's axes).
+    def plot(
+        self,
+        ax: Any = None,
+        *,
+        background_kwargs: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> CounterfactualDisplay:
+        """Draw the background regions, then the arrow and both points.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            A new figure's axes when None.
+        background_kwargs : dict, optional
+            Passed to the background's ``plot`` (``alpha``, ``markers``,
+            ``show_points``, ...).
+        **kwargs
+            Styling of the arrow, passed to matplotlib's FancyArrowPatch
+            (``color``, ``linewidth``, ``arrowstyle``).
 
         Returns
         -------
@@ -180,9 +259,11 @@ class CounterfactualDisplay:
         require_matplotlib()
         from matplotlib.patches import FancyArrowPatch
 
-        ax.scatter(*self.start_, s=80, c="k", marker="o", zorder=4, label="instance")
+        ax = resolve_axes(ax)
+        self.background.plot(ax=ax, **(background_kwargs or {}))
+        ax.scatter(*self.start, s=80, c="k", marker="o", zorder=4, label="instance")
         ax.scatter(
-            *self.end_,
+            *self.end,
             s=110,
             c="gold",
             edgecolors="k",
@@ -190,20 +271,20 @@ class CounterfactualDisplay:
             zorder=4,
             label="counterfactual",
         )
-        self.arrow_ = FancyArrowPatch(
-            tuple(self.start_),
-            tuple(self.end_),
-            arrowstyle="-|>",
-            mutation_scale=16,
-            color="k",
-            linewidth=1.6,
-            zorder=3,
-        )
+        style = {
+            "arrowstyle": "-|>",
+            "mutation_scale": 16,
+            "color": "k",
+            "linewidth": 1.6,
+            "zorder": 3,
+            **kwargs,
+        }
+        self.arrow_ = FancyArrowPatch(tuple(self.start), tuple(self.end), **style)
         ax.add_patch(self.arrow_)
-        others = [n for n in self.changed_ if n not in self.feature_names_]
+        others = [n for n in self.changed if n not in self.feature_names]
         title = "counterfactual: " + ", ".join(
             f"{n} {a:.3g} -> {b:.3g}"
-            for n, a, b in zip(self.feature_names_, self.start_, self.end_)
+            for n, a, b in zip(self.feature_names, self.start, self.end)
         )
         if others:
             title += f"\n(also changed: {', '.join(others)})"
@@ -212,9 +293,7 @@ class CounterfactualDisplay:
         return self
 
 
-def _predict_rows(
-    estimator: Any, forest: Any, rows: NDArray[np.float64]
-) -> NDArray[Any]:
+def _predict_rows(model: Any, forest: Any, rows: NDArray[np.float64]) -> NDArray[Any]:
     if forest is not None:
         return forest.predict(rows)
-    return np.asarray(estimator.predict(rows))
+    return np.asarray(model.predict(rows))

@@ -64,10 +64,10 @@ def _whiskers(
     """Low and high whisker ends of one result, and what they mean.
 
     ``"auto"`` and ``"sem"``: one standard error of the mean over the trees
-    (``std / sqrt(n_trees)``), never below zero: it says how precisely the
-    average of the trees is known, where the trees' own spread says how much
-    single trees disagree.  ``"iqr"``: the middle half of the per-tree values.
-    ``"std"``: one per-tree standard deviation each side (can cross zero).
+    (``std / sqrt(n_trees)``): it says how precisely the average of the trees is
+    known, where the trees' own spread says how much single trees disagree.
+    ``"iqr"``: the middle half of the per-tree values.  ``"std"``: one per-tree
+    standard deviation each side (can cross zero).
     Results without per-tree values (permutation importance) keep their own
     ``std_`` (over repeats) in every mode.  ``"interval"``: the result's own
     bootstrap interval (``interval_``), which ``"auto"`` also draws for per-tree
@@ -137,6 +137,9 @@ class ImportanceDisplay(RenamedAttributes):
     methods : list of str
     bars_ : list of matplotlib BarContainer
         One per method.
+    whiskers_ : list of matplotlib LineCollection or None
+        One per method: its first ``n_shown`` segments run from ``lower`` to
+        ``upper`` (the rest are the caps); None where a method has no whiskers.
     ax_, figure_
 
     Examples
@@ -223,7 +226,8 @@ class ImportanceDisplay(RenamedAttributes):
         result : importance result, sequence of them, or mapping name -> result
             Anything with ``importances_`` (Series indexed by feature), and
             optionally ``std_`` (Series or None), ``per_tree_`` (DataFrame,
-            trees by features) and ``method`` (str).
+            trees by features), ``interval_`` (DataFrame with ``low`` and
+            ``high``), ``interval_method``, ``can_be_negative`` and ``method``.
         top_k : int, optional
             Keep the ``top_k`` features most important under the first result.
         sort : bool, default=True
@@ -310,30 +314,71 @@ class ImportanceDisplay(RenamedAttributes):
         self
         """
         require_matplotlib()
+        from matplotlib.collections import LineCollection
+
         ax = resolve_axes(ax)
         n_rows, n_methods = self.importances.shape
         height = 0.8 / n_methods
         base = np.arange(n_rows)[::-1].astype(float)  # first row on top
-        self.bars_ = []
+        self.bars_, self.whiskers_ = [], []
         for k, method in enumerate(self.methods):
             y = base + 0.4 - height * (k + 0.5)
             value = self.importances[method].to_numpy()
             low = self.lower[method].to_numpy()
             high = self.upper[method].to_numpy()
             has_bars = error_bars and not np.isnan(low).all()
-            xerr = (
-                np.vstack([value - low, high - value]).clip(min=0) if has_bars else None
-            )
             spread = self.spreads.get(method)
             label = f"{method} ({spread})" if has_bars and spread else method
-            style = {"height": height, "capsize": 2, "label": label, **kwargs}
+            style = {"height": height, "label": label, **kwargs}
             if colors is not None:
                 style.setdefault("color", colors[k % len(colors)])
-            self.bars_.append(ax.barh(y, value, xerr=xerr, **style))
+            self.bars_.append(ax.barh(y, value, **style))
+            whiskers = None
+            if has_bars:
+                # Drawn where they are, not relative to the bar: the middle half
+                # of skewed per-tree values can lie below the mean.
+                keep = ~(np.isnan(low) | np.isnan(high))
+                cap = height * 0.3
+                yk, lk, hk = y[keep], low[keep], high[keep]
+                segments = np.concatenate(
+                    [
+                        np.stack(
+                            [np.column_stack([lk, yk]), np.column_stack([hk, yk])], 1
+                        ),
+                        np.stack(
+                            [
+                                np.column_stack([lk, yk - cap]),
+                                np.column_stack([lk, yk + cap]),
+                            ],
+                            1,
+                        ),
+                        np.stack(
+                            [
+                                np.column_stack([hk, yk - cap]),
+                                np.column_stack([hk, yk + cap]),
+                            ],
+                            1,
+                        ),
+                    ]
+                )
+                whiskers = LineCollection(
+                    segments, colors="k", linewidths=1.0, zorder=3
+                )
+                ax.add_collection(whiskers)
+            self.whiskers_.append(whiskers)
         ax.set_yticks(base, [str(i) for i in self.importances.index])
         ax.set_xlabel("importance")
         ax.axvline(0, color="0.3", linewidth=0.8)
+        ax.autoscale_view()
         if legend and (n_methods > 1 or (error_bars and self.spreads)):
-            ax.legend(fontsize="small", loc="lower right")
+            # Below the axes: the labels say what the whiskers mean, and would
+            # cover the bottom bars inside.
+            ax.legend(
+                fontsize="small",
+                loc="upper center",
+                bbox_to_anchor=(0.5, -0.08),
+                ncols=1,
+                frameon=False,
+            )
         self.ax_, self.figure_ = ax, ax.figure
         return self

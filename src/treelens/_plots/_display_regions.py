@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -12,17 +12,20 @@ from .._core._forest import Forest
 from .._core._validation import column_names
 from .._exceptions import InputError, UnsupportedModelError
 from ._common import (
+    RenamedAttributes,
     class_colors,
+    class_labels,
     model_feature_names,
     require_matplotlib,
     resolve_axes,
+    scatter_classes,
 )
 from ._partition import (
     cell_points,
-    plot_window,
     raster_leaves,
     resolve_features,
     resolve_reference,
+    resolve_window,
     split_thresholds,
 )
 
@@ -81,18 +84,39 @@ def as_array(X: Any, forest: Forest | None) -> NDArray[np.float64]:
     return array
 
 
+def exact_edges(
+    forest: Forest,
+    features: tuple[int, int],
+    reference: NDArray[np.float64],
+    window: NDArray[np.float64],
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Cell edges of the overlay of every tree's split lines in the window."""
+    tx, ty = split_thresholds(forest, features, reference, window)
+    return (
+        np.concatenate([[window[0, 0]], tx, [window[0, 1]]]),
+        np.concatenate([[window[1, 0]], ty, [window[1, 1]]]),
+    )
+
+
 def exact_regions(
     forest: Forest,
     features: tuple[int, int],
     reference: NDArray[np.float64],
     window: NDArray[np.float64],
     max_cells: int = 250_000,
+    *,
+    edges: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[Any]]:
     """Exact class regions of a tree model from the overlay of its split lines.
 
     Raises :class:`~treelens.InputError` when the overlay has more than
     ``max_cells`` cells: each is routed through every tree, and a large forest on
     two continuous features can cut the window into millions.
+
+    Parameters
+    ----------
+    edges : (x_edges, y_edges), optional
+        The overlay's cell edges when already computed (:func:`exact_edges`).
 
     Returns
     -------
@@ -107,17 +131,17 @@ def exact_regions(
         or max_cells < 1
     ):
         raise InputError(f"`max_cells` must be a positive integer; got {max_cells!r}.")
-    tx, ty = split_thresholds(forest, features, reference, window)
-    n_cells = (tx.size + 1) * (ty.size + 1)
-    if n_cells > max_cells:
+    x_edges, y_edges = (
+        exact_edges(forest, features, reference, window) if edges is None else edges
+    )
+    n_x, n_y = x_edges.size - 1, y_edges.size - 1
+    if n_x * n_y > max_cells:
         raise InputError(
-            f"`exact=True` would cut the window into {tx.size + 1} x {ty.size + 1} = "
-            f"{n_cells:,} cells, each predicted by all {forest.n_trees} trees; "
+            f"`exact=True` would cut the window into {n_x} x {n_y} = "
+            f"{n_x * n_y:,} cells, each predicted by all {forest.n_trees} trees; "
             f"expected at most max_cells={max_cells:,}. Raise `max_cells` or draw "
-            "the grid (exact=False)."
+            "the grid (exact=False, or exact='auto' to fall back)."
         )
-    x_edges = np.concatenate([[window[0, 0]], tx, [window[0, 1]]])
-    y_edges = np.concatenate([[window[1, 0]], ty, [window[1, 1]]])
     # One point inside every cell of the overlay of all split lines; every tree is
     # constant on a cell, so its prediction there is the cell's.
     px = cell_points(x_edges, forest.input_dtype)
@@ -156,40 +180,60 @@ def boundary_segments(
     return np.concatenate([vertical, horizontal]).reshape(-1, 2, 2)
 
 
-class DecisionRegionDisplay:
+class DecisionRegionDisplay(RenamedAttributes):
     """Regions and boundaries of a fitted classifier in two chosen features.
 
     The other features are held at a reference row.  For a grid, the model is
     called once on all grid rows; with ``exact=True`` a tree model's regions are
     computed from the overlay of its split lines instead, one prediction per cell.
 
+    Parameters
+    ----------
+    features : (int, int)
+    feature_names : (str, str)
+    reference : ndarray of shape (n_features,)
+    window : ndarray of shape (2, 2)
+        ``[[x0, x1], [y0, y1]]``.
+    classes : ndarray of shape (n_classes,)
+    predictions : ndarray of shape (n_y, n_x)
+        Predicted class at every grid point, or on every cell (exact mode).
+    response : ndarray of shape (n_y, n_x) or (n_y, n_x, n_classes)
+        The response drawn (``predictions`` for ``predict``).
+    response_method : str
+    class_names : list of str, optional
+        Legend text of every class (default the classes).
+    xx, yy : ndarray of shape (grid_resolution, grid_resolution) or None
+        Grid coordinates (grid mode, and for ``margins``).
+    grid : ndarray of shape (grid_resolution ** 2, n_features) or None
+        The rows predicted (grid mode), row-major over ``yy`` then ``xx``.
+    x_edges, y_edges : ndarray or None
+        Cell edges (exact mode).
+    decision : ndarray of shape (n_y, n_x) or None
+        The decision function on the grid ``xx, yy`` (``margins=True``).
+    n_cells : int or None
+        Cells of the overlay of the split lines, when counted (exact modes).
+    support_vectors : ndarray of shape (n_support, 2) or None
+        The support vectors of an SVC in the two features.
+    X, y : ndarray or None
+        The points drawn.
+
     Attributes
     ----------
-    features_ : (int, int)
-    feature_names_ : (str, str)
-    reference_ : ndarray of shape (n_features,)
-    window_ : ndarray of shape (2, 2)
-    xx_, yy_ : ndarray of shape (grid_resolution, grid_resolution)
-        Grid coordinates (grid mode).
-    grid_ : ndarray of shape (grid_resolution ** 2, n_features)
-        The rows predicted (grid mode), row-major over ``yy_`` then ``xx_``.
-    predictions_ : ndarray of shape (n_y, n_x)
-        Predicted class at every grid point, or on every cell (exact mode).
-    response_ : ndarray of shape (n_y, n_x) or (n_y, n_x, n_classes)
-        The response drawn (``predictions_`` for ``predict``).
-    x_edges_, y_edges_ : ndarray
-        Cell edges (exact mode), else None.
-    classes_ : ndarray of shape (n_classes,)
-    support_vectors_ : ndarray of shape (n_support, 2) or None
-        The support vectors of an SVC in the two features.
+    surface_ : matplotlib artist of the regions
     boundary_segments_ : ndarray of shape (n_segments, 2, 2) or None
         Class boundaries drawn: along cell edges (exact mode) or pixel edges
-        (grid), after :meth:`plot`.
-    ax_, figure_, surface_ : matplotlib objects after :meth:`plot`.
+        (grid).
+    boundaries_ : matplotlib LineCollection or None
+    margins_ : matplotlib ContourSet or None
+        The decision function's levels -1, 0 and +1 (``margins=True``).
+    points_ : list of matplotlib PathCollection
+        One scatter per class.
+    ax_, figure_
 
     See Also
     --------
     PartitionDisplay : the rectangles of one tree.
+    DataDisplay : the points alone.
 
     Examples
     --------
@@ -197,11 +241,32 @@ class DecisionRegionDisplay:
     >>> from sklearn.ensemble import RandomForestClassifier
     >>> X, y = load_iris(return_X_y=True)
     >>> model = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y)
-    >>> disp = DecisionRegionDisplay.from_estimator(model, X, features=(2, 3),
+    >>> disp = DecisionRegionDisplay.from_estimator(model, X, y, features=(2, 3),
     ...                                             grid_resolution=20)
-    >>> disp.predictions_.shape
+    >>> disp.predictions.shape
     (20, 20)
     """
+
+    _renamed: ClassVar[dict[str, str]] = {
+        name + "_": name
+        for name in (
+            "features",
+            "feature_names",
+            "reference",
+            "window",
+            "classes",
+            "predictions",
+            "response",
+            "xx",
+            "yy",
+            "grid",
+            "x_edges",
+            "y_edges",
+            "support_vectors",
+            "X",
+            "y",
+        )
+    }
 
     def __init__(
         self,
@@ -214,153 +279,215 @@ class DecisionRegionDisplay:
         predictions: NDArray[Any],
         response: NDArray[Any],
         response_method: str,
+        class_names: list[str] | None = None,
         xx: NDArray[np.float64] | None = None,
         yy: NDArray[np.float64] | None = None,
         grid: NDArray[np.float64] | None = None,
         x_edges: NDArray[np.float64] | None = None,
         y_edges: NDArray[np.float64] | None = None,
+        decision: NDArray[np.float64] | None = None,
+        n_cells: int | None = None,
         support_vectors: NDArray[np.float64] | None = None,
         X: NDArray[np.float64] | None = None,
         y: NDArray[Any] | None = None,
     ) -> None:
-        self.features_ = features
-        self.feature_names_ = feature_names
-        self.reference_ = reference
-        self.window_ = window
-        self.classes_ = classes
-        self.predictions_ = predictions
-        self.response_ = response
+        self.features = features
+        self.feature_names = feature_names
+        self.reference = reference
+        self.window = window
+        self.classes = classes
+        self.class_names = class_names
+        self.predictions = predictions
+        self.response = response
         self.response_method = response_method
-        self.xx_, self.yy_, self.grid_ = xx, yy, grid
-        self.x_edges_, self.y_edges_ = x_edges, y_edges
-        self.support_vectors_ = support_vectors
-        self.X_, self.y_ = X, y
+        self.xx, self.yy, self.grid = xx, yy, grid
+        self.x_edges, self.y_edges = x_edges, y_edges
+        self.decision = decision
+        self.n_cells = n_cells
+        self.support_vectors = support_vectors
+        self.X, self.y = X, y
         self.boundary_segments_: NDArray[np.float64] | None = None
+
+    @property
+    def exact(self) -> bool:
+        """Whether the regions are the exact cells of the split lines."""
+        return self.x_edges is not None
 
     @classmethod
     def from_estimator(
         cls,
-        estimator: Any,
+        model: Any,
         X: Any,
+        y: Any = None,
         *,
         features: tuple[Any, Any] = (0, 1),
-        y: Any = None,
         reference: Any = None,
         response_method: ResponseMethod = "predict",
         grid_resolution: int = 100,
-        exact: bool = False,
+        exact: bool | Literal["auto"] = False,
         max_cells: int = 250_000,
+        window: Any = None,
         margin: float = 0.05,
+        class_names: Any = None,
+        margins: bool = False,
         ax: Any = None,
-        **plot_kwargs: Any,
+        **kwargs: Any,
     ) -> DecisionRegionDisplay:
-        """Compute the regions of ``estimator`` and draw them.
+        """Compute the regions of ``model`` and draw them.
 
         Parameters
         ----------
-        estimator : fitted classifier
+        model : fitted classifier
             Any classifier with ``predict`` (and ``predict_proba`` or
             ``decision_function`` when asked for).
         X : array-like of shape (n_samples, n_features)
             Data setting the window, the default reference (its median) and the
             points drawn.
-        features : pair of str or int, default=(0, 1)
-            Features on the x and y axes.
         y : array-like of shape (n_samples,), optional
             Classes of the points drawn.
+        features : pair of str or int, default=(0, 1)
+            Features on the x and y axes.
         reference : array-like of shape (n_features,), optional
             Values of the other features; default the median of X.
         response_method : {"predict", "predict_proba", "decision_function"}
         grid_resolution : int, default=100
             Grid points per axis.
-        exact : bool, default=False
+        exact : bool or "auto", default=False
             For tree models: exact regions from the split lines, not a grid.
+            ``"auto"``: exact up to ``max_cells`` cells, the grid above.
         max_cells : int, default=250_000
             ``exact=True``: most cells the overlay of the split lines may have;
             more raises an error rather than exhausting memory.
+        window : ((x0, x1), (y0, y1)), optional
+            The window drawn; default the data's range widened by ``margin``.
         margin : float, default=0.05
             Fraction of each feature's range added around the data.
+        class_names : sequence of str, optional
+            Legend text of the classes, in the order of ``model.classes_``.
+        margins : bool, default=False
+            Draw the decision function's levels -1, 0 and +1 (an SVM's margins
+            and boundary); needs a binary classifier with ``decision_function``.
         ax : matplotlib Axes, optional
-        **plot_kwargs
+        **kwargs
             Passed to :meth:`plot`.
 
         Returns
         -------
         DecisionRegionDisplay
         """
-        forest = forest_or_none(estimator)
-        require_classifier(estimator, forest, "DecisionRegionDisplay")
+        display = cls._compute(
+            model,
+            X,
+            y,
+            features=features,
+            reference=reference,
+            response_method=response_method,
+            grid_resolution=grid_resolution,
+            exact=exact,
+            max_cells=max_cells,
+            window=window,
+            margin=margin,
+            class_names=class_names,
+            margins=margins,
+        )
+        return display.plot(ax=ax, **kwargs)
+
+    @classmethod
+    def _compute(
+        cls,
+        model: Any,
+        X: Any,
+        y: Any = None,
+        *,
+        features: tuple[Any, Any] = (0, 1),
+        reference: Any = None,
+        response_method: ResponseMethod = "predict",
+        grid_resolution: int = 100,
+        exact: bool | Literal["auto"] = False,
+        max_cells: int = 250_000,
+        window: Any = None,
+        margin: float = 0.05,
+        class_names: Any = None,
+        margins: bool = False,
+    ) -> DecisionRegionDisplay:
+        """The regions as a Display, not drawn yet (see :meth:`from_estimator`)."""
+        forest = forest_or_none(model)
+        require_classifier(model, forest, "DecisionRegionDisplay")
         if response_method not in ("predict", "predict_proba", "decision_function"):
             raise InputError(
                 "`response_method` must be 'predict', 'predict_proba' or "
                 f"'decision_function'; got {response_method!r}."
             )
+        if exact not in (True, False, "auto"):
+            raise InputError(f"`exact` must be True, False or 'auto'; got {exact!r}.")
         Xa = as_array(X, forest)
         n_features = forest.n_features if forest is not None else Xa.shape[1]
         names = (
             forest.feature_names
             if forest is not None
-            else model_feature_names(estimator, n_features)
+            else model_feature_names(model, n_features)
         )
         f0, f1 = resolve_features(names, features)
         ref = resolve_reference(Xa, reference, n_features)
-        window = plot_window(Xa, (f0, f1), margin=margin)
-        classes = np.asarray(estimator.classes_)
-        yv = None if y is None else np.asarray(y)
-        common = {
+        box = resolve_window(Xa, (f0, f1), window, margin=margin)
+        classes = np.asarray(model.classes_)
+        common: dict[str, Any] = {
             "features": (f0, f1),
             "feature_names": (names[f0], names[f1]),
             "reference": ref,
-            "window": window,
+            "window": box,
             "classes": classes,
+            "class_names": class_labels(classes, class_names),
             "response_method": response_method,
-            "support_vectors": _support_vectors(estimator, (f0, f1)),
+            "support_vectors": _support_vectors(model, (f0, f1)),
             "X": Xa,
-            "y": yv,
+            "y": None if y is None else np.asarray(y),
         }
-        if exact:
-            if forest is None:
-                raise UnsupportedModelError(
-                    "`exact=True` needs a tree model treelens can read; got "
-                    f"{type(estimator).__name__}. Use the grid (exact=False)."
-                )
-            if response_method != "predict":
-                raise InputError(
-                    "`exact=True` draws predicted classes; expected "
-                    f"response_method='predict', got {response_method!r}."
-                )
-            x_edges, y_edges, labels = exact_regions(
-                forest, (f0, f1), ref, window, max_cells
-            )
-            display = cls(
-                predictions=labels,
-                response=labels,
-                x_edges=x_edges,
-                y_edges=y_edges,
-                **common,
-            )
-            return display.plot(ax=ax, **plot_kwargs)
         if grid_resolution < 2:
             raise InputError(
                 f"`grid_resolution` must be at least 2; got {grid_resolution}."
             )
-        xs = np.linspace(window[0, 0], window[0, 1], grid_resolution)
-        ys = np.linspace(window[1, 0], window[1, 1], grid_resolution)
+        xs = np.linspace(box[0, 0], box[0, 1], grid_resolution)
+        ys = np.linspace(box[1, 0], box[1, 1], grid_resolution)
         xx, yy = np.meshgrid(xs, ys)
         grid = np.tile(ref, (xx.size, 1))
         grid[:, f0], grid[:, f1] = xx.ravel(), yy.ravel()
+        if margins:
+            common["decision"] = _decision_grid(model, forest, grid, (f0, f1), xs, ys)
+            common["decision"] = common["decision"].reshape(xx.shape)
+            common["xx"], common["yy"] = xx, yy
+        if exact:
+            cells = _exact_cells(
+                model, forest, response_method, exact, common, max_cells
+            )
+            if cells is not None:
+                return cls(**cells, **common)
         predictions, response = _predict_grid(
-            estimator, forest, grid, response_method, (f0, f1), xs, ys
+            model, forest, grid, response_method, (f0, f1), xs, ys
         )
-        display = cls(
+        common.update(xx=xx, yy=yy)
+        return cls(
             predictions=predictions.reshape(xx.shape),
             response=response.reshape(xx.shape + response.shape[1:]),
-            xx=xx,
-            yy=yy,
             grid=grid,
             **common,
         )
-        return display.plot(ax=ax, **plot_kwargs)
+
+    def _score_surface(self) -> bool:
+        """Whether the grid is drawn as one continuous score (binary response)."""
+        if self.x_edges is not None or self.response_method == "predict":
+            return False
+        response = np.asarray(self.response)
+        return response.ndim == 2 or response.shape[2] == 2
+
+    def class_colors(self) -> NDArray[np.float64]:
+        """RGBA colour of every class, shape (n_classes, 4): the ends of the
+        score's colour map when the picture is a binary score, else tab10."""
+        if self._score_surface():
+            plt = require_matplotlib()
+            cmap = plt.get_cmap(_SCORE_CMAP)
+            return np.asarray(cmap([0.1, 0.9]), dtype=np.float64)
+        return class_colors(len(self.classes))
 
     def plot(
         self,
@@ -369,7 +496,14 @@ class DecisionRegionDisplay:
         alpha: float = 0.45,
         show_points: bool = True,
         show_boundaries: bool = True,
+        show_regions: bool = True,
         legend: bool = True,
+        colorbar: bool = True,
+        markers: Any = None,
+        boundary_kwargs: dict[str, Any] | None = None,
+        margin_kwargs: dict[str, Any] | None = None,
+        scatter_kwargs: dict[str, Any] | None = None,
+        **kwargs: Any,
     ) -> DecisionRegionDisplay:
         """Draw the regions.
 
@@ -379,9 +513,28 @@ class DecisionRegionDisplay:
         alpha : float, default=0.45
             Opacity of the regions.
         show_points : bool, default=True
-            Scatter the points of X (coloured by y when given).
+            Scatter the points of X (coloured by y when given), and an SVM's
+            support vectors.
         show_boundaries : bool, default=True
+        show_regions : bool, default=True
+            False draws only boundaries and points, so several models'
+            boundaries can share one axes.
         legend : bool, default=True
+        colorbar : bool, default=True
+            The score's colour bar (``predict_proba``/``decision_function``).
+        markers : str or sequence of str, optional
+            Marker of every class's points; default one shape per class.
+        boundary_kwargs : dict, optional
+            Styling of the class boundaries, passed to matplotlib's
+            LineCollection (``colors``, ``linestyles``, ``linewidths``;
+            ``label`` adds them to the legend).
+        margin_kwargs : dict, optional
+            Styling of the decision-function levels (``colors``, ``linewidths``).
+        scatter_kwargs : dict, optional
+            Passed to :meth:`matplotlib.axes.Axes.scatter` (``s``, ``edgecolors``).
+        **kwargs
+            Passed to the regions' artist (``pcolormesh``, ``imshow`` or
+            ``contourf``), e.g. ``cmap`` or ``zorder``.
 
         Returns
         -------
@@ -390,47 +543,64 @@ class DecisionRegionDisplay:
         require_matplotlib()
         from matplotlib.collections import LineCollection
         from matplotlib.colors import ListedColormap
-        from matplotlib.patches import Patch
 
         ax = resolve_axes(ax)
-        colors = class_colors(len(self.classes_))
-        codes = np.searchsorted(self.classes_, self.predictions_)
-        if self.x_edges_ is not None:
-            self.surface_ = ax.pcolormesh(
-                self.x_edges_,
-                self.y_edges_,
-                codes,
-                cmap=ListedColormap(colors[:, :3]),
-                vmin=-0.5,
-                vmax=len(self.classes_) - 0.5,
-                alpha=alpha,
-            )
-            self.boundary_segments_ = boundary_segments(
-                self.x_edges_, self.y_edges_, codes
-            )
-            if show_boundaries:
-                ax.add_collection(
-                    LineCollection(self.boundary_segments_, colors="k", linewidths=0.8),
-                    autolim=False,  # the limits are the window, set below
+        colors = self.class_colors()
+        codes = np.searchsorted(self.classes, self.predictions)
+        self.surface_ = None
+        if self.x_edges is not None:
+            if show_regions:
+                style = {
+                    "cmap": ListedColormap(colors[:, :3]),
+                    "vmin": -0.5,
+                    "vmax": len(self.classes) - 0.5,
+                    "alpha": alpha,
+                    **kwargs,
+                }
+                self.surface_ = ax.pcolormesh(
+                    self.x_edges, self.y_edges, codes, **style
                 )
+            edges = (self.x_edges, self.y_edges)
         else:
-            self.surface_ = self._draw_grid(ax, colors, codes, alpha, show_boundaries)
-        if show_points and self.X_ is not None:
-            pts = self.X_[:, list(self.features_)]
-            if self.y_ is not None:
-                point_codes = np.searchsorted(self.classes_, self.y_)
-                ax.scatter(
-                    pts[:, 0],
-                    pts[:, 1],
-                    c=colors[point_codes],
-                    edgecolors="k",
-                    s=18,
-                    linewidths=0.4,
+            if show_regions:
+                self.surface_ = self._draw_grid(
+                    ax, colors, codes, alpha, colorbar, kwargs
+                )
+            edges = (_pixel_edges(self.xx[0]), _pixel_edges(self.yy[:, 0]))
+        self.boundary_segments_ = boundary_segments(*edges, codes)
+        self.boundaries_ = None
+        if show_boundaries and len(self.classes) > 1:
+            style = {"colors": "k", "linewidths": 0.8, **(boundary_kwargs or {})}
+            # autolim=False: the limits are the window, set below.
+            self.boundaries_ = LineCollection(self.boundary_segments_, **style)
+            ax.add_collection(self.boundaries_, autolim=False)
+        self.margins_ = self._draw_margins(ax, margin_kwargs or {})
+        names = class_labels(self.classes, self.class_names)
+        self.points_ = []
+        if show_points and self.X is not None:
+            pts = self.X[:, list(self.features)]
+            if self.y is not None:
+                self.points_ = scatter_classes(
+                    ax,
+                    pts,
+                    self.y,
+                    self.classes,
+                    names,
+                    colors,
+                    markers=markers,
+                    **(scatter_kwargs or {}),
                 )
             else:
-                ax.scatter(pts[:, 0], pts[:, 1], c="k", s=6)
-        if self.support_vectors_ is not None:
-            sv = self.support_vectors_
+                self.points_ = [
+                    ax.scatter(
+                        pts[:, 0],
+                        pts[:, 1],
+                        **{"c": "k", "s": 6, **(scatter_kwargs or {})},
+                    )
+                ]
+        self.support_artist_ = None
+        if self.support_vectors is not None and show_points:
+            sv = self.support_vectors
             self.support_artist_ = ax.scatter(
                 sv[:, 0],
                 sv[:, 1],
@@ -441,19 +611,61 @@ class DecisionRegionDisplay:
                 label="support vectors",
             )
         if legend:
-            handles = [
-                Patch(color=colors[k], label=str(c))
-                for k, c in enumerate(self.classes_)
-            ]
-            if self.support_vectors_ is not None:
-                handles.append(self.support_artist_)
-            ax.legend(handles=handles, fontsize="small", loc="best")
-        ax.set_xlim(*self.window_[0])
-        ax.set_ylim(*self.window_[1])
-        ax.set_xlabel(self.feature_names_[0])
-        ax.set_ylabel(self.feature_names_[1])
+            ax.legend(
+                handles=self._legend_handles(colors, names, boundary_kwargs),
+                fontsize="small",
+                loc="best",
+            )
+        ax.set_xlim(*self.window[0])
+        ax.set_ylim(*self.window[1])
+        ax.set_xlabel(self.feature_names[0])
+        ax.set_ylabel(self.feature_names[1])
         self.ax_, self.figure_ = ax, ax.figure
         return self
+
+    def _legend_handles(
+        self,
+        colors: NDArray[np.float64],
+        names: list[str],
+        boundary_kwargs: dict[str, Any] | None,
+    ) -> list[Any]:
+        """Classes (their points, else patches), then labelled boundaries,
+        support vectors and decision-function levels."""
+        from matplotlib.patches import Patch
+
+        handles = [Patch(color=colors[k], label=names[k]) for k in range(len(names))]
+        if self.points_ and self.y is not None:
+            handles = list(self.points_)
+        if self.boundaries_ is not None and "label" in (boundary_kwargs or {}):
+            handles.append(self.boundaries_)
+        if self.support_artist_ is not None:
+            handles.append(self.support_artist_)
+        if self.margins_ is not None:
+            handles.extend(self._margin_handles())
+        return handles
+
+    def _draw_margins(self, ax: Any, style: dict[str, Any]) -> Any:
+        if self.decision is None:
+            return None
+        style = {
+            "levels": [-1.0, 0.0, 1.0],
+            "colors": "k",
+            "linestyles": ["--", "-", "--"],
+            "linewidths": [1.0, 1.6, 1.0],
+            **style,
+        }
+        return ax.contour(self.xx, self.yy, self.decision, **style)
+
+    def _margin_handles(self) -> list[Any]:
+        from matplotlib.lines import Line2D
+
+        color = self.margins_.get_edgecolor()[0] if self.margins_ is not None else "k"
+        return [
+            Line2D([], [], color=color, linestyle="-", label="decision function = 0"),
+            Line2D(
+                [], [], color=color, linestyle="--", label="decision function = \u00b11"
+            ),
+        ]
 
     def _draw_grid(
         self,
@@ -461,50 +673,131 @@ class DecisionRegionDisplay:
         colors: NDArray[np.float64],
         codes: NDArray[np.intp],
         alpha: float,
-        show_boundaries: bool,
+        colorbar: bool,
+        style: dict[str, Any],
     ) -> Any:
-        from matplotlib.collections import LineCollection
-
-        response = (
-            np.asarray(self.response_, dtype=float)
-            if self.response_method != "predict"
-            else None
-        )
-        extent = _extent(self.xx_, self.yy_)
-        if response is not None and (response.ndim == 2 or response.shape[2] == 2):
+        if self._score_surface():
+            response = np.asarray(self.response, dtype=float)
             score = response if response.ndim == 2 else response[..., 1]
+            centre = 0.0 if self.response_method == "decision_function" else 0.5
             surface = ax.contourf(
-                self.xx_, self.yy_, score, levels=12, cmap="RdBu_r", alpha=alpha
+                self.xx,
+                self.yy,
+                score,
+                **{
+                    "levels": 12,
+                    "cmap": _SCORE_CMAP,
+                    "norm": _centred_norm(score, centre),
+                    "alpha": alpha,
+                    **style,
+                },
             )
-            ax.figure.colorbar(
-                surface, ax=ax, label=f"{self.response_method} ({self.classes_[-1]})"
-            )
+            if colorbar:
+                self.colorbar_ = ax.figure.colorbar(
+                    surface,
+                    ax=ax,
+                    label=f"{self.response_method} "
+                    f"({class_labels(self.classes, self.class_names)[-1]})",
+                )
+            return surface
+        rgba = colors[codes].copy()
+        if self.response_method != "predict":
+            # Multiclass scores: the winning class's colour, fainter where it wins narrowly.
+            response = np.asarray(self.response, dtype=float)
+            top = np.sort(response, axis=-1)
+            strength = (top[..., -1] - top[..., -2]) / max(np.ptp(response), 1e-12)
+            rgba[..., 3] = alpha * (0.35 + 0.65 * np.clip(strength, 0, 1))
         else:
-            rgba = colors[codes].copy()
-            if response is not None:
-                # Multiclass scores: the winning class's colour, fainter where it wins narrowly.
-                top = np.sort(response, axis=-1)
-                strength = (top[..., -1] - top[..., -2]) / max(np.ptp(response), 1e-12)
-                rgba[..., 3] = alpha * (0.35 + 0.65 * np.clip(strength, 0, 1))
-            else:
-                rgba[..., 3] = alpha
-            surface = ax.imshow(
-                rgba,
-                origin="lower",
-                extent=extent,
-                aspect="auto",
-                interpolation="nearest",
-            )
-        if show_boundaries and len(self.classes_) > 1:
-            # Boundaries along the pixel edges of the image: where the class drawn changes.
-            x_edges = _pixel_edges(self.xx_[0])
-            y_edges = _pixel_edges(self.yy_[:, 0])
-            self.boundary_segments_ = boundary_segments(x_edges, y_edges, codes)
-            ax.add_collection(
-                LineCollection(self.boundary_segments_, colors="k", linewidths=0.7),
-                autolim=False,
-            )
-        return surface
+            rgba[..., 3] = alpha
+        return ax.imshow(
+            rgba,
+            **{
+                "origin": "lower",
+                "extent": _extent(self.xx, self.yy),
+                "aspect": "auto",
+                "interpolation": "nearest",
+                **style,
+            },
+        )
+
+
+#: Colour map of binary scores; its ends are the two classes' colours.
+_SCORE_CMAP = "RdBu_r"
+
+
+def _centred_norm(score: NDArray[np.float64], centre: float) -> Any:
+    """A colour scale whose middle colour sits at the boundary value ``centre``."""
+    from matplotlib.colors import Normalize, TwoSlopeNorm
+
+    low, high = float(np.min(score)), float(np.max(score))
+    if low < centre < high:
+        return TwoSlopeNorm(vcenter=centre, vmin=low, vmax=high)
+    return Normalize(low, high if high > low else low + 1.0)
+
+
+def _exact_cells(
+    model: Any,
+    forest: Forest | None,
+    response_method: str,
+    exact: bool | str,
+    common: dict[str, Any],
+    max_cells: int,
+) -> dict[str, Any] | None:
+    """Exact cells as Display parameters; None when ``exact="auto"`` finds more
+    than ``max_cells`` (the caller then draws the grid, with ``n_cells`` set)."""
+    if forest is None:
+        if exact == "auto":
+            return None
+        raise UnsupportedModelError(
+            "`exact=True` needs a tree model treelens can read; got "
+            f"{type(model).__name__}. Use the grid (exact=False)."
+        )
+    if response_method != "predict":
+        raise InputError(
+            "`exact=True` draws predicted classes; expected "
+            f"response_method='predict', got {response_method!r}."
+        )
+    features, ref, box = common["features"], common["reference"], common["window"]
+    edges = exact_edges(forest, features, ref, box)
+    n_cells = (edges[0].size - 1) * (edges[1].size - 1)
+    common["n_cells"] = n_cells
+    if exact == "auto" and n_cells > max_cells:
+        return None
+    x_edges, y_edges, labels = exact_regions(
+        forest, features, ref, box, max_cells, edges=edges
+    )
+    return {
+        "predictions": labels,
+        "response": labels,
+        "x_edges": x_edges,
+        "y_edges": y_edges,
+    }
+
+
+def _decision_grid(
+    model: Any,
+    forest: Forest | None,
+    grid: NDArray[np.float64],
+    features: tuple[int, int],
+    xs: NDArray[np.float64],
+    ys: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """The binary decision function on the grid rows, for ``margins=True``."""
+    if forest is None and not hasattr(model, "decision_function"):
+        raise InputError(
+            f"`margins=True` draws the decision function; {type(model).__name__} has "
+            "no `decision_function`."
+        )
+    _, values = _predict_grid(
+        model, forest, grid, "decision_function", features, xs, ys
+    )
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim != 1:
+        raise InputError(
+            "`margins=True` draws the levels -1, 0 and +1 of a binary decision "
+            f"function; got one of {values.shape[1]} columns (a multiclass model)."
+        )
+    return values
 
 
 def _pixel_edges(centres: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -521,9 +814,9 @@ def _extent(xx: Any, yy: Any) -> list[float]:
 
 
 def _support_vectors(
-    estimator: Any, features: tuple[int, int]
+    model: Any, features: tuple[int, int]
 ) -> NDArray[np.float64] | None:
-    sv = getattr(estimator, "support_vectors_", None)
+    sv = getattr(model, "support_vectors_", None)
     if sv is None:
         return None
     sv = sv.toarray() if hasattr(sv, "toarray") else np.asarray(sv)

@@ -1,0 +1,159 @@
+"""Choosing the two features and the reference row of a decision-region picture.
+
+With every other feature at its median, a model often predicts one class over the
+whole window of its two most important features: the picture says nothing.
+:func:`choose_region_view` tries the pairs among the most important features and
+a few reference rows, and keeps the view whose predicted classes are split most
+evenly.  No drawing; tree models are predicted from their leaves' boxes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._exceptions import InputError
+from ._common import class_labels
+from ._display_regions import DecisionRegionDisplay, as_array, forest_or_none
+
+__all__ = ["RegionView", "choose_region_view"]
+
+
+@dataclass(frozen=True, eq=False)
+class RegionView:
+    """Two features and a reference row for a decision-region picture.
+
+    Attributes
+    ----------
+    features : (str, str)
+    reference : ndarray of shape (n_features,)
+    reference_label : str
+        Where the reference comes from (``"the median of the data"``, ``"the
+        median of the rows predicted benign"``).
+    share : float
+        Part of the window predicted as another class than the most common one
+        (0: one class everywhere).
+    caption : str
+        How the view was chosen, for the picture's caption.
+    """
+
+    features: tuple[str, str]
+    reference: NDArray[np.float64]
+    reference_label: str
+    share: float
+    caption: str
+
+
+def _references(
+    model: Any, X: NDArray[np.float64], class_names: Sequence[str] | None
+) -> list[tuple[NDArray[np.float64], str]]:
+    """The median row; the row the model is least sure of; the median row of
+    each predicted class."""
+    forest = forest_or_none(model)
+    source = forest if forest is not None else model
+    out = [(np.median(X, axis=0), "the median of the data")]
+    if hasattr(source, "predict_proba"):
+        proba = np.sort(np.asarray(source.predict_proba(X)), axis=1)
+        gap = proba[:, -1] - proba[:, -2] if proba.shape[1] > 1 else proba[:, 0]
+        row = int(np.argmin(gap))
+        out.append((X[row], f"row {row}, the one the model is least sure of"))
+    predicted = np.asarray(source.predict(X))
+    classes = list(np.asarray(model.classes_))
+    names = class_labels(classes, class_names)
+    for c in np.unique(predicted):  # one step per class
+        rows = X[predicted == c]
+        name = names[classes.index(c)] if c in classes else str(c)
+        out.append(
+            (np.median(rows, axis=0), f"the median of the rows predicted {name}")
+        )
+    return out
+
+
+def choose_region_view(
+    model: Any,
+    X: Any,
+    candidates: Sequence[str],
+    *,
+    class_names: Sequence[str] | None = None,
+    resolution: int = 24,
+) -> RegionView:
+    """The pair of ``candidates`` and the reference row whose regions show most.
+
+    Every pair of ``candidates`` (say the six most important features) is
+    predicted on a ``resolution`` x ``resolution`` grid over the data's window,
+    the other features held at the median row, at the row the model is least
+    sure of (smallest gap between its two highest class probabilities), then at
+    the median row of each predicted class; the view whose predictions are split most evenly between
+    classes wins (ties: the earlier pair, the median first).
+
+    Parameters
+    ----------
+    model : fitted classifier
+    X : array-like of shape (n_samples, n_features)
+    candidates : sequence of str
+        Feature names in order of preference, at least two.
+    class_names : sequence of str, optional
+        Names of the model's classes, for the caption.
+    resolution : int, default=24
+
+    Returns
+    -------
+    RegionView
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    >>> forest = RandomForestClassifier(n_estimators=20, random_state=0).fit(X, y)
+    >>> top = forest.feature_names_in_[forest.feature_importances_.argsort()[::-1][:4]]
+    >>> choose_region_view(forest, X, list(top)).share > 0
+    True
+    """
+    forest = forest_or_none(model)
+    Xa = as_array(X, forest)
+    names = list(candidates)
+    pairs = list(combinations(names, 2))
+    best: tuple[float, tuple[str, str], NDArray[np.float64], str] | None = None
+    for reference, label in _references(model, Xa, class_names):
+        for pair in pairs:
+            view = DecisionRegionDisplay._compute(
+                model,
+                Xa,
+                features=pair,
+                reference=reference,
+                grid_resolution=resolution,
+            )
+            _, counts = np.unique(view.predictions, return_counts=True)
+            share = 1.0 - counts.max() / counts.sum()
+            if best is None or share > best[0] + 1e-12:
+                best = (share, pair, reference, label)
+    if best is None:
+        raise InputError(f"`candidates` must name at least two features; got {names}.")
+    share, pair, reference, label = best
+    if share == 0.0:
+        caption = (
+            f"{pair[0]} and {pair[1]}, {label}: every pair of the "
+            f"{len(names)} most important features and every reference row tried "
+            "predicts one class over the whole window, so this view shows one class."
+        )
+    else:
+        caption = (
+            f"{pair[0]} and {pair[1]}, the other features at {label}: of the pairs "
+            f"of the {len(names)} most important features, with the other features "
+            "at the data's median, at the row the model is least sure of or at the "
+            "median of each predicted class, the view most evenly split between "
+            f"classes ({share:.0%} of the window outside the most common one)."
+        )
+    return RegionView(
+        features=(str(pair[0]), str(pair[1])),
+        reference=reference,
+        reference_label=label,
+        share=float(share),
+        caption=caption,
+    )
