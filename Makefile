@@ -3,7 +3,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo install clean bench browser
+.PHONY: test check demo install clean bench browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +18,13 @@ install: $(STAMP)
 browser:
 	@[ -n "$$TREELENS_CHROMIUM" ] || tools/ensure-chromium
 
-test: $(STAMP) browser
+# The house style, checked before the tests: lint, formatting and types.
+check: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks examples
+	$(BIN)/ruff format --check src tests benchmarks examples
+	$(BIN)/mypy
+
+test: check browser
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 demo: $(STAMP)

@@ -3,6 +3,7 @@ import treelens
 PUBLIC = [
     "BackgroundError",
     "Constraints",
+    "CounterfactualCheckWarning",
     "CounterfactualDisplay",
     "CounterfactualResult",
     "DataDisplay",
@@ -17,16 +18,20 @@ PUBLIC = [
     "InputError",
     "LeafBoxes",
     "MDIImportance",
+    "MemoryBudgetError",
     "NodeStatistics",
     "NotFittedError",
     "OutOfBagWarning",
     "OutputTooLargeError",
     "PartitionDisplay",
     "RegressionStepsDisplay",
+    "SchedulerUnreachableError",
     "ShapResult",
+    "SolverError",
     "Tree",
     "TreeDiagramDisplay",
     "TreelensError",
+    "UnsafeModelError",
     "UnsupportedModelError",
     "debiased_mdi_importance",
     "export_dot",
@@ -54,3 +59,24 @@ def test_all_is_sorted_and_is_the_public_set():
 def test_every_public_name_exists():
     for name in treelens.__all__:
         assert hasattr(treelens, name), name
+
+
+def test_public_functions_name_what_they_accept():
+    """Public parameters and returns are typed with what they accept (the aliases of
+    treelens._types), not with a bare ``Any``."""
+    import inspect
+
+    bare = []
+    for name in treelens.__all__:
+        function = getattr(treelens, name)
+        if not inspect.isfunction(function):
+            continue
+        signature = inspect.signature(function)
+        for parameter in signature.parameters.values():
+            if parameter.kind is parameter.VAR_KEYWORD:
+                continue
+            if str(parameter.annotation) in ("Any", "typing.Any"):
+                bare.append(f"{name}({parameter.name})")
+        if str(signature.return_annotation) in ("Any", "typing.Any"):
+            bare.append(f"{name} -> Any")
+    assert bare == []

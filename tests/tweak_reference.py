@@ -171,13 +171,30 @@ def scalar_cost(name, weights, x, c):
 
 
 def source_predict(model, X):
-    """The model's own predictions; a library Booster is asked through the same
-    entry point treelens uses for Boosters (it wants its own matrix type and
-    returns probabilities)."""
-    from treelens._adapters._native import booster_predict
+    """The model's own predictions, asked of its library directly (not through
+    treelens): a scikit-learn style ``predict``, or for a library Booster its
+    ``predict`` (XGBoost on a DMatrix), whose probabilities become class indices
+    as the library's wrappers turn them into labels."""
+    import json
 
-    predicted = booster_predict(model, X)
-    return model.predict(X) if predicted is None else predicted
+    X = np.asarray(X)
+    module = type(model).__module__.split(".")[0]
+    if module == "xgboost" and type(model).__name__ == "Booster":
+        import xgboost
+
+        output = model.predict(xgboost.DMatrix(X, feature_names=model.feature_names))
+        objective = json.loads(model.save_config())["learner"]["objective"]["name"]
+    elif module == "lightgbm" and type(model).__name__ == "Booster":
+        output = model.predict(X)
+        objective = str(model.dump_model(num_iteration=1).get("objective", ""))
+    else:
+        return model.predict(X)
+    output = np.asarray(output)
+    if objective.startswith(("binary", "multi:softprob", "multiclass")):
+        return (output > 0.5).astype(int) if output.ndim == 1 else output.argmax(1)
+    if objective.startswith("multi:softmax"):
+        return output.astype(int)
+    return output
 
 
 def _predict_one(model, row):

@@ -1,20 +1,28 @@
-"""Exceptions raised by treelens.
+"""Exceptions and warnings raised by treelens.
 
 Every error that treelens raises on bad input is a :class:`TreelensError` and also
 a :class:`ValueError` or :class:`TypeError`, so code that already catches the
 built-in exceptions keeps working.  Messages follow one form: what was wrong, what
 was expected, what was given.
+
+:class:`SolverError` is the exception to that rule: it reports a failure inside
+treelens or its solver, not bad input, and the command line exits 1 on it.
 """
 
 from __future__ import annotations
 
 __all__ = [
     "BackgroundError",
+    "CounterfactualCheckWarning",
     "InputError",
+    "MemoryBudgetError",
     "NotFittedError",
     "OutOfBagWarning",
     "OutputTooLargeError",
+    "SchedulerUnreachableError",
+    "SolverError",
     "TreelensError",
+    "UnsafeModelError",
     "UnsupportedModelError",
 ]
 
@@ -33,6 +41,33 @@ class NotFittedError(TreelensError, ValueError):
 
 class UnsupportedModelError(TreelensError, TypeError):
     """The model given is of a kind treelens cannot read, or uses an unsupported option."""
+
+
+class MemoryBudgetError(InputError):
+    """The memory budget cannot hold the work of even one row."""
+
+
+class UnsafeModelError(InputError):
+    """A model file would run untrusted code when loaded and was refused."""
+
+
+class SchedulerUnreachableError(TreelensError, ValueError):
+    """A Dask scheduler address could not be reached in time."""
+
+
+class SolverError(TreelensError, RuntimeError):
+    """The optimization solver failed on a well-formed problem.
+
+    This is not bad input: it reports a failure of HiGHS or of treelens itself,
+    and the command line exits with code 1 on it.
+    """
+
+
+class CounterfactualCheckWarning(UserWarning):
+    """A computed counterfactual failed the source model's own check.
+
+    This is a bug in treelens; the row is returned as not found.
+    """
 
 
 class BackgroundError(InputError):

@@ -35,13 +35,24 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._adapters import to_forest
 from ._core._forest import Forest
-from ._exceptions import InputError, TreelensError
+from ._counterfactual._optimal import optimal_counterfactual as _optimal_single
+from ._counterfactual._problem import CounterfactualResult
+from ._counterfactual._tweak import feature_tweak as _tweak_single
+from ._exceptions import InputError, SchedulerUnreachableError
+from ._importance._mdi import MDIImportance
+from ._importance._node_statistics import NodeStatistics
+from ._importance._node_sums import NodeSums
+from ._io._cluster import connect, local_cluster
+from ._types import ModelLike, TargetLike
+
+if TYPE_CHECKING:
+    import dask.dataframe as dd
 
 __all__ = [
     "SchedulerUnreachableError",
@@ -55,85 +66,7 @@ __all__ = [
 ]
 
 
-class SchedulerUnreachableError(TreelensError, ValueError):
-    """A Dask scheduler address could not be reached in time."""
-
-
 # ------------------------------------------------------------- schedulers
-def connect(address: str, *, timeout: float = 10.0) -> Any:
-    """Connect a ``distributed.Client`` to a running Dask scheduler.
-
-    Parameters
-    ----------
-    address : str
-        Scheduler address, for example ``"tcp://10.0.0.5:8786"``.
-    timeout : float, default=10.0
-        Seconds to wait for the scheduler before giving up.
-
-    Returns
-    -------
-    client : distributed.Client
-        Registered as the default client, so Dask computations run on it.
-
-    Raises
-    ------
-    SchedulerUnreachableError
-        If no scheduler answers at ``address`` within ``timeout`` seconds.
-    """
-    from distributed import Client
-
-    if not isinstance(timeout, (int, float)) or timeout <= 0:
-        raise InputError(
-            f"`timeout` must be a positive number of seconds; got {timeout!r}."
-        )
-    try:
-        return Client(address, timeout=f"{float(timeout)}s")
-    except (OSError, TimeoutError, ValueError, TypeError) as exc:
-        raise SchedulerUnreachableError(
-            f"Could not reach a Dask scheduler at {address!r} within {timeout:g} s; "
-            "expected the address of a running scheduler (for example "
-            f"'tcp://host:8786'); got: {exc}."
-        ) from exc
-
-
-def local_cluster(n_workers: int, *, processes: bool = True) -> Any:
-    """Start a local Dask cluster of ``n_workers`` single-threaded workers.
-
-    Parameters
-    ----------
-    n_workers : int
-    processes : bool, default=True
-        Workers in their own processes (threads of this one when False).
-
-    Returns
-    -------
-    client : distributed.Client
-        Owning the cluster: closing the client (``client.close()``, or leaving a
-        ``with`` block) shuts the cluster down.
-
-    Notes
-    -----
-    distributed starts its worker processes with ``MALLOC_TRIM_THRESHOLD_`` set,
-    which turns off glibc's dynamic mmap threshold: every large temporary array
-    of the vectorized searches is then mapped and unmapped afresh, which halves
-    their speed.  The workers started here keep glibc's default.
-    """
-    import dask
-    from distributed import Client
-
-    if not isinstance(n_workers, (int, np.integer)) or n_workers < 1:
-        raise InputError(f"`n_workers` must be a positive integer; got {n_workers!r}.")
-    environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
-    environ.pop("MALLOC_TRIM_THRESHOLD_", None)
-    with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
-        return Client(
-            n_workers=int(n_workers),
-            threads_per_worker=1,
-            processes=processes,
-            dashboard_address=":0",
-        )
-
-
 def _active_client() -> Any:
     try:
         from distributed import get_client
@@ -316,7 +249,7 @@ def _map_counterfactuals(
 ) -> Any:
     import dask
 
-    from ._importance._streaming import concat_counterfactuals
+    from ._counterfactual._streaming import concat_counterfactuals
 
     forest = to_forest(model)
     parts = _feature_partitions(forest, X)
@@ -328,14 +261,14 @@ def _map_counterfactuals(
 
 
 def feature_tweak(
-    model: Any,
+    model: ModelLike,
     X: Any,
     *,
-    target: Any,
-    scheduler: Any = None,
+    target: TargetLike,
+    scheduler: str | None = None,
     progress: bool = False,
     **kwargs: Any,
-) -> Any:
+) -> CounterfactualResult:
     """:func:`treelens.feature_tweak` over a Dask collection, partition by partition.
 
     Parameters
@@ -356,30 +289,26 @@ def feature_tweak(
     CounterfactualResult
         Equal row for row to ``treelens.feature_tweak(model, X.compute(), ...)``.
     """
-    from . import feature_tweak as single
-
     return _map_counterfactuals(
-        single, model, X, scheduler, progress, {"target": target, **kwargs}
+        _tweak_single, model, X, scheduler, progress, {"target": target, **kwargs}
     )
 
 
 def optimal_counterfactual(
-    model: Any,
+    model: ModelLike,
     X: Any,
     *,
-    target: Any,
-    scheduler: Any = None,
+    target: TargetLike,
+    scheduler: str | None = None,
     progress: bool = False,
     **kwargs: Any,
-) -> Any:
+) -> CounterfactualResult:
     """:func:`treelens.optimal_counterfactual` over a Dask collection.
 
     Parameters and result as :func:`feature_tweak` of this module.
     """
-    from . import optimal_counterfactual as single
-
     return _map_counterfactuals(
-        single, model, X, scheduler, progress, {"target": target, **kwargs}
+        _optimal_single, model, X, scheduler, progress, {"target": target, **kwargs}
     )
 
 
@@ -388,11 +317,13 @@ def _frame_part(
 ) -> Any:
     import pandas as pd
 
-    from ._io._dataset import counterfactual_frame as wide
+    from ._counterfactual._frame import counterfactual_table
 
     model, kwargs = shared
     result = function(model, part, **kwargs)
-    frame = wide(result, to_forest(model), 0, optimal).drop(columns="row")
+    frame = counterfactual_table(result, to_forest(model), 0, optimal).drop(
+        columns="row"
+    )
     frame.index = (
         part.index if isinstance(part, pd.DataFrame) else pd.RangeIndex(len(frame))
     )
@@ -400,14 +331,14 @@ def _frame_part(
 
 
 def counterfactual_frame(
-    model: Any,
+    model: ModelLike,
     X: Any,
     *,
-    target: Any,
+    target: TargetLike,
     optimal: bool = False,
-    scheduler: Any = None,
+    scheduler: str | None = None,
     **kwargs: Any,
-) -> Any:
+) -> dd.DataFrame:
     """Counterfactuals of every row as a lazy Dask DataFrame, one partition per
     partition of ``X``: for datasets larger than the client's memory.
 
@@ -436,19 +367,17 @@ def counterfactual_frame(
     import dask.dataframe as dd
     import pandas as pd
 
-    from . import feature_tweak as tweak
-    from . import optimal_counterfactual as exact
+    from ._counterfactual._frame import counterfactual_columns
 
     forest = to_forest(model)
     parts = _feature_partitions(forest, X)
     shared = ship((model, {"target": target, **kwargs}), scheduler)
     task = dask.delayed(_frame_part, pure=True)
-    function = exact if optimal else tweak
-    columns: dict[str, Any] = {"found": bool, "cost": float, "reason": object}
-    if optimal:
-        columns |= {"status": object, "gap": float}
-    columns |= {f"cf_{name}": float for name in forest.feature_names}
-    meta = pd.DataFrame({k: pd.Series(dtype=v) for k, v in columns.items()})
+    function = _optimal_single if optimal else _tweak_single
+    dtypes = {"int": np.int64, "bool": bool, "float": float, "str": object}
+    columns = counterfactual_columns(forest, optimal)
+    del columns["row"]
+    meta = pd.DataFrame({k: pd.Series(dtype=dtypes[v]) for k, v in columns.items()})
     return dd.from_delayed(
         [task(function, shared, part, optimal) for part in parts],
         meta=meta,
@@ -457,10 +386,10 @@ def counterfactual_frame(
 
 
 # --------------------------------------------------------- node statistics
-def _sums_part(model: Any, X: Any, y: Any, sample_weight: Any) -> Any:
+def _sums_part(forest: Forest, X: Any, y: Any, sample_weight: Any) -> Any:
     from ._importance._streaming import chunk_node_sums
 
-    return chunk_node_sums(model, X, y, sample_weight)
+    return chunk_node_sums(forest, X, y, sample_weight)
 
 
 def _add(*parts: Any) -> Any:
@@ -470,15 +399,15 @@ def _add(*parts: Any) -> Any:
 
 
 def node_sums(
-    model: Any,
+    model: ModelLike,
     X: Any,
     y: Any,
-    sample_weight: Any = None,
     *,
-    scheduler: Any = None,
+    sample_weight: Any = None,
+    scheduler: str | None = None,
     progress: bool = False,
     split_every: int = 8,
-) -> Any:
+) -> NodeSums:
     """Per-node partial sums over a Dask collection, summed in a tree reduction.
 
     Returns
@@ -497,6 +426,7 @@ def node_sums(
     y_parts = _label_partitions(X, y, len(parts), "y")
     w_parts = _label_partitions(X, sample_weight, len(parts), "sample_weight")
     check_mergeable(forest)
+    assert y_parts is not None  # y is not None
     shared = ship(forest, scheduler)
     task = dask.delayed(_sums_part, pure=True)
     level = [
@@ -512,14 +442,14 @@ def node_sums(
 
 
 def node_statistics(
-    model: Any,
+    model: ModelLike,
     X: Any,
     y: Any,
     *,
     sample_weight: Any = None,
-    scheduler: Any = None,
+    scheduler: str | None = None,
     progress: bool = False,
-) -> Any:
+) -> NodeStatistics:
     """:func:`treelens.node_statistics` over a Dask collection.
 
     Parameters
@@ -536,26 +466,29 @@ def node_statistics(
     -------
     The same result as :func:`treelens.node_statistics` on the computed data.
     """
-    from ._importance._streaming import statistics_result
+    from ._importance._node_statistics import statistics_from_node_sums
 
-    sums = node_sums(model, X, y, sample_weight, scheduler=scheduler, progress=progress)
-    return statistics_result(model, sums)
+    sums = node_sums(
+        model, X, y, sample_weight=sample_weight, scheduler=scheduler, progress=progress
+    )
+    return statistics_from_node_sums(to_forest(model), sums)
 
 
 def mdi_importance(
-    model: Any,
+    model: ModelLike,
     X: Any,
     y: Any,
     *,
     sample_weight: Any = None,
-    scheduler: Any = None,
+    scheduler: str | None = None,
     progress: bool = False,
-    **kwargs: Any,
-) -> Any:
+) -> MDIImportance:
     """Held-out MDI (:func:`treelens.mdi_importance` with ``X`` and ``y``) over a
     Dask collection; equal to the single-machine result.
     """
-    from ._importance._streaming import importance_from_sums
+    from ._importance._mdi import mdi_from_sums
 
-    sums = node_sums(model, X, y, sample_weight, scheduler=scheduler, progress=progress)
-    return importance_from_sums(model, sums, **kwargs)
+    sums = node_sums(
+        model, X, y, sample_weight=sample_weight, scheduler=scheduler, progress=progress
+    )
+    return mdi_from_sums(to_forest(model), sums)

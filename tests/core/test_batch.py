@@ -230,7 +230,7 @@ def test_feature_tweak_over_chunks_equals_one_call(tweak_case, capsys):
     )
     _assert_same_counterfactuals(again, expected)
     err = capsys.readouterr().err
-    assert "feature_tweak" in err and f"{N}/{N}" in err
+    assert "feature tweaking" in err and f"{N}/{N}" in err
 
 
 def test_feature_tweak_refuses_a_budget_too_small_for_one_row_of_candidates():

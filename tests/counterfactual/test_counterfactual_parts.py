@@ -15,7 +15,6 @@ from treelens._counterfactual._problem import (
     REASON_CHECK_FAILED,
     CounterfactualCheckWarning,
     finish,
-    forest_of,
     prepare_problem,
 )
 from treelens._counterfactual._targets import (
@@ -191,18 +190,18 @@ def test_finish_flags_answers_the_model_rejects(model):
         result.found_[0] = True  # read-only
 
 
-def test_forest_of_rebuilds_after_refit():
+def test_to_forest_rebuilds_after_refit():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 2))
     y = X[:, 0] > 0
     model = RandomForestClassifier(n_estimators=2, warm_start=True, random_state=0).fit(
         X, y
     )
-    first = forest_of(model)
-    assert forest_of(model) is first
+    first = to_forest(model)
+    assert to_forest(model) is first
     model.set_params(n_estimators=4).fit(X, y)  # warm start grows the same list
-    assert forest_of(model) is not first and forest_of(model).n_trees == 4
-    refit = forest_of(model.set_params(warm_start=False).fit(X, ~y))
+    assert to_forest(model) is not first and to_forest(model).n_trees == 4
+    refit = to_forest(model.set_params(warm_start=False).fit(X, ~y))
     assert refit is not first
     np.testing.assert_array_equal(refit.predict(X), model.predict(X))
 

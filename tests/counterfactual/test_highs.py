@@ -10,7 +10,7 @@ from tests.counterfactual.test_optimal_counterfactual import (
     _target,
 )
 from treelens import optimal_counterfactual
-from treelens._counterfactual._milp._highs import INFEASIBLE, OPTIMAL, solve_milp
+from treelens._counterfactual._milp._highs import HighsStatus, solve_milp
 
 
 def _knapsack(**options):
@@ -29,14 +29,14 @@ def _knapsack(**options):
 
 def test_optimal_point_status_and_bound():
     result = _knapsack()
-    assert result.status == OPTIMAL
+    assert result.status == HighsStatus.OPTIMAL
     np.testing.assert_allclose(result.x, [1.0, 0.0, 1.0], atol=1e-9)
     np.testing.assert_allclose(result.mip_dual_bound, -8.0, atol=1e-9)
 
 
 def test_nothing_beats_the_objective_bound_reads_infeasible():
     result = _knapsack(objective_bound=-9.0)
-    assert result.status == INFEASIBLE and result.x is None
+    assert result.status == HighsStatus.INFEASIBLE and result.x is None
 
 
 def test_infeasible_program():
@@ -44,7 +44,7 @@ def test_infeasible_program():
         np.ones(1), np.ones(1, dtype=np.int8), np.zeros(1), np.ones(1),
         sp.csr_matrix([[1.0]]), np.array([0.2]), np.array([0.8]), {},
     )  # fmt: skip
-    assert result.status == INFEASIBLE and result.x is None
+    assert result.status == HighsStatus.INFEASIBLE and result.x is None
 
 
 def test_program_scipy_bundled_highs_got_wrong():

@@ -294,7 +294,7 @@ def test_cli_workers_starts_and_stops_a_local_cluster(
         started.append(client)
         return client
 
-    monkeypatch.setattr(tdask, "local_cluster", threaded)
+    monkeypatch.setattr("treelens._io._cluster.local_cluster", threaded)
     result = _cli(
         "importance",
         model_file,

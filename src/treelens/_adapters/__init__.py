@@ -1,54 +1,46 @@
 """Adapters: one small function per library turning a fitted model into a Forest.
 
-Adapters register under the name ``"<top-level package>.<ClassName>"`` (for
-example ``"sklearn.RandomForestClassifier"``).  Dispatch walks the model's class
-hierarchy, so subclasses of a supported estimator work too, and never imports a
-library: a model object can only exist if its library is already imported.
+Dispatch walks the model's class hierarchy (see :mod:`._registry`), so subclasses
+of a supported estimator work too, and never imports a library: a model object can
+only exist if its library is already imported.
+
+:func:`to_forest` is the one place where a model's Forest is built, and it keeps
+the Forest of each model it has seen while the model is unchanged, so that every
+function called on one model shares one Forest (and everything cached with it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import weakref
+from collections.abc import Sequence
 from typing import Any
 
 from .._core._forest import Forest
-from .._exceptions import UnsupportedModelError
+from .._exceptions import InputError, UnsupportedModelError
+from .._types import ModelLike
+from . import _lightgbm, _sklearn, _sklearn_hist, _xgboost  # noqa: F401 (registration)
+from ._registry import adapter_of, register_adapter, registered
 
 __all__ = ["register_adapter", "supported_models", "to_forest"]
 
-Adapter = Callable[[Any, "Sequence[str] | None"], Forest]
-
-_REGISTRY: dict[str, Adapter] = {}
-
-
-def register_adapter(*names: str) -> Callable[[Adapter], Adapter]:
-    """Register ``function`` as the adapter for the named model classes."""
-
-    def decorator(function: Adapter) -> Adapter:
-        for name in names:
-            _REGISTRY[name] = function
-        return function
-
-    return decorator
-
-
-def _class_key(cls: type) -> str:
-    return f"{cls.__module__.split('.')[0]}.{cls.__qualname__}"
-
 
 def supported_models() -> list[str]:
-    """Names of every model class treelens can read, sorted."""
-    _load_builtin_adapters()
-    return sorted(_REGISTRY)
+    """Names of every model class treelens can read, sorted.
+
+    Returns
+    -------
+    list of str
+        ``"<top-level package>.<ClassName>"`` of each supported model class.
+
+    Examples
+    --------
+    >>> "sklearn.RandomForestClassifier" in supported_models()
+    True
+    """
+    return registered()
 
 
-def _load_builtin_adapters() -> None:
-    # Importing these modules only registers functions; none imports its library
-    # at module level.
-    from . import _lightgbm, _sklearn, _sklearn_hist, _xgboost  # noqa: F401
-
-
-def to_forest(model: Any, feature_names: Sequence[str] | None = None) -> Forest:
+def to_forest(model: ModelLike, feature_names: Sequence[str] | None = None) -> Forest:
     """Normalize a fitted tree model into a :class:`~treelens.Forest`.
 
     Parameters
@@ -63,6 +55,8 @@ def to_forest(model: Any, feature_names: Sequence[str] | None = None) -> Forest:
     Returns
     -------
     Forest
+        The same Forest object on every call for an unchanged model (refitting
+        the model builds a new one).
 
     Raises
     ------
@@ -82,19 +76,61 @@ def to_forest(model: Any, feature_names: Sequence[str] | None = None) -> Forest:
     """
     if isinstance(model, Forest):
         if feature_names is not None and tuple(feature_names) != model.feature_names:
-            from .._exceptions import InputError
-
             raise InputError(
                 "`feature_names` differ from the names the Forest already holds; "
                 f"expected {list(model.feature_names)}, got {list(feature_names)}."
             )
         return model
-    _load_builtin_adapters()
-    for cls in type(model).__mro__:
-        adapter = _REGISTRY.get(_class_key(cls))
-        if adapter is not None:
-            return adapter(model, feature_names)
-    raise UnsupportedModelError(
-        f"Unsupported model {type(model).__module__}.{type(model).__qualname__}; "
-        f"expected one of: {', '.join(supported_models())}."
+    if feature_names is not None:
+        return _build(model, feature_names)
+    signature = _fitted_signature(model)
+    if signature:
+        try:
+            cached = _FORESTS.get(model)
+        except TypeError:  # unhashable or not weakly referable
+            return _build(model, None)
+        if cached is not None and _same(cached[0], signature):
+            return cached[1]
+    forest = _build(model, None)
+    if signature:
+        try:
+            _FORESTS[model] = (signature, forest)
+        except TypeError:
+            pass
+    return forest
+
+
+def _build(model: Any, feature_names: Sequence[str] | None) -> Forest:
+    adapter = adapter_of(model)
+    if adapter is None:
+        raise UnsupportedModelError(
+            f"Unsupported model {type(model).__module__}.{type(model).__qualname__}; "
+            f"expected one of: {', '.join(supported_models())}."
+        )
+    return adapter(model, feature_names)
+
+
+# Forests of the models seen recently.  An entry is reused only while every fitted
+# attribute (name ending in "_") is the same object with the same length;
+# refitting rebinds them (warm starts change their length).
+_FORESTS: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], Forest]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _fitted_signature(model: Any) -> tuple[Any, ...] | None:
+    try:
+        attributes = vars(model)
+    except TypeError:
+        return None
+    return tuple(
+        (name, value, len(value) if hasattr(value, "__len__") else None)
+        for name, value in sorted(attributes.items())
+        if name.endswith("_") and not name.startswith("_")
+    )
+
+
+def _same(old: tuple[Any, ...], new: tuple[Any, ...]) -> bool:
+    return len(old) == len(new) and all(
+        a[0] == b[0] and a[1] is b[1] and a[2] == b[2] for a, b in zip(old, new)
     )

@@ -41,9 +41,9 @@ import numpy as np
 
 from .._core._forest import Forest, Tree
 from .._exceptions import InputError, NotFittedError, UnsupportedModelError
-from . import register_adapter
 from ._dump import SplitStatistics
 from ._names import resolve_feature_names
+from ._registry import register_adapter
 
 __all__ = ["forest_from_lightgbm_dump", "lightgbm_split_statistics"]
 

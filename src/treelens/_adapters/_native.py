@@ -124,9 +124,9 @@ def booster_predict(model: Any, X: Any) -> Any:
     """
     import numpy as np
 
-    from . import _class_key
+    from ._registry import class_key
 
-    key = _class_key(type(model))
+    key = class_key(type(model))
     if key == "xgboost.Booster":
         import xgboost
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from .._core._forest import Forest, Tree
+from .._core._forest import Forest, Link, Tree
 from .._exceptions import InputError, NotFittedError, UnsupportedModelError
-from . import register_adapter
+from ._registry import register_adapter
 
 __all__: list[str] = []
 
@@ -158,6 +158,7 @@ def _gradient_boosting(model: Any, feature_names: Sequence[str] | None) -> Fores
     stages = model.estimators_
     n_stages, n_outputs = stages.shape
     is_classifier = hasattr(model, "classes_")
+    link: Link
     if not is_classifier:
         link = "identity"
     elif model.loss == "exponential":

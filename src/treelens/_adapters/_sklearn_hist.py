@@ -28,8 +28,8 @@ import numpy as np
 
 from .._core._forest import Forest, Tree
 from .._exceptions import UnsupportedModelError
-from . import register_adapter
 from ._dump import SplitStatistics
+from ._registry import register_adapter
 from ._sklearn import _allow_missing, _check_fitted, _class_path, _resolve_names
 
 __all__ = ["hist_split_statistics"]
@@ -56,7 +56,7 @@ def _link(model: Any) -> str:
 def _check_numerical(model: Any, names: Sequence[str]) -> None:
     categorical = getattr(model, "is_categorical_", None)
     if categorical is not None and np.any(categorical):
-        which = [names[i] for i in np.flatnonzero(categorical)]
+        which = [names[int(i)] for i in np.flatnonzero(categorical)]
         raise UnsupportedModelError(
             f"{type(model).__name__} with categorical features is not supported "
             f"(categorical splits); expected numerical features only, got "

@@ -36,9 +36,9 @@ import numpy as np
 
 from .._core._forest import Forest, Tree
 from .._exceptions import InputError, NotFittedError, UnsupportedModelError
-from . import register_adapter
 from ._dump import SplitStatistics, reachable_order, renumber
 from ._names import resolve_feature_names
+from ._registry import register_adapter
 
 __all__ = ["forest_from_xgboost_json", "xgboost_split_statistics"]
 
@@ -253,9 +253,12 @@ def forest_from_xgboost_json(
     -------
     Forest
     """
-    if isinstance(model_json, (str, bytes, bytearray)):
-        model_json = json.loads(model_json)
-    info, trees, _ = _parse(model_json, n_rounds, feature_names)
+    parsed = (
+        json.loads(model_json)
+        if isinstance(model_json, (str, bytes, bytearray))
+        else model_json
+    )
+    info, trees, _ = _parse(parsed, n_rounds, feature_names)
     is_classifier = info["task"] == "classification"
     if is_classifier and classes is None:
         classes = np.arange(info["n_classes"])
@@ -285,9 +288,12 @@ def xgboost_split_statistics(
     model_json: dict[str, Any] | str | bytes, *, n_rounds: int | None = None
 ) -> list[SplitStatistics]:
     """Gain and cover at every node of every tree, aligned with the Forest's nodes."""
-    if isinstance(model_json, (str, bytes, bytearray)):
-        model_json = json.loads(model_json)
-    return _parse(model_json, n_rounds, None)[2]
+    parsed = (
+        json.loads(model_json)
+        if isinstance(model_json, (str, bytes, bytearray))
+        else model_json
+    )
+    return _parse(parsed, n_rounds, None)[2]
 
 
 # ---------------------------------------------------------------- model objects

@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal, Self, TypeVar
 import typer
 
 from .._adapters import to_forest
-from .._exceptions import InputError, TreelensError
+from .._exceptions import InputError, SolverError, TreelensError
 from ._dataset_commands import (
     OutDirOpt,
     ResumeOpt,
@@ -74,7 +74,7 @@ def _command(function: F) -> F:
                 raise
             if _State.debug:
                 traceback.print_exc()
-            if isinstance(exc, TreelensError):
+            if isinstance(exc, TreelensError) and not isinstance(exc, SolverError):
                 _error(str(exc))
                 raise typer.Exit(2) from None
             hint = "" if _State.debug else " (run again with --debug for the traceback)"
@@ -181,7 +181,8 @@ def _load(
 
     model = load_model(model_path, trust_pickle=trust_pickle, trusted=trust or ())
     forest = to_forest(model)
-    X = y = None
+    X: Any = None
+    y: Any = None
     if data_path is not None:
         X, y = load_data(
             data_path,
@@ -297,6 +298,7 @@ def importance(
     if permutation and data is None:
         raise InputError("--permutation needs --data FILE --target COL; got no data.")
     if dataset_mode(data, out_dir, scheduler=scheduler, workers=workers, resume=resume):
+        assert data is not None and out_dir is not None  # dataset mode needs both
         tables = importance_dataset_tables(
             _load_model(model_path, trust_pickle, trust),
             data,
@@ -521,6 +523,7 @@ def tweak(
         "bounds": _parse_bounds(bounds or []),
     }
     if dataset_mode(data, out_dir, scheduler=scheduler, workers=workers, resume=resume):
+        assert out_dir is not None  # dataset mode needs it
         model = _load_model(model_path, trust_pickle, trust)
         tables = tweak_dataset_tables(
             model,

@@ -36,7 +36,7 @@ def importance_note(frame: pd.DataFrame | None, *, has_data: bool) -> dict[str, 
     """
     has_debiased = frame is not None and "debiased_low" in frame.columns
     unsupported: list[str] = []
-    if has_debiased and "mdi" in frame.columns and len(frame):
+    if frame is not None and has_debiased and "mdi" in frame.columns and len(frame):
         share = 0.5 / len(frame)
         covers_zero = (frame["debiased_low"] <= 0) & (frame["debiased_high"] >= 0)
         credited = frame["mdi"] >= share

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import base64
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from .._core._forest import Forest
 from .._exceptions import InputError, TreelensError
 from ._tables import importance_results
 
@@ -101,6 +103,36 @@ def _tree_index(tree: int | None) -> int:
     return 0 if tree is None else tree
 
 
+@dataclass(frozen=True)
+class PictureRequest:
+    """What the ``plot`` command asks of a picture.
+
+    ``drawn`` is the model the Displays draw: the model itself, or its Forest for
+    native boosters (xgboost.Booster, lightgbm.Booster), which have no
+    scikit-learn ``predict(X)`` but whose Forest predicts the same.
+    """
+
+    model: Any
+    forest: Forest
+    X: Any = None
+    y: Any = None
+    features: Sequence[str] | None = None
+    tree: int | None = None
+    max_depth: int | None = None
+    row: int | None = None
+    target: Any = None
+    oob: bool = False
+    reference: Any = None
+
+    @property
+    def drawn(self) -> Any:
+        return self.model if hasattr(self.model, "n_features_in_") else self.forest
+
+    def pair(self) -> tuple[str, str]:
+        """The two features drawn: those asked for, else the two of highest MDI."""
+        return _pair(self.model, self.features)
+
+
 def picture_figure(
     kind: str,
     model: Any,
@@ -117,105 +149,171 @@ def picture_figure(
 ) -> Any:
     """Draw one picture of :data:`PICTURE_KINDS` and return its matplotlib figure."""
     from .._adapters import to_forest
-    from .._counterfactual._tweak import feature_tweak
-    from .._importance._mdi import mdi_importance
-    from .._plots._display_counterfactual import CounterfactualDisplay
+
+    draw = _PICTURES.get(kind)
+    if draw is None:
+        raise InputError(f"KIND must be one of {list(PICTURE_KINDS)}; got {kind!r}.")
+    request = PictureRequest(
+        model,
+        to_forest(model),
+        X,
+        y,
+        features,
+        tree,
+        max_depth,
+        row,
+        target,
+        oob,
+        reference,
+    )
+    if kind not in _WITHOUT_DATA:
+        _need_data(kind, X)
+    return draw(request)
+
+
+def _importance_picture(request: PictureRequest) -> Any:
     from .._plots._display_importance import ImportanceDisplay
-    from .._plots._display_partition import ForestGridDisplay, PartitionDisplay
-    from .._plots._display_regions import DecisionRegionDisplay
-    from .._plots._display_steps import RegressionStepsDisplay
+
+    n_shown = min(request.forest.n_features, 20)
+    figure, ax = new_figure(6.4, max(2.5, 0.3 * n_shown + 1.2))
+    found = importance_results(request.model, request.X, request.y)
+    shown = [
+        r
+        for r in (found["primary"], found["held_out"], found["debiased"])
+        if r is not None
+    ]
+    ImportanceDisplay.from_result(shown, ax=ax, top_k=20)
+    return figure
+
+
+def _tree_picture(request: PictureRequest) -> Any:
+    from .._importance._mdi import mdi_importance
     from .._plots._display_tree import TreeDiagramDisplay
 
-    forest = to_forest(model)
-    # Native boosters (xgboost.Booster, lightgbm.Booster) have no scikit-learn
-    # predict(X); the pictures draw their Forest, which predicts the same.
-    drawn = model if hasattr(model, "n_features_in_") else forest
-    if kind == "importance":
-        figure, ax = new_figure(6.4, max(2.5, 0.3 * min(forest.n_features, 20) + 1.2))
-        found = importance_results(model, X, y)
-        shown = [
-            r
-            for r in (found["primary"], found["held_out"], found["debiased"])
-            if r is not None
-        ]
-        ImportanceDisplay.from_result(shown, ax=ax, top_k=20)
-        return figure
-    if kind == "tree":
-        figure, ax = new_figure(12, 6.5)
-        try:
-            mdi = mdi_importance(model)
-        except TreelensError:  # boosting libraries record gains, not impurities
-            mdi = None
-        annotate = ("samples", "value", "impurity") + (("mdi",) if mdi else ())
-        TreeDiagramDisplay.from_estimator(
-            model,
-            tree_index=_tree_index(tree),
-            max_depth=3 if max_depth is None else max_depth,
-            annotate=annotate,
-            importance=mdi,
-            path_of=None if row is None else np.asarray(_row(X, row), dtype=float)[0],
-            ax=ax,
+    figure, ax = new_figure(12, 6.5)
+    try:
+        mdi = mdi_importance(request.model)
+    except TreelensError:  # boosting libraries record gains, not impurities
+        mdi = None
+    annotate = ("samples", "value", "impurity") + (("mdi",) if mdi else ())
+    row = request.row
+    TreeDiagramDisplay.from_estimator(
+        request.model,
+        tree_index=_tree_index(request.tree),
+        max_depth=3 if request.max_depth is None else request.max_depth,
+        annotate=annotate,
+        importance=mdi,
+        path_of=None
+        if row is None
+        else np.asarray(_row(request.X, row), dtype=float)[0],
+        ax=ax,
+    )
+    return figure
+
+
+def _steps_picture(request: PictureRequest) -> Any:
+    from .._plots._display_steps import RegressionStepsDisplay
+
+    figure, ax = new_figure(7, 4.5)
+    feature = None if request.features is None else request.features[0]
+    RegressionStepsDisplay.from_estimator(
+        request.drawn,
+        request.X,
+        request.y,
+        feature=feature,
+        tree_index=request.tree,
+        ax=ax,
+    )
+    return figure
+
+
+def _partition_picture(request: PictureRequest) -> Any:
+    from .._plots._display_partition import PartitionDisplay
+
+    figure, ax = new_figure(6.4, 5)
+    PartitionDisplay.from_estimator(
+        request.drawn,
+        request.X,
+        features=request.pair(),
+        y=request.y,
+        tree_index=_tree_index(request.tree),
+        max_depth=request.max_depth,
+        ax=ax,
+    )
+    return figure
+
+
+def _region_picture(request: PictureRequest) -> Any:
+    from .._plots._display_regions import DecisionRegionDisplay
+
+    figure, ax = new_figure(6.4, 5)
+    DecisionRegionDisplay.from_estimator(
+        request.drawn,
+        request.X,
+        request.y,
+        features=request.pair(),
+        reference=request.reference,
+        ax=ax,
+    )
+    return figure
+
+
+def _forest_grid_picture(request: PictureRequest) -> Any:
+    from .._plots._display_partition import ForestGridDisplay
+
+    n_trees = min(3, request.forest.n_trees)
+    figure, axes = new_figure(3.6 * (n_trees + 1), 3.6, ncols=n_trees + 1)
+    # Out-of-bag accuracy is meaningful only on the exact training rows.
+    ForestGridDisplay.from_estimator(
+        request.drawn,
+        request.X,
+        request.y if request.oob else None,
+        features=request.pair(),
+        n_trees=n_trees,
+        max_depth=request.max_depth,
+        axes=axes,
+    )
+    return figure
+
+
+def _counterfactual_picture(request: PictureRequest) -> Any:
+    from .._counterfactual._tweak import feature_tweak
+    from .._plots._display_counterfactual import CounterfactualDisplay
+
+    if request.row is None or request.target is None:
+        raise InputError(
+            "The counterfactual picture needs --row I and --target-class C; got "
+            f"row={request.row}, target-class={request.target}."
         )
-        return figure
-    _need_data(kind, X)
-    if kind == "regression-steps":
-        figure, ax = new_figure(7, 4.5)
-        feature = None if features is None else features[0]
-        RegressionStepsDisplay.from_estimator(
-            drawn, X, y, feature=feature, tree_index=tree, ax=ax
-        )
-        return figure
-    pair = _pair(model, features)
-    if kind == "partition":
-        figure, ax = new_figure(6.4, 5)
-        PartitionDisplay.from_estimator(
-            drawn,
-            X,
-            features=pair,
-            y=y,
-            tree_index=_tree_index(tree),
-            max_depth=max_depth,
-            ax=ax,
-        )
-        return figure
-    if kind == "region":
-        figure, ax = new_figure(6.4, 5)
-        DecisionRegionDisplay.from_estimator(
-            drawn, X, y, features=pair, reference=reference, ax=ax
-        )
-        return figure
-    if kind == "forest-grid":
-        n_trees = min(3, forest.n_trees)
-        figure, axes = new_figure(3.6 * (n_trees + 1), 3.6, ncols=n_trees + 1)
-        # Out-of-bag accuracy is meaningful only on the exact training rows.
-        ForestGridDisplay.from_estimator(
-            drawn,
-            X,
-            y if oob else None,
-            features=pair,
-            n_trees=n_trees,
-            max_depth=max_depth,
-            axes=axes,
-        )
-        return figure
-    if kind == "counterfactual":
-        if row is None or target is None:
-            raise InputError(
-                "The counterfactual picture needs --row I and --target-class C; got "
-                f"row={row}, target-class={target}."
-            )
-        result = feature_tweak(model, _row(X, row), target=target, reference=X)
-        figure, ax = new_figure(6.4, 5)
-        CounterfactualDisplay.from_result(
-            drawn,
-            result,
-            features=pair if features else None,
-            X_background=X,
-            y_background=y,
-            ax=ax,
-        )
-        return figure
-    raise InputError(f"KIND must be one of {list(PICTURE_KINDS)}; got {kind!r}.")
+    pair = request.pair()
+    X = request.X
+    result = feature_tweak(
+        request.model, _row(X, request.row), target=request.target, reference=X
+    )
+    figure, ax = new_figure(6.4, 5)
+    CounterfactualDisplay.from_result(
+        request.drawn,
+        result,
+        features=pair if request.features else None,
+        X_background=X,
+        y_background=request.y,
+        ax=ax,
+    )
+    return figure
+
+
+#: How each kind of :data:`PICTURE_KINDS` is drawn.
+_PICTURES: dict[str, Callable[[PictureRequest], Any]] = {
+    "partition": _partition_picture,
+    "region": _region_picture,
+    "forest-grid": _forest_grid_picture,
+    "regression-steps": _steps_picture,
+    "importance": _importance_picture,
+    "tree": _tree_picture,
+    "counterfactual": _counterfactual_picture,
+}
+#: Kinds drawn from the model alone.
+_WITHOUT_DATA = frozenset({"importance", "tree"})
 
 
 def _row(X: Any, row: int) -> Any:

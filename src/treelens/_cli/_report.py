@@ -228,15 +228,14 @@ def render_report(
 
     forest = to_forest(model)
     target_name = getattr(y, "name", None)
+    classes: Any = [] if forest.classes_ is None else forest.classes_
     if y is not None and forest.task == "classification":
-        y = _as_classes(y, forest.classes_)
-        unknown = sorted(
-            {str(v) for v in np.unique(y)} - {str(c) for c in forest.classes_}
-        )
+        y = _as_classes(y, classes)
+        unknown = sorted({str(v) for v in np.unique(y)} - {str(c) for c in classes})
         if unknown:
             raise InputError(
                 f"The target column holds classes the model does not know {unknown}; "
-                f"expected some of {[str(c) for c in forest.classes_]}."
+                f"expected some of {[str(c) for c in classes]}."
             )
     _step(progress, "model summary")
     context: dict[str, Any] = {
@@ -262,7 +261,7 @@ def render_report(
     context["counterfactuals"] = None
     if forest.task == "classification" and max_counterfactuals > 0:
         _step(progress, "counterfactuals")
-        goal = forest.classes_[-1] if target is None else target
+        goal = classes[-1] if target is None else target
         context["counterfactuals"] = _counterfactual_section(
             model,
             X,

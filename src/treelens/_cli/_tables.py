@@ -11,12 +11,17 @@ import json
 import math
 import shutil
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 import pandas as pd
 
 from .._exceptions import InputError, TreelensError
+
+if TYPE_CHECKING:
+    from .._importance._mdi import MDIImportance
+    from .._importance._result import ImportanceResult
+    from .._types import CostLike
 
 __all__ = [
     "counterfactual_tables",
@@ -137,6 +142,8 @@ def importance_results(
 
     notes: list[str] = []
     _step(progress, "MDI importance")
+    primary: ImportanceResult
+    mdi: MDIImportance | None
     try:
         mdi = mdi_importance(model)
         primary = mdi
@@ -302,7 +309,7 @@ def counterfactuals(
             model,
             subset,
             target=target,
-            cost=cost,
+            cost=cast("CostLike", cost),  # checked there
             constraints=built,
             reference=reference,
             time_limit=time_limit,
@@ -313,8 +320,8 @@ def counterfactuals(
             model,
             subset,
             target=target,
-            cost=cost,
-            mode=mode,
+            cost=cast("CostLike", cost),  # checked there
+            mode=cast(Literal["minimal", "paper"], mode),  # checked there
             constraints=built,
             reference=reference,
         )
@@ -455,7 +462,9 @@ def render(
 
     if width is None:
         width = max(100, shutil.get_terminal_size((120, 24)).columns)
-    console = Console(width=width, record=True, file=_Null(), color_system=None)
+    console = Console(
+        width=width, record=True, file=cast(IO[str], _Null()), color_system=None
+    )
     for name, (title, frame) in tables.items():
         columns = [
             c for c in _TEXT_COLUMNS.get(name, frame.columns) if c in frame.columns

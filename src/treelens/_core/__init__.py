@@ -1,1 +1,2 @@
-"""_core"""
+"""The core: Tree and Forest as parallel arrays, routing, leaf boxes, validation,
+the chunk runner and the one cache of what is derived from a Forest."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from ._cache import derived
 from ._forest import Forest, Tree
 
 __all__ = ["LeafBoxes", "leaf_boxes"]
@@ -146,9 +147,10 @@ def leaf_boxes(forest: Forest) -> LeafBoxes:
     >>> boxes.lower.ravel().tolist(), boxes.upper.ravel().tolist()
     ([-inf, 1.5], [1.5, inf])
     """
-    cached = forest.__dict__.get("_leaf_boxes")
-    if cached is not None:
-        return cached
+    return derived(forest, "leaf_boxes", lambda: _forest_boxes(forest))
+
+
+def _forest_boxes(forest: Forest) -> LeafBoxes:
     k = forest.n_categories
     parts = [_tree_boxes(tree, forest.n_features, k) for tree in forest.trees]
     counts = np.array([p[0].size for p in parts], dtype=np.intp)
@@ -183,6 +185,4 @@ def leaf_boxes(forest: Forest) -> LeafBoxes:
         tree_offsets=np.concatenate([[0], np.cumsum(counts)]).astype(np.intp),
         allowed=allowed,
     )
-    # Forest is frozen; the cache lives in its instance dict like a cached_property.
-    forest.__dict__["_leaf_boxes"] = boxes
     return boxes

@@ -20,11 +20,10 @@ from typing import Any, Self, TypeVar
 
 import numpy as np
 
-from .._exceptions import InputError
+from .._exceptions import InputError, MemoryBudgetError
 
 __all__ = [
     "DEFAULT_MEMORY_BUDGET",
-    "MemoryBudgetError",
     "ProgressBar",
     "is_chunk_stream",
     "iter_chunks",
@@ -43,10 +42,6 @@ DEFAULT_MEMORY_BUDGET = 1 << 30
 DEFAULT_CHUNK_ROWS = 65_536
 
 T = TypeVar("T")
-
-
-class MemoryBudgetError(InputError):
-    """The memory budget cannot hold the work of even one row."""
 
 
 # ---------------------------------------------------------------- inspection

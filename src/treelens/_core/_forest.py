@@ -7,13 +7,13 @@ Every algorithm in treelens reads only :class:`Tree` and :class:`Forest`.  Adapt
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .._exceptions import InputError
+from ._cache import derived_property
 from ._compiled_routing import apply_compiled, compiled_trees
 from ._features import FeatureSpec, category_codes, numeric_features
 
@@ -38,6 +38,9 @@ _APPLY_CELLS = 2_000_000
 # pairs avoids a Python loop per tree.
 _PER_TREE_MIN_ROWS = 4096
 _BLOCK_ROWS = 16384
+
+
+_NO_NODES: NDArray[np.bool_] = np.zeros(0, dtype=bool)
 
 
 def _readonly(array: Any, dtype: Any) -> NDArray[Any]:
@@ -102,14 +105,15 @@ class Tree:
     impurity: NDArray[np.float64]
     n_node_samples: NDArray[np.intp]
     weighted_n_node_samples: NDArray[np.float64]
-    is_categorical: NDArray[np.bool_] | None = None
-    categorical_left: NDArray[np.bool_] | None = None
+    # Empty by default, meaning "no categorical split": filled in __post_init__.
+    is_categorical: NDArray[np.bool_] = field(default_factory=lambda: _NO_NODES)
+    categorical_left: NDArray[np.bool_] = field(default_factory=lambda: _NO_NODES)
 
     def __post_init__(self) -> None:
         n_nodes = np.shape(self.children_left)[0]
-        if self.is_categorical is None:
+        if self.is_categorical is None or np.size(self.is_categorical) == 0:
             object.__setattr__(self, "is_categorical", np.zeros(n_nodes, bool))
-        if self.categorical_left is None:
+        if self.categorical_left is None or np.size(self.categorical_left) == 0:
             object.__setattr__(self, "categorical_left", np.zeros((n_nodes, 0), bool))
         casts = {
             "children_left": np.intp,
@@ -159,7 +163,7 @@ class Tree:
         """Number of nodes, leaves included."""
         return int(self.children_left.shape[0])
 
-    @cached_property
+    @derived_property
     def is_leaf(self) -> NDArray[np.bool_]:
         """Boolean mask of shape (n_nodes,), true at leaves."""
         out = self.children_left == TREE_LEAF
@@ -171,7 +175,7 @@ class Tree:
         """Number of leaves."""
         return int(self.is_leaf.sum())
 
-    @cached_property
+    @derived_property
     def node_depth(self) -> NDArray[np.intp]:
         """Depth of every node, shape (n_nodes,); the root has depth 0."""
         depth = np.zeros(self.n_nodes, dtype=np.intp)
@@ -192,7 +196,7 @@ class Tree:
         """Depth of the deepest leaf (0 for a single-leaf tree)."""
         return int(self.node_depth.max()) if self.n_nodes else 0
 
-    @cached_property
+    @derived_property
     def parent(self) -> NDArray[np.intp]:
         """Parent of every node, shape (n_nodes,); ``-1`` at the root."""
         parent = np.full(self.n_nodes, -1, dtype=np.intp)
@@ -286,7 +290,10 @@ class Forest:
     init_raw: NDArray[np.float64] = field(default_factory=lambda: np.zeros(1))
     learning_rate: float = 1.0
     link: Link = "identity"
-    tree_output: NDArray[np.intp] | None = None
+    # Empty by default, meaning "every tree adds to output 0".
+    tree_output: NDArray[np.intp] = field(
+        default_factory=lambda: np.zeros(0, dtype=np.intp)
+    )
     input_dtype: Any = np.float32
     allow_missing: bool = False
     source: str = ""
@@ -307,7 +314,7 @@ class Forest:
         )
         tree_output = (
             np.zeros(len(self.trees), dtype=np.intp)
-            if self.tree_output is None
+            if self.tree_output is None or np.size(self.tree_output) == 0
             else self.tree_output
         )
         object.__setattr__(self, "tree_output", _readonly(tree_output, np.intp))
@@ -383,7 +390,7 @@ class Forest:
             return int(self.init_raw.shape[0])
         return self.n_classes if self.is_classifier else 1
 
-    @cached_property
+    @derived_property
     def n_categories(self) -> NDArray[np.intp]:
         """Number of categories of each feature, shape (n_features,); 0 if not
         categorical."""
@@ -436,7 +443,7 @@ class Forest:
 
         return encode(self, X)
 
-    @cached_property
+    @derived_property
     def _flat(self) -> dict[str, NDArray[Any]]:
         """All trees concatenated into one node array with global child ids."""
         sizes = np.array([t.n_nodes for t in self.trees], dtype=np.intp)
@@ -553,7 +560,7 @@ class Forest:
             active = active[~flat["is_leaf"][nodes[active]]]
         return nodes.reshape(n_samples, -1)
 
-    @cached_property
+    @derived_property
     def _compiled_trees(self) -> list[Any] | None:
         """scikit-learn trees routing like these (float32 input, no categorical
         split), or None."""
@@ -561,7 +568,7 @@ class Forest:
             return None
         return compiled_trees(self)
 
-    @cached_property
+    @derived_property
     def _routing(self) -> list[tuple[NDArray[Any], ...]]:
         """Per tree, tables indexed by ``2 * node`` (the routing state): children
         at ``2 * node + go_right`` (as ``2 * child``; leaves point to
@@ -763,7 +770,7 @@ def _route_block(
                 keep = ~done
                 rows, state = rows[keep], state[keep]
     leaves[rows] = state
-    return leaves // 2
+    return (leaves // 2).astype(np.intp)
 
 
 def _route_categorical(

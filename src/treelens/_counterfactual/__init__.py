@@ -1,1 +1,2 @@
-"""_counterfactual"""
+"""Counterfactuals: the shared problem, targets, costs, epsilon, constraints,
+feature tweaking and the optimal search (in ``_milp``)."""

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from .._core._cache import derived
 from ._epsilon import land_inside
 
 if TYPE_CHECKING:
@@ -168,7 +169,7 @@ def dense_candidates(
         )
         values[:, group] = group_values
         feasible &= group_ok
-    return values, feasible
+    return values, np.asarray(feasible, dtype=bool)
 
 
 @dataclass(frozen=True, eq=False)
@@ -279,22 +280,25 @@ def leaf_entries(
     feature, lower, upper : ndarray of shape (n_entries,)
         The constrained feature and the box's bounds on it.
     """
-    cached = forest.__dict__.get("_tweak_leaf_entries")
-    if cached is not None:
-        return cached
+    return derived(forest, "tweak_leaf_entries", lambda: _build_leaf_entries(boxes))
+
+
+def _build_leaf_entries(
+    boxes: LeafBoxes,
+) -> tuple[
+    NDArray[np.intp], NDArray[np.intp], NDArray[np.float64], NDArray[np.float64]
+]:
     # Any bound but the default: a lower bound of +inf (a split that only
     # separates missing values) makes the box empty and must be seen.
     constrained = (boxes.lower != -np.inf) | (boxes.upper != np.inf)
     leaf, feature = np.nonzero(constrained)
     ptr = np.concatenate([[0], np.cumsum(np.bincount(leaf, minlength=boxes.n_leaves))])
-    cached = (
+    return (
         ptr.astype(np.intp),
         feature.astype(np.intp),
         boxes.lower[leaf, feature],
         boxes.upper[leaf, feature],
     )
-    forest.__dict__["_tweak_leaf_entries"] = cached
-    return cached
 
 
 def candidate_changes(
@@ -422,5 +426,5 @@ def change_costs(
         out = np.zeros(k)
         np.maximum.at(out, owner, terms)
         return out
-    total = np.bincount(owner, weights=terms, minlength=k)
+    total = np.bincount(owner, weights=terms, minlength=k).astype(np.float64)
     return np.sqrt(total) if cost.norm == "l2" else total

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._core._cache import derived
+
 if TYPE_CHECKING:
     from .._core._forest import Forest
     from ._candidates import Changes
@@ -71,11 +73,7 @@ class Router:
 
     @classmethod
     def of(cls, forest: Forest) -> Router:
-        cached = forest.__dict__.get("_router")
-        if cached is None:
-            cached = cls(forest)
-            forest.__dict__["_router"] = cached
-        return cached
+        return derived(forest, "incremental_router", lambda: cls(forest))
 
     def route(
         self, X: NDArray[np.float64], sample: NDArray[np.intp], tree: NDArray[np.intp]
@@ -335,13 +333,15 @@ class IncrementalPredictor:
         index = np.repeat(start - offsets, counts) + np.arange(total)
         mark = np.zeros((k, self.forest.n_trees), dtype=bool)
         mark[np.repeat(owner, counts), self.path_tree[index]] = True
-        return np.nonzero(mark)
+        rows, trees = np.nonzero(mark)
+        return rows.astype(np.intp), trees.astype(np.intp)
 
     def _hopeless(
         self, bound: NDArray[np.float64], tolerance: NDArray[np.float64]
     ) -> NDArray[np.bool_]:
         below = bound < -tolerance[:, None]
-        return below.all(axis=1) if self.any_mode else below.any(axis=1)
+        out = below.all(axis=1) if self.any_mode else below.any(axis=1)
+        return np.asarray(out, dtype=bool)
 
     def _margins(
         self,
@@ -461,23 +461,27 @@ def _node_values(
     """Cached per forest: values of all nodes (n_nodes_total, n_values); per tree the
     largest and smallest leaf value (n_trees, n_values) and, for averaging
     classifiers, the largest ``value[a] - value[b]`` over leaves (n_trees, C, C)."""
-    cached = forest.__dict__.get("_node_values")
-    if cached is None:
-        from .._core._boxes import leaf_boxes
+    return derived(forest, "node_values", lambda: _build_node_values(forest))
 
-        boxes = leaf_boxes(forest)
-        starts = boxes.tree_offsets[:-1]
-        value = boxes.value
-        pair_max = np.zeros((forest.n_trees, 1, 1))
-        if forest.is_classifier and forest.kind != "boosting":
-            pair_max = np.maximum.reduceat(
-                value[:, :, None] - value[:, None, :], starts, axis=0
-            )
-        cached = (
-            np.concatenate([tree.value for tree in forest.trees]),
-            np.maximum.reduceat(value, starts, axis=0),
-            np.minimum.reduceat(value, starts, axis=0),
-            pair_max,
+
+def _build_node_values(
+    forest: Forest,
+) -> tuple[
+    NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]
+]:
+    from .._core._boxes import leaf_boxes
+
+    boxes = leaf_boxes(forest)
+    starts = boxes.tree_offsets[:-1]
+    value = boxes.value
+    pair_max = np.zeros((forest.n_trees, 1, 1))
+    if forest.is_classifier and forest.kind != "boosting":
+        pair_max = np.maximum.reduceat(
+            value[:, :, None] - value[:, None, :], starts, axis=0
         )
-        forest.__dict__["_node_values"] = cached
-    return cached
+    return (
+        np.concatenate([tree.value for tree in forest.trees]),
+        np.maximum.reduceat(value, starts, axis=0),
+        np.minimum.reduceat(value, starts, axis=0),
+        pair_max,
+    )

@@ -5,21 +5,35 @@ Feature tweaking tries one leaf box at a time; the exact answer is a choice of o
 ensemble route identically through every tree) such that the leaves reached make
 the ensemble predict the target (Cui et al., KDD 2015; Parmentier and Vidal,
 ICML 2021).  treelens writes it as a mixed-integer program (see
-:mod:`treelens._counterfactual._milp._program` and :mod:`treelens._counterfactual._milp._solve`) and solves it with HiGHS,
-which ships inside SciPy.
+:mod:`._milp._program` and :mod:`._milp._solve`) and solves it with HiGHS
+through highspy.
+
+Exactness.  With ``d = x' - x`` and the cell chosen for each feature, every separable
+cost is a sum (or, for ``"linf"``, a maximum) of per-feature terms that
+depend on the cell only, so the objective is linear in the cell binaries
+and exact.  Ties between classes are strict where the model's rule is
+strict: the program asks the winning score to lead by ``1e-6`` times the
+spread of the scores compared (the sum over the trees of each tree's
+range of that score difference: ``2e-4`` of summed probabilities, that is
+``2e-6`` of averaged ones, for a binary forest of 100 trees), so that
+HiGHS's integrality tolerance cannot fake a win.  Answers are exact up to
+that margin; in the rare case the model's own prediction still disagrees,
+the margin is raised and the row solved again.
 """
 
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from .._core._chunks import is_chunk_stream
 from .._core._validation import check_memory_budget
 from .._exceptions import InputError
-from .._importance._streaming import stream_counterfactuals, wants_streaming
+from .._types import ArrayLike, Chunks, CostLike, EpsilonLike, ModelLike, TargetLike
 from ._constraints import Constraints
 from ._milp._program import ForestProgram, forest_program
 from ._milp._search import GridSearch, descend, greedy_ascent, kick
@@ -39,6 +53,7 @@ from ._problem import (
     finish,
     prepare_problem,
 )
+from ._streaming import search_in_chunks
 from ._targets import encode_classes
 
 __all__ = ["optimal_counterfactual"]
@@ -51,17 +66,19 @@ _MARGINS = (STRICT_MARGIN, 1e-5, 1e-4)
 # Share of each row's time limit the local search of the warm start may take
 # (0.1-0.5 s for 100 trees of depth 6, about 1 s for 500 trees).
 _SEARCH_SHARE = 0.1
+# Rows per chunk of a chunked run: solves take about a second per row.
+_OPTIMAL_CHUNK_ROWS = 64
 
 
 def optimal_counterfactual(
-    model: Any,
-    X: Any,
+    model: ModelLike,
+    X: ArrayLike | Chunks,
     *,
-    target: Any,
-    cost: Any = "l1",
-    epsilon: Any = "auto",
+    target: TargetLike,
+    cost: CostLike = "l1",
+    epsilon: EpsilonLike = "auto",
     constraints: Constraints | None = None,
-    reference: Any = None,
+    reference: ArrayLike | None = None,
     time_limit: float = 30.0,
     warm_start: bool = True,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
@@ -112,21 +129,18 @@ def optimal_counterfactual(
         Seconds each row may take: the local search of the warm start (at
         most a tenth of it) and then HiGHS.
     warm_start : bool, default=True
-        Find a counterfactual before the exact search: feature tweaking's
-        answer (:func:`~treelens.feature_tweak`) and a local search over the
-        cells (greedy from the row, then cheaper single and paired moves,
-        :mod:`treelens._counterfactual._milp._search`).  The best one's cost is a cutoff: HiGHS
-        prunes against it from the start (much faster: a tighter cutoff lets it
-        fix most cells and leaves at the root), and it is returned when the
-        time limit stops the search first.  The answer returned is never
-        costlier than feature tweaking's.  ``False`` runs the program alone.
+        Find a counterfactual before the exact search (feature tweaking's answer
+        and a local search over the cells): its cost is a cutoff HiGHS prunes
+        against from the start, and it is returned when the time limit stops
+        the search first, so the answer is never costlier than feature
+        tweaking's.  ``False`` runs the program alone.
     memory_budget : int, default=2**30
         Largest number of bytes the program of the model may need; larger
         models are refused with the program's size.
     progress : bool, default=False
         Show a progress bar over the rows.  ``X`` may also be an iterable of
         chunks (arrays or DataFrames), solved chunk by chunk
-        (:mod:`treelens._importance._streaming`).
+        (:mod:`treelens._counterfactual._streaming`).
 
     Returns
     -------
@@ -138,7 +152,8 @@ def optimal_counterfactual(
         ``"infeasible"`` (proven that no change reaches the target under the
         constraints).  ``gap_`` is 0 for optimal rows, NaN for infeasible ones
         and inf when nothing was found in time.  Every counterfactual is
-        confirmed with the source model's own ``predict``.
+        confirmed with the source model's own ``predict``; costs are exact up to
+        a margin at ties between classes (see the module's notes).
 
     Raises
     ------
@@ -150,20 +165,6 @@ def optimal_counterfactual(
     See Also
     --------
     feature_tweak : The fast heuristic built from single leaves.
-
-    Notes
-    -----
-    With ``d = x' - x`` and the cell chosen for each feature, every separable
-    cost is a sum (or, for ``"linf"``, a maximum) of per-feature terms that
-    depend on the cell only, so the objective is linear in the cell binaries
-    and exact.  Ties between classes are strict where the model's rule is
-    strict: the program asks the winning score to lead by ``1e-6`` times the
-    spread of the scores compared (the sum over the trees of each tree's
-    range of that score difference: ``2e-4`` of summed probabilities, that is
-    ``2e-6`` of averaged ones, for a binary forest of 100 trees), so that
-    HiGHS's integrality tolerance cannot fake a win.  Answers are exact up to
-    that margin; in the rare case the model's own prediction still disagrees,
-    the margin is raised and the row solved again.
 
     Examples
     --------
@@ -177,17 +178,29 @@ def optimal_counterfactual(
     >>> result.status_.tolist(), model.predict(result.X_cf_).tolist()
     (['optimal', 'optimal'], [2, 2])
     """
-    if wants_streaming(X, progress):
-        return stream_counterfactuals(optimal_counterfactual, **locals())
-    if (
-        isinstance(time_limit, bool)
-        or not isinstance(time_limit, (int, float, np.integer, np.floating))
-        or not np.isfinite(time_limit)
-        or time_limit <= 0
-    ):
-        raise InputError(
-            f"`time_limit` must be a positive number of seconds; got {time_limit!r}."
+    if progress or is_chunk_stream(X):
+        # Exact solves take about a second per row: small chunks keep the
+        # progress bar moving.
+        search = partial(
+            optimal_counterfactual,
+            model,
+            target=target,
+            cost=cost,
+            epsilon=epsilon,
+            constraints=constraints,
+            reference=reference,
+            time_limit=time_limit,
+            warm_start=warm_start,
+            memory_budget=memory_budget,
         )
+        return search_in_chunks(
+            search,
+            X,
+            chunk_rows=_OPTIMAL_CHUNK_ROWS,
+            progress=progress,
+            description="optimal counterfactuals",
+        )
+    _check_time_limit(time_limit)
     check_memory_budget(memory_budget)
     problem = prepare_problem(
         model,
@@ -198,6 +211,18 @@ def optimal_counterfactual(
         constraints=constraints,
         reference=reference,
     )
+    program = _program_of(problem, float(memory_budget))
+    todo = np.flatnonzero(~problem.at_target)
+    tweak = (
+        _tweak_start(problem, todo, target, cost, constraints, int(memory_budget))
+        if warm_start and todo.size
+        else None
+    )
+    return _solve_rows(problem, program, todo, tweak, float(time_limit), warm_start)
+
+
+def _program_of(problem: Problem, memory_budget: float) -> ForestProgram:
+    """The model's program, for a problem whose cost must be separable."""
     if not problem.cost.separable:
         raise InputError(
             "optimal_counterfactual needs a separable cost (a weighted l1, l2, l0 or "
@@ -207,25 +232,44 @@ def optimal_counterfactual(
         )
     resolved = problem.constraints
     one_hot_features = tuple(int(j) for group in resolved.one_hot for j in group)
-    program = forest_program(
-        problem.forest, extra_cuts=one_hot_features, memory_budget=float(memory_budget)
+    return forest_program(
+        problem.forest, extra_cuts=one_hot_features, memory_budget=memory_budget
     )
-    tweak = None
-    todo = np.flatnonzero(~problem.at_target)
-    if warm_start and todo.size:
-        from ._tweak import feature_tweak
 
-        tweak = feature_tweak(
-            problem.forest,
-            problem.X[todo],
-            target=target,
-            cost=cost,
-            epsilon=problem.epsilon,
-            constraints=constraints,
-            reference=problem.reference,
-            memory_budget=int(memory_budget),
+
+def _check_time_limit(time_limit: object) -> None:
+    if (
+        isinstance(time_limit, bool)
+        or not isinstance(time_limit, (int, float, np.integer, np.floating))
+        or not np.isfinite(time_limit)
+        or time_limit <= 0
+    ):
+        raise InputError(
+            f"`time_limit` must be a positive number of seconds; got {time_limit!r}."
         )
-    return _solve_rows(problem, program, todo, tweak, float(time_limit), warm_start)
+
+
+def _tweak_start(
+    problem: Problem,
+    todo: NDArray[np.intp],
+    target: Any,
+    cost: Any,
+    constraints: Constraints | None,
+    memory_budget: int,
+) -> CounterfactualResult:
+    """Feature tweaking's answers for the rows ``todo``: a first cutoff."""
+    from ._tweak import feature_tweak
+
+    return feature_tweak(
+        problem.forest,
+        problem.X[todo],
+        target=target,
+        cost=cost,
+        epsilon=problem.epsilon,
+        constraints=constraints,
+        reference=problem.reference,
+        memory_budget=memory_budget,
+    )
 
 
 def _solve_rows(

@@ -15,15 +15,15 @@ Used by :func:`~treelens.feature_tweak` and :func:`~treelens.optimal_counterfact
 from __future__ import annotations
 
 import warnings
-import weakref
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from .._adapters import to_forest
 from .._core._forest import Forest
-from .._exceptions import InputError, TreelensError
+from .._exceptions import CounterfactualCheckWarning, InputError
 from ._constraints import Constraints, ResolvedConstraints
 from ._costs import Cost, resolve_cost
 from ._epsilon import resolve_epsilon
@@ -35,12 +35,10 @@ __all__ = [
     "REASON_NOT_REACHABLE",
     "REASON_NO_FLIP",
     "REASON_TIME_LIMIT",
-    "CounterfactualCheckWarning",
     "CounterfactualResult",
     "Problem",
     "as_float64",
     "finish",
-    "forest_of",
     "prepare_problem",
     "source_predict",
 ]
@@ -57,13 +55,6 @@ REASON_TIME_LIMIT = "time limit reached before any counterfactual was found"
 REASON_CHECK_FAILED = (
     "rejected by the source model's predict or the constraints (a bug)"
 )
-
-
-class CounterfactualCheckWarning(TreelensError, RuntimeWarning):
-    """A computed counterfactual failed the source model's own check.
-
-    This is a bug in treelens; the row is returned as not found.
-    """
 
 
 @dataclass(frozen=True, eq=False)
@@ -223,56 +214,6 @@ def as_float64(forest: Forest, X: Any) -> NDArray[np.float64]:
     return np.atleast_2d(np.asarray(X, dtype=np.float64))
 
 
-# Forests of the models seen recently, so that repeated calls on one model do not
-# rebuild the Forest and its cached boxes and routing tables.  An entry is reused
-# only while every fitted attribute (name ending in "_") is the same object with
-# the same length; refitting rebinds them (warm starts change their length).
-_FORESTS: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], Forest]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _fitted_signature(model: Any) -> tuple[Any, ...] | None:
-    try:
-        attributes = vars(model)
-    except TypeError:
-        return None
-    return tuple(
-        (name, value, len(value) if hasattr(value, "__len__") else None)
-        for name, value in sorted(attributes.items())
-        if name.endswith("_") and not name.startswith("_")
-    )
-
-
-def forest_of(model: Any) -> Forest:
-    """``to_forest(model)``, reusing the Forest built last time for an unchanged model."""
-    from .._adapters import to_forest
-
-    if isinstance(model, Forest):
-        return model
-    signature = _fitted_signature(model)
-    if signature:
-        try:
-            cached = _FORESTS.get(model)
-        except TypeError:  # unhashable or not weakly referable
-            return to_forest(model)
-        if cached is not None and _same(cached[0], signature):
-            return cached[1]
-    forest = to_forest(model)
-    if signature:
-        try:
-            _FORESTS[model] = (signature, forest)
-        except TypeError:
-            pass
-    return forest
-
-
-def _same(old: tuple[Any, ...], new: tuple[Any, ...]) -> bool:
-    return len(old) == len(new) and all(
-        a[0] == b[0] and a[1] is b[1] and a[2] == b[2] for a, b in zip(old, new)
-    )
-
-
 def prepare_problem(
     model: Any,
     X: Any,
@@ -291,7 +232,7 @@ def prepare_problem(
         On any bad argument (see :func:`~treelens.feature_tweak`), including NaN
         in ``X``: counterfactuals are defined for complete rows only.
     """
-    forest = forest_of(model)
+    forest = to_forest(model)
     source = None if isinstance(model, Forest) else model
     rows = as_float64(forest, X)
     if np.isnan(rows).any():
@@ -341,7 +282,7 @@ def source_predict(problem: Problem, X: NDArray[np.float64]) -> NDArray[Any]:
     if names is not None:
         import pandas as pd
 
-        X = pd.DataFrame(X, columns=list(names))
+        return np.asarray(problem.source.predict(pd.DataFrame(X, columns=list(names))))
     return np.asarray(problem.source.predict(X))
 
 

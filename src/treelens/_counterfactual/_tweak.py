@@ -23,14 +23,12 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from .._adapters import to_forest
 from .._core._boxes import LeafBoxes, leaf_boxes
+from .._core._chunks import DEFAULT_CHUNK_ROWS, is_chunk_stream
 from .._core._validation import check_memory_budget
 from .._exceptions import InputError
-from .._importance._streaming import (
-    check_candidate_budget,
-    stream_counterfactuals,
-    wants_streaming,
-)
+from .._types import ArrayLike, Chunks, CostLike, EpsilonLike, ModelLike, TargetLike
 from ._candidates import Changes, candidate_changes, change_costs
 from ._constraints import Constraints
 from ._incremental import IncrementalPredictor
@@ -42,6 +40,7 @@ from ._problem import (
     finish,
     prepare_problem,
 )
+from ._streaming import check_candidate_budget, search_in_chunks
 from ._targets import target_leaf_mask, voting_trees
 
 __all__ = ["feature_tweak"]
@@ -56,15 +55,15 @@ _MAX_CHECK = 8192
 
 
 def feature_tweak(
-    model: Any,
-    X: Any,
+    model: ModelLike,
+    X: ArrayLike | Chunks,
     *,
-    target: Any,
-    cost: Any = "l2",
-    epsilon: Any = "auto",
+    target: TargetLike,
+    cost: CostLike = "l2",
+    epsilon: EpsilonLike = "auto",
     mode: Mode = "minimal",
     constraints: Constraints | None = None,
-    reference: Any = None,
+    reference: ArrayLike | None = None,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     progress: bool = False,
 ) -> CounterfactualResult:
@@ -124,7 +123,7 @@ def feature_tweak(
     progress : bool, default=False
         Show a progress bar over the rows.  ``X`` may also be an iterable of
         chunks (arrays or DataFrames), processed one by one
-        (:mod:`treelens._importance._streaming`).
+        (:mod:`treelens._counterfactual._streaming`).
 
     Returns
     -------
@@ -155,12 +154,29 @@ def feature_tweak(
     >>> result.found_.tolist(), model.predict(result.X_cf_).tolist()
     ([True, True, True], [2, 2, 2])
     """
-    if wants_streaming(X, progress):
-        return stream_counterfactuals(feature_tweak, **locals())
+    if progress or is_chunk_stream(X):
+        check_candidate_budget(to_forest(model), target, memory_budget)
+        return search_in_chunks(
+            lambda chunk: feature_tweak(
+                model,
+                chunk,
+                target=target,
+                cost=cost,
+                epsilon=epsilon,
+                mode=mode,
+                constraints=constraints,
+                reference=reference,
+                memory_budget=memory_budget,
+            ),
+            X,
+            chunk_rows=DEFAULT_CHUNK_ROWS,
+            progress=progress,
+            description="feature tweaking",
+        )
     if mode not in ("minimal", "paper"):
         raise InputError(f"`mode` must be 'minimal' or 'paper'; got {mode!r}.")
     check_memory_budget(memory_budget)
-    check_candidate_budget(model, target, memory_budget)
+    check_candidate_budget(to_forest(model), target, memory_budget)
     problem = prepare_problem(
         model,
         X,

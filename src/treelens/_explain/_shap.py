@@ -28,6 +28,7 @@ from .._core._chunks import (
 from .._core._forest import Forest
 from .._core._validation import check_X, column_names
 from .._exceptions import BackgroundError, InputError, OutputTooLargeError
+from .._types import ArrayLike, Chunks, ModelLike
 from ._shap_kernels import (
     background_groups,
     background_patterns,
@@ -506,11 +507,11 @@ def _compute(
 
 
 def shap_values(
-    model: Any,
-    X: Any,
+    model: ModelLike,
+    X: ArrayLike | Chunks,
     *,
     method: Method = "path",
-    background: Any = None,
+    background: ArrayLike | None = None,
     memory_budget: float | None = DEFAULT_MEMORY_BUDGET,
     progress: bool = False,
 ) -> ShapResult:
@@ -592,8 +593,8 @@ def shap_values(
 
 
 def shap_interaction_values(
-    model: Any,
-    X: Any,
+    model: ModelLike,
+    X: ArrayLike | Chunks,
     *,
     memory_budget: float | None = DEFAULT_MEMORY_BUDGET,
     progress: bool = False,

@@ -1,1 +1,2 @@
-"""_importance"""
+"""Importance: MDI, node statistics and sums (one engine), the replay rules,
+losses, gain, permutation and debiased importance."""

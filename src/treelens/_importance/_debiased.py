@@ -64,17 +64,11 @@ from .._core._compiled_routing import map_compiled
 from .._core._forest import _PER_TREE_MIN_ROWS, Forest, Tree
 from .._core._validation import check_sample_weight, check_X, check_y
 from .._exceptions import InputError, UnsupportedModelError
+from .._types import ArrayLike, ModelLike
 from ._intervals import DEFAULT_N_BOOTSTRAP, bootstrap_interval, check_interval_options
-from ._losses import negative_gradient
-from ._node_statistics import (
-    _check_replayable,
-    _class_weights,
-    _levels,
-    _sum_up,
-    node_statistics,
-    tree_statistics,
-)
+from ._node_statistics import _levels, _sum_up, node_statistics, tree_statistics
 from ._oob import bootstrap_counts
+from ._replay import check_replayable, row_class_weights, stage_residuals
 from ._result import ImportanceResult
 
 __all__ = ["DebiasedMDIImportance", "debiased_mdi_importance"]
@@ -146,15 +140,15 @@ class _TreePart:
 
 
 def debiased_mdi_importance(
-    model: Any,
-    X: Any,
-    y: Any,
+    model: ModelLike,
+    X: ArrayLike,
+    y: ArrayLike,
     *,
     oob: bool = False,
     definition: Definition = "mdi_oob",
-    sample_weight: Any = None,
-    in_bag: Any = None,
-    train: tuple[Any, Any] | None = None,
+    sample_weight: ArrayLike | None = None,
+    in_bag: ArrayLike | None = None,
+    train: tuple[ArrayLike, ArrayLike] | None = None,
     n_bootstrap: int = DEFAULT_N_BOOTSTRAP,
     confidence: float = 0.95,
     random_state: int | None = 0,
@@ -242,7 +236,7 @@ def debiased_mdi_importance(
         forest, target, definition, fitted_from_train=train is not None or in_bag_means
     )
     if forest.is_classifier and forest.kind != "boosting":
-        weights = weights * _class_weights(forest, target, weights)
+        weights = weights * row_class_weights(forest, target, weights)
     out_of_bag = _out_of_bag(model, forest, n_samples, oob=oob, in_bag=in_bag)
     classification = forest.is_classifier and forest.kind != "boosting"
     n_classes = forest.n_classes if classification else 0
@@ -315,7 +309,7 @@ def _route(
     """``part(j, leaves, targets)`` of every tree, routing as node_statistics does."""
     if forest.kind == "boosting":
         leaves = forest._apply(X)
-        residuals = _stage_targets(forest, leaves, target, weights)
+        residuals = stage_residuals(forest, leaves, target, weights)
         return [part(j, leaves[:, j], residuals[:, j]) for j in range(forest.n_trees)]
     if forest._compiled_trees is not None and X.shape[0] >= _PER_TREE_MIN_ROWS:
         # Each tree scored as soon as it is routed, while other threads route.
@@ -329,7 +323,7 @@ def _route(
 def _check_model(
     forest: Forest, target: NDArray[Any], definition: str, *, fitted_from_train: bool
 ) -> None:
-    _check_replayable(forest, target)
+    check_replayable(forest, target)
     if (
         forest.kind == "boosting"
         and forest.loss != "squared_error"
@@ -390,30 +384,6 @@ def _out_of_bag(
             f"{n_samples}); got {counts.shape}."
         )
     return counts
-
-
-def _stage_targets(
-    forest: Forest,
-    leaves: NDArray[np.intp],
-    target: NDArray[Any],
-    weights: NDArray[np.float64],
-) -> NDArray[np.float64]:
-    """Pseudo-residual each stage tree was fitted to, replayed on these rows."""
-    n_outputs = forest.n_outputs
-    y = target.astype(np.float64)
-    raw = np.tile(forest.init_raw, (leaves.shape[0], 1))
-    out = np.empty((leaves.shape[0], forest.n_trees))
-    for start in range(0, forest.n_trees, n_outputs):
-        stage = range(start, min(start + n_outputs, forest.n_trees))
-        residual = negative_gradient(
-            forest.loss, y, raw, weights, alpha=forest.loss_alpha
-        )
-        for j in stage:
-            out[:, j] = residual[:, int(forest.tree_output[j])]
-        for j in stage:
-            k = int(forest.tree_output[j])
-            raw[:, k] += forest.learning_rate * forest.trees[j].value[leaves[:, j], 0]
-    return out
 
 
 def _tree_part(

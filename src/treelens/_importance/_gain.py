@@ -24,10 +24,12 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from .._adapters import _class_key, to_forest
+from .._adapters import to_forest
 from .._adapters._dump import SplitStatistics
+from .._adapters._registry import class_key
 from .._core._forest import Forest
 from .._exceptions import InputError, UnsupportedModelError
+from .._types import ModelLike
 from ._result import ImportanceResult
 
 __all__ = ["gain_importance"]
@@ -81,7 +83,7 @@ def _statistics(model: Any) -> tuple[str, list[SplitStatistics]]:
             "XGBoost, LightGBM or HistGradientBoosting model, got a Forest."
         )
     for cls in type(model).__mro__:
-        source = _SOURCES.get(_class_key(cls))
+        source = _SOURCES.get(class_key(cls))
         if source is not None:
             return source(model)
     raise UnsupportedModelError(
@@ -93,7 +95,7 @@ def _statistics(model: Any) -> tuple[str, list[SplitStatistics]]:
 
 
 def gain_importance(
-    model: Any,
+    model: ModelLike,
     *,
     importance_type: ImportanceType = "gain",
     normalize: bool = False,

@@ -11,15 +11,17 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from .._adapters import to_forest
-from .._core._chunks import DEFAULT_MEMORY_BUDGET
+from .._core._chunks import DEFAULT_MEMORY_BUDGET, is_chunk_stream
 from .._core._forest import Forest
 from .._exceptions import InputError, UnsupportedModelError
+from .._types import ArrayLike, Chunks, ModelLike
 from ._intervals import DEFAULT_N_BOOTSTRAP, bootstrap_interval, check_interval_options
 from ._node_statistics import node_statistics
+from ._node_sums import NodeSums, statistics_from_sums
 from ._result import ImportanceResult
-from ._streaming import stream_mdi_importance, wants_node_streaming
+from ._streaming import replay_in_chunks
 
-__all__ = ["MDIImportance", "mdi_importance"]
+__all__ = ["MDIImportance", "mdi_from_sums", "mdi_importance"]
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
@@ -56,13 +58,13 @@ class MDIImportance(ImportanceResult):
 
 
 def mdi_importance(
-    model: Any,
-    X: Any = None,
-    y: Any = None,
+    model: ModelLike,
+    X: ArrayLike | Chunks | None = None,
+    y: ArrayLike | None = None,
     *,
-    sample_weight: Any = None,
+    sample_weight: ArrayLike | None = None,
     progress: bool = False,
-    memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    memory_budget: float = DEFAULT_MEMORY_BUDGET,
     n_bootstrap: int = DEFAULT_N_BOOTSTRAP,
     confidence: float = 0.95,
 ) -> MDIImportance:
@@ -117,48 +119,77 @@ def mdi_importance(
     True
     """
     check_interval_options(n_bootstrap, confidence)
-    if X is not None and wants_node_streaming(model, X, progress, memory_budget):
-        return stream_mdi_importance(
-            model,
+    interval: dict[str, Any] = {"n_bootstrap": n_bootstrap, "confidence": confidence}
+    forest = to_forest(model)
+    if X is not None:
+        if y is None and not is_chunk_stream(X):
+            raise InputError(
+                "Held-out MDI needs both X and y; expected both or neither, got X only."
+            )
+        return replay_in_chunks(
+            forest,
             X,
             y,
             sample_weight,
             progress=progress,
             memory_budget=memory_budget,
+            one_pass=lambda X, y, w: _held_out(forest, X, y, w, **interval),
+            from_sums=lambda sums: mdi_from_sums(forest, sums, **interval),
         )
-    forest = to_forest(model)
-    if (X is None) != (y is None):
+    if y is not None:
         raise InputError(
-            "Held-out MDI needs both X and y; expected both or neither, got "
-            f"{'X' if y is None else 'y'} only."
+            "Held-out MDI needs both X and y; expected both or neither, got y only."
         )
-    if X is None:
-        if sample_weight is not None:
-            raise InputError(
-                "sample_weight weighs the rows of X; expected it only with X and y, "
-                "got it without them."
-            )
-        weighted = [t.weighted_n_node_samples for t in forest.trees]
-        impurity = [t.impurity for t in forest.trees]
-        counts = [t.n_node_samples for t in forest.trees]
-        method = "MDI (train)"
-        if any(np.isnan(i).any() for i in impurity):
-            raise UnsupportedModelError(
-                f"MDI needs node impurities, but {forest.source or 'this forest'} "
-                "stores none; expected a model whose trees record impurities."
-            )
-    else:
-        stats = node_statistics(forest, X, y, sample_weight=sample_weight)
-        weighted = list(stats.weighted_n_node_samples_)
-        impurity = list(stats.impurity_)
-        counts = list(stats.n_node_samples_)
-        method = "MDI (held-out)"
+    if sample_weight is not None:
+        raise InputError(
+            "sample_weight weighs the rows of X; expected it only with X and y, "
+            "got it without them."
+        )
+    impurity = [t.impurity for t in forest.trees]
+    if any(np.isnan(i).any() for i in impurity):
+        raise UnsupportedModelError(
+            f"MDI needs node impurities, but {forest.source or 'this forest'} "
+            "stores none; expected a model whose trees record impurities."
+        )
+    return mdi_from_statistics(
+        forest,
+        [t.weighted_n_node_samples for t in forest.trees],
+        impurity,
+        [t.n_node_samples for t in forest.trees],
+        method="MDI (train)",
+        **interval,
+    )
+
+
+def _held_out(
+    forest: Forest, X: Any, y: Any, sample_weight: Any, **interval: Any
+) -> MDIImportance:
+    stats = node_statistics(forest, X, y, sample_weight=sample_weight)
+    return mdi_from_statistics(
+        forest,
+        list(stats.weighted_n_node_samples_),
+        list(stats.impurity_),
+        list(stats.n_node_samples_),
+        method="MDI (held-out)",
+        **interval,
+    )
+
+
+def mdi_from_sums(
+    forest: Forest,
+    sums: NodeSums,
+    *,
+    n_bootstrap: int = DEFAULT_N_BOOTSTRAP,
+    confidence: float = 0.95,
+) -> MDIImportance:
+    """Held-out MDI (as :func:`mdi_importance` with X and y) from summed node sums."""
+    counts, weighted, _, impurity = statistics_from_sums(forest, sums)
     return mdi_from_statistics(
         forest,
         weighted,
         impurity,
         counts,
-        method=method,
+        method="MDI (held-out)",
         n_bootstrap=n_bootstrap,
         confidence=confidence,
     )
@@ -179,7 +210,8 @@ def _tree_decreases(
     # bincount adds in node order, as scikit-learn's loop does.
     raw = np.bincount(tree.feature[inner], decrease, forest.n_features)
     root = weighted[0] if tree.n_nodes else 0.0
-    return inner, decrease, raw / root if root > 0 else raw * 0.0
+    share = raw / root if root > 0 else np.zeros(forest.n_features)
+    return inner.astype(np.intp), decrease, share.astype(np.float64)
 
 
 def mdi_from_statistics(

@@ -14,14 +14,13 @@ from .._core._chunks import DEFAULT_MEMORY_BUDGET
 from .._core._compiled_routing import map_compiled
 from .._core._forest import _PER_TREE_MIN_ROWS, Forest, Tree
 from .._core._validation import check_sample_weight, check_X, check_y
-from .._exceptions import InputError, UnsupportedModelError
-from ._losses import BOOSTING_LOSSES, negative_gradient
-from ._streaming import stream_node_statistics, wants_node_streaming
+from .._exceptions import InputError
+from .._types import ArrayLike, Chunks, ModelLike
+from ._node_sums import NodeSums, statistics_from_sums
+from ._replay import check_replayable, row_class_weights, stage_residuals
+from ._streaming import replay_in_chunks
 
-__all__ = ["NodeStatistics", "node_statistics"]
-
-CLASSIFICATION_CRITERIA = ("gini", "entropy", "log_loss")
-REGRESSION_CRITERIA = ("squared_error", "friedman_mse", "absolute_error", "poisson")
+__all__ = ["NodeStatistics", "node_statistics", "statistics_from_node_sums"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,13 +94,13 @@ class NodeStatistics:
 
 
 def node_statistics(
-    model: Any,
-    X: Any,
-    y: Any,
+    model: ModelLike,
+    X: ArrayLike | Chunks,
+    y: ArrayLike | None = None,
     *,
-    sample_weight: Any = None,
+    sample_weight: ArrayLike | None = None,
     progress: bool = False,
-    memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    memory_budget: float = DEFAULT_MEMORY_BUDGET,
 ) -> NodeStatistics:
     r"""Route data through every tree and recompute each node's statistics.
 
@@ -113,7 +112,7 @@ def node_statistics(
     Parameters
     ----------
     model : fitted estimator or Forest
-    X : array-like of shape (n_samples, n_features)
+    X : array-like of shape (n_samples, n_features), or iterable of chunks
     y : array-like of shape (n_samples,)
         Class labels (classifiers, which must be among the model's classes) or
         targets (regressors).
@@ -170,30 +169,43 @@ def node_statistics(
     >>> stats.n_node_samples_[0].tolist() == model.tree_.n_node_samples.tolist()
     True
     """
-    if wants_node_streaming(model, X, progress, memory_budget):
-        return stream_node_statistics(
-            model,
-            X,
-            y,
-            sample_weight,
-            progress=progress,
-            memory_budget=memory_budget,
-        )
     forest = to_forest(model)
+    return replay_in_chunks(
+        forest,
+        X,
+        y,
+        sample_weight,
+        progress=progress,
+        memory_budget=memory_budget,
+        one_pass=lambda X, y, w: _one_pass(forest, X, y, w),
+        from_sums=lambda sums: statistics_from_node_sums(forest, sums),
+    )
+
+
+def statistics_from_node_sums(forest: Forest, sums: NodeSums) -> NodeStatistics:
+    """The :class:`NodeStatistics` of node sums summed over chunks of rows."""
+    counts, weighted, value, impurity = statistics_from_sums(forest, sums)
+    return NodeStatistics(
+        forest, tuple(counts), tuple(weighted), tuple(value), tuple(impurity)
+    )
+
+
+def _one_pass(forest: Forest, X: Any, y: Any, sample_weight: Any) -> NodeStatistics:
+    """Node statistics of rows that fit in memory at once (exact for every criterion)."""
     X = check_X(forest, X)
     n_samples = X.shape[0]
     if n_samples == 0:
         raise InputError("X must hold at least one row; got 0 rows.")
     target = check_y(forest, y, n_samples)
     weights = check_sample_weight(sample_weight, n_samples)
-    _check_replayable(forest, target)
+    check_replayable(forest, target)
     if forest.is_classifier and forest.kind != "boosting":
-        weights = weights * _class_weights(forest, target, weights)
+        weights = weights * row_class_weights(forest, target, weights)
     if forest.kind == "boosting":
         return _boosting_statistics(forest, forest._apply(X), target, weights)
     n_classes = forest.n_classes if forest.is_classifier else 0
 
-    def statistics(j: int, leaves: NDArray[np.intp]) -> tuple[NDArray[Any], ...]:
+    def statistics(j: int, leaves: NDArray[np.intp]) -> _TreeStatistics:
         return tree_statistics(
             forest.trees[j], leaves, target, weights, forest.criterion, n_classes
         )
@@ -206,54 +218,7 @@ def node_statistics(
     else:
         leaves = forest._apply(X)
         parts = [statistics(j, leaves[:, j]) for j in range(forest.n_trees)]
-    return NodeStatistics(forest, *(tuple(p[i] for p in parts) for i in range(4)))
-
-
-def _check_replayable(forest: Forest, target: NDArray[Any]) -> None:
-    if forest.kind == "boosting":
-        if forest.loss not in BOOSTING_LOSSES:
-            raise UnsupportedModelError(
-                f"Cannot replay the stages of {forest.source or 'this model'}: its "
-                f"loss {forest.loss!r} is not one of {list(BOOSTING_LOSSES)}."
-            )
-        return
-    known = CLASSIFICATION_CRITERIA if forest.is_classifier else REGRESSION_CRITERIA
-    if forest.criterion not in known:
-        raise UnsupportedModelError(
-            f"Cannot recompute impurities under criterion {forest.criterion!r}; "
-            f"expected one of {list(known)}."
-        )
-    if forest.criterion == "poisson" and np.any(target < 0):
-        raise InputError(
-            "y must be non-negative for a model with the poisson criterion; got "
-            f"{float(target.min())}."
-        )
-
-
-def _class_weights(
-    forest: Forest, target: NDArray[np.intp], sample_weight: NDArray[np.float64]
-) -> NDArray[np.float64]:
-    class_weight = forest.class_weight
-    if class_weight is None:
-        return np.ones(target.shape[0])
-    if isinstance(class_weight, str):
-        # "balanced": total / (n_classes_present * class total).  scikit-learn's
-        # forests total the sample weights of each class; its single trees count
-        # rows.  "balanced_subsample" equals "balanced" on the whole sample.
-        totals = np.bincount(
-            target,
-            sample_weight if forest.kind == "forest" else None,
-            minlength=forest.n_classes,
-        ).astype(np.float64)
-        present = np.bincount(target, minlength=forest.n_classes) > 0
-        per_class = np.ones(forest.n_classes)
-        per_class[present] = totals[present].sum() / (
-            np.count_nonzero(present) * totals[present]
-        )
-        return per_class[target]
-    assert forest.classes_ is not None
-    per_class = np.array([class_weight.get(c, 1.0) for c in forest.classes_.tolist()])
-    return per_class[target]
+    return _statistics_of(forest, parts)
 
 
 def _levels(tree: Tree) -> list[NDArray[np.intp]]:
@@ -418,26 +383,35 @@ def _boosting_statistics(
     target: NDArray[Any],
     weights: NDArray[np.float64],
 ) -> NodeStatistics:
-    n_outputs = forest.n_outputs
-    y = target.astype(np.float64)
-    raw = np.tile(forest.init_raw, (leaves.shape[0], 1))
-    parts: list[Any] = []
-    for start in range(0, forest.n_trees, n_outputs):
-        residual = negative_gradient(
-            forest.loss, y, raw, weights, alpha=forest.loss_alpha
-        )
-        for j in range(start, min(start + n_outputs, forest.n_trees)):
-            k = int(forest.tree_output[j])
-            parts.append(
-                tree_statistics(
-                    forest.trees[j],
-                    leaves[:, j],
-                    residual[:, k],
-                    weights,
-                    "squared_error",
-                )
-            )
-        for j in range(start, min(start + n_outputs, forest.n_trees)):
-            k = int(forest.tree_output[j])
-            raw[:, k] += forest.learning_rate * forest.trees[j].value[leaves[:, j], 0]
-    return NodeStatistics(forest, *(tuple(p[i] for p in parts) for i in range(4)))
+    residuals = stage_residuals(forest, leaves, target, weights)
+    parts = [
+        tree_statistics(tree, leaves[:, j], residuals[:, j], weights, "squared_error")
+        for j, tree in enumerate(forest.trees)
+    ]
+    return _statistics_of(forest, parts)
+
+
+_TreeStatistics = tuple[
+    NDArray[np.intp], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]
+]
+
+
+def _statistics_of(
+    forest: Forest,
+    parts: list[
+        tuple[
+            NDArray[np.intp],
+            NDArray[np.float64],
+            NDArray[np.float64],
+            NDArray[np.float64],
+        ]
+    ],
+) -> NodeStatistics:
+    """One NodeStatistics from each tree's (counts, weights, values, impurities)."""
+    return NodeStatistics(
+        forest,
+        tuple(p[0] for p in parts),
+        tuple(p[1] for p in parts),
+        tuple(p[2] for p in parts),
+        tuple(p[3] for p in parts),
+    )

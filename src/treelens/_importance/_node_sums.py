@@ -33,12 +33,11 @@ from numpy.typing import NDArray
 
 from .._core._forest import Forest
 from .._exceptions import InputError, UnsupportedModelError
+from ._replay import MERGEABLE_CRITERIA, class_factors
 
 __all__ = [
-    "MERGEABLE_CRITERIA",
     "NodeSums",
     "check_mergeable",
-    "class_factors",
     "forest_layout",
     "is_mergeable",
     "n_sums",
@@ -47,13 +46,6 @@ __all__ = [
     "statistics_from_sums",
     "sum_node_sums",
 ]
-
-#: Criteria whose node impurity is a function of additive sums.
-MERGEABLE_CRITERIA = frozenset(
-    {"gini", "entropy", "log_loss", "squared_error", "friedman_mse", "poisson"}
-)
-
-_CLASSIFICATION_CRITERIA = frozenset({"gini", "entropy", "log_loss"})
 
 
 @dataclass(frozen=True, eq=False)
@@ -274,38 +266,6 @@ def check_mergeable(forest: Forest) -> None:
             f"sum); expected one of {sorted(MERGEABLE_CRITERIA)}, or the data in one "
             "chunk."
         )
-
-
-def class_factors(
-    forest: Forest, class_weights: NDArray[np.float64], class_rows: NDArray[np.float64]
-) -> NDArray[np.float64]:
-    """Class weight of each class from the class totals of the whole data.
-
-    Parameters
-    ----------
-    forest : Forest
-    class_weights : ndarray of shape (n_classes,)
-        Sum of ``sample_weight`` over the rows of each class.
-    class_rows : ndarray of shape (n_classes,)
-        Rows of each class.
-    """
-    n_classes = forest.n_classes
-    class_weight = forest.class_weight
-    if class_weight is None:
-        return np.ones(n_classes)
-    if isinstance(class_weight, str):
-        # "balanced": total / (n_classes_present * class total), as
-        # treelens.node_statistics: scikit-learn's forests total the sample
-        # weights of each class, its single trees count rows.
-        totals = class_weights if forest.kind == "forest" else class_rows
-        present = class_rows > 0
-        factors = np.ones(n_classes)
-        factors[present] = totals[present].sum() / (
-            np.count_nonzero(present) * totals[present]
-        )
-        return factors
-    assert forest.classes_ is not None
-    return np.array([float(class_weight.get(c, 1.0)) for c in forest.classes_.tolist()])
 
 
 def statistics_from_sums(

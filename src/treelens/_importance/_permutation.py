@@ -13,6 +13,7 @@ from .._adapters import to_forest
 from .._core._forest import Forest
 from .._core._validation import check_sample_weight, check_X, check_y, column_names
 from .._exceptions import InputError
+from .._types import ArrayLike, ModelLike, RandomStateLike, ScoringLike
 from ._groups import resolve_groups
 from ._intervals import DEFAULT_N_BOOTSTRAP, bootstrap_interval, check_interval_options
 from ._result import ImportanceResult
@@ -25,15 +26,15 @@ __all__ = [
 
 
 def permutation_importance(
-    model: Any,
-    X: Any,
-    y: Any,
+    model: ModelLike,
+    X: ArrayLike,
+    y: ArrayLike,
     *,
     n_repeats: int = 5,
-    random_state: Any = None,
-    scoring: Any = None,
+    random_state: RandomStateLike = None,
+    scoring: ScoringLike = None,
     n_jobs: int | None = None,
-    sample_weight: Any = None,
+    sample_weight: ArrayLike | None = None,
     n_bootstrap: int = DEFAULT_N_BOOTSTRAP,
     confidence: float = 0.95,
 ) -> ImportanceResult:
@@ -172,18 +173,18 @@ class GroupedPermutationImportance(ImportanceResult):
 
 
 def grouped_permutation_importance(
-    model: Any,
-    X: Any,
-    y: Any,
+    model: ModelLike,
+    X: ArrayLike,
+    y: ArrayLike,
     *,
     groups: Mapping[str, Sequence[Any]] | Sequence[Sequence[Any]] | None = None,
     one_hot: bool = True,
     correlation_threshold: float | None = None,
-    scoring: Any = None,
+    scoring: ScoringLike = None,
     n_repeats: int = 5,
-    random_state: Any = None,
+    random_state: RandomStateLike = None,
     n_jobs: int | None = None,
-    sample_weight: Any = None,
+    sample_weight: ArrayLike | None = None,
     n_bootstrap: int = DEFAULT_N_BOOTSTRAP,
     confidence: float = 0.95,
 ) -> GroupedPermutationImportance:

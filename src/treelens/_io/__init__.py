@@ -1,1 +1,1 @@
-"""_io"""
+"""Files and clusters: models and data files, Parquet datasets, Dask clusters."""

@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from .._core._forest import Forest
+from .._counterfactual._frame import counterfactual_columns, counterfactual_table
 from .._exceptions import InputError
 
 __all__ = [
@@ -204,41 +206,17 @@ def _part_columns(part: Path) -> list[str]:
 
 
 # --------------------------------------------------------------- per part
-def _counterfactual_schema(forest: Any, optimal: bool) -> Any:
+def _counterfactual_schema(forest: Forest, optimal: bool) -> Any:
     import pyarrow as pa
 
-    fields = [
-        ("row", pa.int64()),
-        ("found", pa.bool_()),
-        ("cost", pa.float64()),
-        ("reason", pa.string()),
-    ]
-    if optimal:
-        fields += [("status", pa.string()), ("gap", pa.float64())]
-    fields += [(f"cf_{name}", pa.float64()) for name in forest.feature_names]
-    return pa.schema(fields)
-
-
-def counterfactual_frame(
-    result: Any, forest: Any, first_row: int, optimal: bool
-) -> Any:
-    """One row per instance of a counterfactual result, for a Parquet part."""
-    import pandas as pd
-
-    found = np.asarray(result.found_, dtype=bool)
-    data: dict[str, Any] = {
-        "row": np.arange(first_row, first_row + found.size, dtype=np.int64),
-        "found": found,
-        "cost": np.asarray(result.cost_, dtype=np.float64),
-        "reason": [None if r is None else str(r) for r in result.reason_],
+    kinds = {
+        "int": pa.int64(),
+        "bool": pa.bool_(),
+        "float": pa.float64(),
+        "str": pa.string(),
     }
-    if optimal:
-        data["status"] = [None if s is None else str(s) for s in result.status_]
-        data["gap"] = np.asarray(result.gap_, dtype=np.float64)
-    X_cf = np.asarray(result.X_cf_, dtype=np.float64).reshape(found.size, -1)
-    for j, name in enumerate(forest.feature_names):
-        data[f"cf_{name}"] = X_cf[:, j]
-    return pd.DataFrame(data)
+    columns = counterfactual_columns(forest, optimal)
+    return pa.schema([(name, kinds[kind]) for name, kind in columns.items()])
 
 
 def _tweak_part(
@@ -251,12 +229,12 @@ def _tweak_part(
 ) -> int:
     import pyarrow as pa
 
+    from .._adapters import to_forest
     from .._counterfactual._optimal import optimal_counterfactual
-    from .._counterfactual._problem import forest_of
     from .._counterfactual._tweak import feature_tweak
 
     # The Forest the search itself uses (built once per model and process).
-    forest = forest_of(model)
+    forest = to_forest(model)
     function = optimal_counterfactual if optimal else feature_tweak
     schema = _counterfactual_schema(forest, optimal)
     columns = _check_part_columns(forest, _part_columns(part), part, ())
@@ -268,7 +246,7 @@ def _tweak_part(
                 X = X.to_numpy()
             result = function(model, X, **kwargs)
             table = pa.Table.from_pandas(
-                counterfactual_frame(result, forest, rows, optimal),
+                counterfactual_table(result, forest, rows, optimal),
                 schema=schema,
                 preserve_index=False,
             )
@@ -355,12 +333,12 @@ def _run_parts(
                 done += rows
                 bar.advance(rows)
         return done
-    from ..dask import connect, local_cluster
+    from ._cluster import connect, local_cluster
 
     client = (
         connect(scheduler, timeout=timeout)
         if scheduler is not None
-        else local_cluster(workers)
+        else local_cluster(int(workers or 1))
     )
     try:
         from distributed import as_completed
@@ -516,8 +494,8 @@ def importance_dataset(
     import pyarrow.parquet as pq
 
     from .._adapters import to_forest
+    from .._importance._mdi import mdi_from_sums
     from .._importance._node_sums import NodeSums, check_mergeable, sum_node_sums
-    from .._importance._streaming import importance_from_sums
 
     forest = to_forest(model)
     inputs, outputs, jobs, kept = _plan(data, out, resume)
@@ -538,5 +516,5 @@ def importance_dataset(
     total = sum_node_sums(
         NodeSums.from_frame(pq.read_table(str(o)).to_pandas()) for o in outputs
     )
-    result = importance_from_sums(model, total)
+    result = mdi_from_sums(forest, total)
     return DatasetRun(inputs, outputs, [o for _, o in jobs], kept, rows, result)

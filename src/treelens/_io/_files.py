@@ -29,11 +29,10 @@ from typing import IO, Any
 import numpy as np
 import pandas as pd
 
-from .._exceptions import InputError, TreelensError
+from .._exceptions import InputError, TreelensError, UnsafeModelError
 
 __all__ = [
     "TRUSTED_MODEL_TYPES",
-    "UnsafeModelError",
     "atomic_write",
     "check_output_path",
     "load_data",
@@ -61,10 +60,6 @@ _SKOPS_SUFFIXES = {".skops"}
 _NATIVE_SUFFIXES = {".json", ".ubj", ".txt", ".model", ".bst"}
 _CSV_SUFFIXES = {".csv", ".tsv"}
 _PARQUET_SUFFIXES = {".parquet", ".pq"}
-
-
-class UnsafeModelError(InputError):
-    """A model file would run untrusted code when loaded and was refused."""
 
 
 def _check_readable(path: Path, what: str) -> None:
@@ -189,7 +184,7 @@ def _load_skops(path: Path, *, trusted: Sequence[str]) -> Any:
 
 def _load_native(path: Path) -> Any:
     try:
-        from .._adapters._native import load_native_model  # type: ignore[import-not-found]
+        from .._adapters._native import load_native_model
     except ImportError:
         raise InputError(
             f"Cannot read {str(path)!r}: reading XGBoost or LightGBM native model "

@@ -1,1 +1,1 @@
-"""_plots"""
+"""Pictures: the Display classes, geometry without matplotlib, tree layout, DOT."""

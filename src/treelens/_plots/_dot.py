@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._adapters import to_forest
 from .._exceptions import InputError
+from .._types import ArrayLike, ModelLike
 from ._partition import resolve_tree_index
 from ._tree_layout import (
     ANNOTATIONS,
@@ -18,6 +19,9 @@ from ._tree_layout import (
     node_texts,
     tree_layout,
 )
+
+if TYPE_CHECKING:
+    from .._importance._mdi import MDIImportance
 
 __all__ = ["export_dot"]
 
@@ -70,7 +74,7 @@ def _quote(text: str) -> str:
 
 
 def export_dot(
-    model: Any,
+    model: ModelLike,
     *,
     tree_index: int | None = None,
     max_depth: int | None = None,
@@ -78,8 +82,8 @@ def export_dot(
     class_names: Sequence[str] | None = None,
     proportion: bool = False,
     precision: int | None = None,
-    importance: Any = None,
-    path_of: Any = None,
+    importance: MDIImportance | None = None,
+    path_of: ArrayLike | None = None,
     filled: bool = True,
     out_file: str | Path | None = None,
 ) -> str:

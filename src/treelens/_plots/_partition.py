@@ -441,25 +441,8 @@ def step_function(
 
 # ------------------------------------------------------- all trees at once
 def _flat_nodes(forest: Forest) -> dict[str, NDArray[Any]]:
-    """Every tree's nodes in one array with global child ids (the forest's own
-    cached copy when it exists)."""
-    cached = forest.__dict__.get("_flat")
-    if cached is not None:
-        return cached
-    sizes = np.array([t.n_nodes for t in forest.trees], dtype=np.intp)
-    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
-    shift = np.repeat(offsets, sizes)
-    left = np.concatenate([t.children_left for t in forest.trees])
-    right = np.concatenate([t.children_right for t in forest.trees])
-    is_leaf = left == -1
-    return {
-        "offsets": offsets,
-        "left": np.where(is_leaf, -1, left + shift),
-        "right": np.where(is_leaf, -1, right + shift),
-        "feature": np.concatenate([t.feature for t in forest.trees]),
-        "threshold": np.concatenate([t.threshold for t in forest.trees]),
-        "is_leaf": is_leaf,
-    }
+    """Every tree's nodes in one array with global child ids (the Forest's own)."""
+    return forest._flat
 
 
 @dataclass(frozen=True, eq=False)

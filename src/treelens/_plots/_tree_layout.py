@@ -260,7 +260,11 @@ def node_texts(
     if is_class:
         labels = [
             str(c)
-            for c in (class_names if class_names is not None else forest.classes_)
+            for c in (
+                class_names
+                if class_names is not None
+                else (() if forest.classes_ is None else forest.classes_)
+            )
         ]
     decrease = (
         impurity_decrease(tree) if mdi is None else np.asarray(mdi, dtype=np.float64)

@@ -1,1 +1,2 @@
-"""_counterfactual/_milp"""
+"""The mixed-integer program of optimal counterfactuals: its model part, its
+per-row solve, the local search that starts it, and HiGHS."""

@@ -10,6 +10,7 @@ with :func:`scipy.optimize.milp`'s status codes.
 
 from __future__ import annotations
 
+import enum
 import os
 import sys
 from dataclasses import dataclass
@@ -19,10 +20,20 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-__all__ = ["HighsResult", "solve_milp"]
+__all__ = ["HighsResult", "HighsStatus", "solve_milp"]
 
-#: Status codes, as :func:`scipy.optimize.milp` numbers them.
-OPTIMAL, LIMIT, INFEASIBLE, UNBOUNDED, OTHER = 0, 1, 2, 3, 4
+
+class HighsStatus(enum.IntEnum):
+    """How a HiGHS run ended, numbered as :func:`scipy.optimize.milp` numbers them."""
+
+    OPTIMAL = 0
+    #: A time, iteration or solution limit was reached.
+    LIMIT = 1
+    #: No feasible point, or none beats ``objective_bound``.
+    INFEASIBLE = 2
+    UNBOUNDED = 3
+    #: Anything else (a solve error).
+    OTHER = 4
 
 
 @dataclass(frozen=True)
@@ -33,9 +44,8 @@ class HighsResult:
     ----------
     x : ndarray or None
         The best point found (None when none was).
-    status : int
-        0 optimal, 1 a limit was reached, 2 infeasible (or nothing beats
-        ``objective_bound``), 3 unbounded, 4 anything else (a solve error).
+    status : HighsStatus
+        How the run ended.
     message : str
         HiGHS's model status.
     mip_dual_bound : float
@@ -43,7 +53,7 @@ class HighsResult:
     """
 
     x: NDArray[np.float64] | None
-    status: int
+    status: HighsStatus
     message: str
     mip_dual_bound: float
 
@@ -123,19 +133,19 @@ def solve_milp(
     x = np.array(highs.getSolution().col_value) if found else None
     kinds = highspy.HighsModelStatus
     if model_status == kinds.kOptimal:
-        status = OPTIMAL
+        status = HighsStatus.OPTIMAL
     elif model_status in (
         kinds.kTimeLimit,
         kinds.kIterationLimit,
         kinds.kSolutionLimit,
     ):
-        status = LIMIT
+        status = HighsStatus.LIMIT
     elif model_status in (kinds.kInfeasible, kinds.kObjectiveBound):
-        status = INFEASIBLE
+        status = HighsStatus.INFEASIBLE
     elif model_status == kinds.kUnbounded:
-        status = UNBOUNDED
+        status = HighsStatus.UNBOUNDED
     else:
-        status = OTHER
+        status = HighsStatus.OTHER
     return HighsResult(
         x=x,
         status=status,

@@ -48,7 +48,8 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from ..._core._boxes import leaf_boxes
+from ..._core._boxes import LeafBoxes, leaf_boxes
+from ..._core._cache import derived
 from ..._core._forest import Forest
 from ..._exceptions import InputError
 
@@ -206,7 +207,9 @@ def forest_program(
     InputError
         If the program would exceed ``memory_budget``.
     """
-    cache = forest.__dict__.setdefault("_forest_programs", {})
+    cache: dict[tuple[int, ...], ForestProgram] = derived(
+        forest, "forest_programs", dict
+    )
     key = tuple(sorted(extra_cuts))
     if key in cache:
         return cache[key]
@@ -225,6 +228,79 @@ def forest_program(
 
 
 def _build(forest: Forest, extra_cuts: tuple[int, ...]) -> ForestProgram:
+    """The program of ``forest`` (see the module's docstring), in four steps: the
+    cells, the cell range of every leaf box, the split rows, the matrix."""
+    dtype = forest.input_dtype
+    flat = forest._flat
+    grid = _cell_grid(forest, extra_cuts)
+    boxes = leaf_boxes(forest)
+    ranges = _leaf_ranges(boxes, grid, dtype)
+    split_rows, split_cols = _split_rows(forest, grid, ranges)
+    matrix, row_lower, row_upper = _assemble(
+        forest, grid, boxes, split_rows, split_cols
+    )
+    leaf_global = flat["offsets"][boxes.tree] + boxes.node
+    node_leaf = np.full(flat["left"].size, -1, dtype=np.intp)
+    node_leaf[leaf_global] = np.arange(leaf_global.size)
+    for array in (grid.cell_low, grid.cell_high, grid.cell_min, node_leaf):
+        array.setflags(write=False)
+    return ForestProgram(
+        n_features=forest.n_features,
+        input_dtype=np.dtype(dtype),
+        cell_offsets=grid.cell_offsets,
+        cell_feature=grid.cell_feature,
+        cell_low=grid.cell_low,
+        cell_high=grid.cell_high,
+        cell_min=grid.cell_min,
+        leaf_tree=boxes.tree,
+        node_leaf=node_leaf,
+        tree_leaf_offsets=boxes.tree_offsets,
+        pair_leaf=ranges.leaf.astype(np.intp),
+        pair_first=ranges.first.astype(np.intp),
+        pair_last=ranges.last.astype(np.intp),
+        split_tree=grid.split_tree,
+        leaf_reachable=ranges.reachable,
+        matrix=matrix,
+        row_lower=row_lower,
+        row_upper=row_upper,
+        extra_cuts=extra_cuts,
+    )
+
+
+@dataclass(frozen=True)
+class _CellGrid:
+    """The cells of every feature and the threshold of every split node.
+
+    Thresholds are the sorted distinct (feature, threshold) pairs of the splits
+    (moved down to the input dtype) and of the extra cuts, one block per feature;
+    threshold ``i`` of feature ``j`` is the upper edge of cell ``i`` and the lower
+    edge of cell ``i + 1`` of that feature.
+    """
+
+    thr_value: NDArray[np.float64]  # (n_thr,)
+    thr_offsets: NDArray[np.intp]  # (n_features + 1,)
+    n_thr_per: NDArray[np.intp]  # (n_features,)
+    cell_offsets: NDArray[np.intp]  # (n_features + 1,)
+    cell_feature: NDArray[np.intp]  # (n_cells,)
+    thr_cell: NDArray[np.intp]  # (n_thr,) global index of the cell below it
+    cell_low: NDArray[np.float64]  # (n_cells,)
+    cell_high: NDArray[np.float64]
+    cell_min: NDArray[np.float64]  # least value of the input dtype in the cell
+    split_node: NDArray[np.intp]  # global node id of every finite split
+    split_feature: NDArray[np.intp]
+    split_thr: NDArray[np.intp]  # global threshold index (v column) of each split
+    split_tree: NDArray[np.intp]
+
+    @property
+    def n_thr(self) -> int:
+        return int(self.thr_offsets[-1])
+
+    @property
+    def n_cells(self) -> int:
+        return int(self.cell_offsets[-1])
+
+
+def _cell_grid(forest: Forest, extra_cuts: tuple[int, ...]) -> _CellGrid:
     dtype = forest.input_dtype
     n_features = forest.n_features
     flat = forest._flat
@@ -233,8 +309,6 @@ def _build(forest: Forest, extra_cuts: tuple[int, ...]) -> ForestProgram:
     split = ~flat["is_leaf"] & np.isfinite(flat["threshold"])
     split_feature = flat["feature"][split]
     split_threshold = round_down(flat["threshold"][split], dtype)
-
-    # Cells: sorted distinct (feature, threshold) pairs, one block per feature.
     cut_feature = np.concatenate([split_feature, np.asarray(extra_cuts, dtype=np.intp)])
     cut_value = np.concatenate([split_threshold, np.zeros(len(extra_cuts))])
     order = np.lexsort((cut_value, cut_feature))
@@ -246,134 +320,153 @@ def _build(forest: Forest, extra_cuts: tuple[int, ...]) -> ForestProgram:
     thr_offsets = np.concatenate([[0], np.cumsum(n_thr_per)]).astype(np.intp)
     cell_offsets = (thr_offsets + np.arange(n_features + 1)).astype(np.intp)
     n_thr, n_cells = int(thr_offsets[-1]), int(cell_offsets[-1])
-    cell_feature = np.repeat(np.arange(n_features, dtype=np.intp), n_thr_per + 1)
-    # Threshold i of feature j is the upper edge of cell i and the lower edge of
-    # cell i + 1 of that feature.
-    thr_cell = np.arange(n_thr) + thr_feature  # global index of the cell below it
+    thr_cell = np.arange(n_thr) + thr_feature
     cell_high = np.full(n_cells, np.inf)
     cell_high[thr_cell] = thr_value
     cell_low = np.full(n_cells, -np.inf)
     cell_low[thr_cell + 1] = thr_value
     cell_min = np.full(n_cells, -np.inf)
     cell_min[thr_cell + 1] = next_up(thr_value, dtype)
-
-    # Global threshold index (v column) of every split node.
     split_thr = thr_offsets[split_feature] + _search_within(
         thr_value, thr_offsets, split_feature, split_threshold
     )
-
-    # Leaves, in leaf_boxes order (tree by tree, node ids ascending).
-    boxes = leaf_boxes(forest)
-    leaf_global = flat["offsets"][boxes.tree] + boxes.node
-    n_leaves = leaf_global.size
-    tree_leaf_offsets = boxes.tree_offsets
-    node_leaf = np.full(flat["left"].size, -1, dtype=np.intp)
-    node_leaf[leaf_global] = np.arange(n_leaves)
-
-    # Cell range of each leaf box on each bounded feature.
-    reachable = ~((boxes.lower == np.inf) | (boxes.upper == -np.inf)).any(axis=1)
-    bounded = (np.isfinite(boxes.lower) | np.isfinite(boxes.upper)) & reachable[:, None]
-    pair_leaf, pair_feature = np.nonzero(bounded)
-    lower = round_down(boxes.lower[pair_leaf, pair_feature], dtype)
-    upper = round_down(boxes.upper[pair_leaf, pair_feature], dtype)
-    first = np.where(
-        np.isfinite(lower),
-        _search_within(thr_value, thr_offsets, pair_feature, lower) + 1,
-        0,
-    )
-    last = np.where(
-        np.isfinite(upper),
-        _search_within(thr_value, thr_offsets, pair_feature, upper),
-        n_thr_per[pair_feature],
-    )
-    pair_first = cell_offsets[pair_feature] + first
-    pair_last = cell_offsets[pair_feature] + last
-
-    # Split rows.  At a split on (j, t) of tree T, every leaf of T whose box lies
-    # wholly at or below t on feature j (not only the leaves under the split)
-    # forces x'_j <= t, and every leaf wholly above forces x'_j > t: the
-    # strengthened rows give a much tighter relaxation than the subtree alone.
-    inner = np.flatnonzero(split)
-    n_splits = inner.size
     n_nodes = flat["left"].size
     node_tree = np.repeat(
         np.arange(forest.n_trees), np.diff(np.append(flat["offsets"], n_nodes))
     )
-    split_cell = thr_cell[split_thr]  # global cell just below each split's threshold
-    pair_key = boxes.tree[pair_leaf] * n_features + pair_feature
-    split_of, pair = _same_key_pairs(
-        pair_key, node_tree[inner] * n_features + split_feature
+    inner = np.flatnonzero(split)
+    return _CellGrid(
+        thr_value=thr_value,
+        thr_offsets=thr_offsets,
+        n_thr_per=n_thr_per,
+        cell_offsets=cell_offsets,
+        cell_feature=np.repeat(np.arange(n_features, dtype=np.intp), n_thr_per + 1),
+        thr_cell=thr_cell,
+        cell_low=cell_low,
+        cell_high=cell_high,
+        cell_min=cell_min,
+        split_node=inner,
+        split_feature=split_feature,
+        split_thr=split_thr,
+        split_tree=node_tree[inner],
     )
-    left = pair_last[pair] <= split_cell[split_of]
-    right = pair_first[pair] > split_cell[split_of]
-    split_rows = np.concatenate([2 * split_of[left], 2 * split_of[right] + 1])
-    split_cols = np.concatenate([pair_leaf[pair[left]], pair_leaf[pair[right]]])
-    split_tree = node_tree[inner]
-    # Assemble [link | tree | split] x [z | v | y].
+
+
+@dataclass(frozen=True)
+class _LeafRanges:
+    """The range of cells ``first..last`` each reachable leaf box covers on each
+    feature it is bounded on, one entry per (leaf, feature) pair."""
+
+    leaf: NDArray[np.intp]
+    feature: NDArray[np.intp]
+    first: NDArray[np.intp]
+    last: NDArray[np.intp]
+    reachable: NDArray[np.bool_]  # (n_leaves,)
+
+
+def _leaf_ranges(boxes: LeafBoxes, grid: _CellGrid, dtype: Any) -> _LeafRanges:
+    reachable = ~((boxes.lower == np.inf) | (boxes.upper == -np.inf)).any(axis=1)
+    bounded = (np.isfinite(boxes.lower) | np.isfinite(boxes.upper)) & reachable[:, None]
+    leaf, feature = np.nonzero(bounded)
+    lower = round_down(boxes.lower[leaf, feature], dtype)
+    upper = round_down(boxes.upper[leaf, feature], dtype)
+    first = np.where(
+        np.isfinite(lower),
+        _search_within(grid.thr_value, grid.thr_offsets, feature, lower) + 1,
+        0,
+    )
+    last = np.where(
+        np.isfinite(upper),
+        _search_within(grid.thr_value, grid.thr_offsets, feature, upper),
+        grid.n_thr_per[feature],
+    )
+    return _LeafRanges(
+        leaf=leaf,
+        feature=feature,
+        first=grid.cell_offsets[feature] + first,
+        last=grid.cell_offsets[feature] + last,
+        reachable=reachable,
+    )
+
+
+def _split_rows(
+    forest: Forest, grid: _CellGrid, ranges: _LeafRanges
+) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """Row (``2 s`` left, ``2 s + 1`` right, per split ``s``) and leaf of every ``y``
+    entry of the split rows.
+
+    At a split on (j, t) of tree T, every leaf of T whose box lies wholly at or
+    below t on feature j (not only the leaves under the split) forces
+    x'_j <= t, and every leaf wholly above forces x'_j > t: the strengthened rows
+    give a much tighter relaxation than the subtree alone.
+    """
+    n_features = forest.n_features
+    split_cell = grid.thr_cell[grid.split_thr]  # the cell just below each split
+    leaf_tree = leaf_boxes(forest).tree
+    pair_key = leaf_tree[ranges.leaf] * n_features + ranges.feature
+    split_of, pair = _same_key_pairs(
+        pair_key, grid.split_tree * n_features + grid.split_feature
+    )
+    left = ranges.last[pair] <= split_cell[split_of]
+    right = ranges.first[pair] > split_cell[split_of]
+    rows = np.concatenate([2 * split_of[left], 2 * split_of[right] + 1])
+    cols = np.concatenate([ranges.leaf[pair[left]], ranges.leaf[pair[right]]])
+    return rows, cols
+
+
+def _assemble(
+    forest: Forest,
+    grid: _CellGrid,
+    boxes: LeafBoxes,
+    split_rows: NDArray[np.intp],
+    split_cols: NDArray[np.intp],
+) -> tuple[sp.csr_matrix, NDArray[np.float64], NDArray[np.float64]]:
+    """The matrix ``[link | tree | split] x [z | v | y]`` and its row bounds."""
+    n_cells, n_thr = grid.n_cells, grid.n_thr
+    n_leaves, n_splits = boxes.tree.size, grid.split_node.size
     z0, v0, y0 = 0, n_cells, n_cells + n_thr
     r_tree, r_split = n_cells, n_cells + forest.n_trees
-    # link rows: row c of feature j (local k): v_k - v_{k-1} - z_k = 0, last: v_{m-1} + z_m = 1
+    # Link row c of feature j (local k): v_k - v_{k-1} - z_k = 0; the last one
+    # v_{m-1} + z_m = 1.
     cells = np.arange(n_cells)
-    local = cells - cell_offsets[cell_feature]
-    m = n_thr_per[cell_feature]
-    is_last = local == m
-    rows = [cells, cells[~is_last], cells[(local >= 1)]]
-    cols = [z0 + cells, v0 + thr_offsets[cell_feature[~is_last]] + local[~is_last]]
+    local = cells - grid.cell_offsets[grid.cell_feature]
+    is_last = local == grid.n_thr_per[grid.cell_feature]
     prev = local >= 1
-    cols.append(v0 + thr_offsets[cell_feature[prev]] + local[prev] - 1)
+    rows = [cells, cells[~is_last], cells[prev]]
+    cols = [
+        z0 + cells,
+        v0 + grid.thr_offsets[grid.cell_feature[~is_last]] + local[~is_last],
+        v0 + grid.thr_offsets[grid.cell_feature[prev]] + local[prev] - 1,
+    ]
     vals = [
         np.where(is_last, 1.0, -1.0),
         np.ones(int((~is_last).sum())),
         np.where(is_last[prev], 1.0, -1.0),
     ]
-    link_lower = np.where(is_last, 1.0, 0.0)
-    # tree rows
+    link_bound = np.where(is_last, 1.0, 0.0)
+    # Tree rows: one leaf per tree.
     rows.append(r_tree + boxes.tree)
     cols.append(y0 + np.arange(n_leaves))
     vals.append(np.ones(n_leaves))
-    # split rows: leaves, and -v (left) / +v (right)
-    rows.append(r_split + split_rows)
-    cols.append(y0 + split_cols)
-    vals.append(np.ones(split_rows.size))
-    rows.append(r_split + 2 * np.arange(n_splits))
-    cols.append(v0 + split_thr)
-    vals.append(-np.ones(n_splits))
-    rows.append(r_split + 2 * np.arange(n_splits) + 1)
-    cols.append(v0 + split_thr)
-    vals.append(np.ones(n_splits))
-    n_rows = r_split + 2 * n_splits
+    # Split rows: the leaves on each side, and -v (left) / +v (right).
+    rows += [
+        r_split + split_rows,
+        r_split + 2 * np.arange(n_splits),
+        r_split + 2 * np.arange(n_splits) + 1,
+    ]
+    cols += [y0 + split_cols, v0 + grid.split_thr, v0 + grid.split_thr]
+    vals += [np.ones(split_rows.size), -np.ones(n_splits), np.ones(n_splits)]
     matrix = sp.csr_matrix(
         (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-        shape=(n_rows, y0 + n_leaves),
+        shape=(r_split + 2 * n_splits, y0 + n_leaves),
     )
     row_lower = np.concatenate(
-        [link_lower, np.ones(forest.n_trees), np.full(2 * n_splits, -np.inf)]
+        [link_bound, np.ones(forest.n_trees), np.full(2 * n_splits, -np.inf)]
     )
-    split_upper = np.tile([0.0, 1.0], n_splits)
-    row_upper = np.concatenate([link_lower, np.ones(forest.n_trees), split_upper])
-    for array in (cell_low, cell_high, cell_min, node_leaf):
-        array.setflags(write=False)
-    return ForestProgram(
-        n_features=n_features,
-        input_dtype=np.dtype(dtype),
-        cell_offsets=cell_offsets,
-        cell_feature=cell_feature,
-        cell_low=cell_low,
-        cell_high=cell_high,
-        cell_min=cell_min,
-        leaf_tree=boxes.tree,
-        node_leaf=node_leaf,
-        tree_leaf_offsets=tree_leaf_offsets,
-        pair_leaf=pair_leaf.astype(np.intp),
-        pair_first=pair_first.astype(np.intp),
-        pair_last=pair_last.astype(np.intp),
-        split_tree=split_tree,
-        leaf_reachable=reachable,
-        matrix=matrix,
-        row_lower=row_lower,
-        row_upper=row_upper,
-        extra_cuts=extra_cuts,
+    row_upper = np.concatenate(
+        [link_bound, np.ones(forest.n_trees), np.tile([0.0, 1.0], n_splits)]
     )
+    return matrix, row_lower, row_upper
 
 
 def _search_within(

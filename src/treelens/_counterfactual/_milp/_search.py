@@ -353,9 +353,10 @@ def descend(search: GridSearch, cells: NDArray[np.intp]) -> NDArray[np.intp]:
         if not first.size:
             break
         rows_of = partial(_paired_rows, search, cells.copy(), first, second)
-        margins = _paired_margins(search, cells, first, second)
-        if margins is None:
-            margins = search.margin(rows_of(np.arange(first.size)))
+        paired = _paired_margins(search, cells, first, second)
+        margins = (
+            search.margin(rows_of(np.arange(first.size))) if paired is None else paired
+        )
         best = search.cheapest_valid(objective, margins, rows_of)
         if best is None:
             break

@@ -23,9 +23,10 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from ..._core._cache import derived
 from ..._core._forest import Forest
-from ..._exceptions import TreelensError
-from ._highs import HighsResult, solve_milp
+from ..._exceptions import SolverError
+from ._highs import HighsResult, HighsStatus, solve_milp
 from ._program import ForestProgram, round_down, round_up
 
 __all__ = ["Decision", "MilpOutcome", "decision_for", "price_cells", "solve_cells"]
@@ -115,10 +116,7 @@ def decision_for(
     class ``k`` must beat earlier classes strictly; binary gradient boosting
     predicts the second class when the raw score is ``>= 0``.
     """
-    cache = forest.__dict__.setdefault("_milp_scores", {})
-    if "scores" not in cache:
-        cache["scores"] = _forest_scores(forest)
-    scores, base = cache["scores"]
+    scores, base = derived(forest, "milp_scores", lambda: _forest_scores(forest))
     if not forest.is_classifier:
         return Decision(kind="interval", scores=scores, base=base, low=low, high=high)
     k = scores.shape[1]
@@ -236,6 +234,26 @@ def solve_cells(
 ) -> MilpOutcome:
     """Least-cost choice of one cell per feature meeting ``decision``.
 
+    The program is the model's constant part (:class:`ForestProgram`: columns
+    ``z`` cells, ``v`` thresholds, ``y`` leaves; link, tree and split rows), cut
+    down to what can matter under ``cutoff`` (:func:`_prune`), and extended by
+    this row's blocks:
+
+    ==========  ===============================================  ===============
+    block       columns                                          rows
+    ==========  ===============================================  ===============
+    decision    ``w``: one binary per target class when there    the score rows
+                are several (the class that wins)                of the target
+                                                                 (:func:`_decision_rows`)
+    cost        ``c_j``: the cost term of feature ``j``'s cell;  ``c_j = sum terms
+                ``s = max_j c_j`` for linf                       * z`` (and ``s >= c_j``)
+    one-hot     none                                             one cell of value 1
+                                                                 per group
+    ==========  ===============================================  ===============
+
+    The objective is ``sum_j c_j`` (or ``s``); HiGHS runs with the options of
+    :func:`_highs_options` and its answer is decoded by :func:`_decode`.
+
     Parameters
     ----------
     program : ForestProgram
@@ -270,15 +288,149 @@ def solve_cells(
     -------
     MilpOutcome
     """
+    pruned = _prune(program, decision, cost_terms, cutoff, linf)
+    if pruned is None:
+        return _INFEASIBLE
+    rows = _ExtraRows()
+    n_choice = _decision_rows(pruned, decision, margin, rows)
+    if n_choice is None:
+        return _INFEASIBLE
+    c0 = pruned.n_base + n_choice
+    objective = _cost_rows(program, pruned, cost_terms, linf, c0, rows)
+    if one_hot:
+        assert one_cells is not None
+        _one_hot_rows(program, one_hot, one_cells, rows)
+    n_cols = objective.size
+    static = pruned.static  # sliced for this call: resized in place
+    static.resize((static.shape[0], n_cols))
+    matrix = sp.vstack([static, rows.matrix(n_cols)], format="csr")
+    row_lower = np.concatenate([program.row_lower[pruned.row_keep], rows.lower])
+    row_upper = np.concatenate([program.row_upper[pruned.row_keep], rows.upper])
+    n_cells = program.n_cells
+    integrality = np.zeros(n_cols, dtype=np.int8)
+    integrality[:n_cells] = 1
+    integrality[pruned.n_base : pruned.n_base + n_choice] = 1
+    col_upper = np.ones(n_cols)
+    col_upper[:n_cells] = pruned.allowed
+    col_upper[c0:] = cutoff + pruned.slack if np.isfinite(cutoff) else np.inf
+    options = _highs_options(time_limit, cutoff, pruned.slack, heuristics)
+    options.update(highs_options or {})
+    started = time.perf_counter()
+
+    def solve(options: dict[str, Any]) -> HighsResult:
+        return solve_milp(
+            objective,
+            integrality,
+            np.zeros(n_cols),
+            col_upper,
+            matrix,
+            row_lower,
+            row_upper,
+            options,
+        )
+
+    def left() -> float:
+        return max(float(time_limit) - (time.perf_counter() - started), 1e-3)
+
+    result = solve(options)
+    if _solve_error(result) and options["presolve"]:
+        # HiGHS's presolve occasionally ends in a "solve error" on these
+        # programs; the same program without presolve solves.
+        result = solve({**options, "presolve": False, "time_limit": left()})
+    if _solve_error(result) and np.isfinite(cutoff):
+        # Pruned to the cutoff, a program whose only answers sit at the cutoff
+        # can end in a "solve error" too (a point off by the strict margin
+        # within tolerances); the program without the cutoff solves.
+        return solve_cells(
+            program,
+            decision,
+            cost_terms,
+            linf=linf,
+            one_hot=one_hot,
+            one_cells=one_cells,
+            time_limit=left(),
+            margin=margin,
+            heuristics=heuristics,
+            highs_options=highs_options,
+        )
+    return _decode(result, program, pruned.allowed, cost_terms, linf)
+
+
+_INFEASIBLE = MilpOutcome("infeasible", None, np.inf, np.inf)
+
+
+@dataclass(frozen=True)
+class _Pruned:
+    """The part of a program that can matter under a cutoff.
+
+    Attributes
+    ----------
+    allowed : ndarray of shape (n_cells,), bool
+        Cells of finite term not above the cutoff.
+    slack : float
+        Tolerance of comparisons with the cutoff.
+    base : ndarray of shape (n_outputs,)
+        The decision's base plus the scores of trees whose live leaves all
+        score the same (they add a constant).
+    y_leaves : ndarray of int
+        Leaves kept as ``y`` columns: live leaves of the other trees.
+    y_scores : ndarray of shape (len(y_leaves), n_outputs)
+    tree_starts : ndarray of int or None
+        Start of each kept tree's run in ``y_leaves`` (None when none is kept).
+    row_keep : ndarray of int
+        Rows of the program kept: every link row, and the tree and split rows
+        of the kept trees.
+    static : sparse matrix
+        ``program.matrix`` on the kept rows and columns (``z``, ``v``, kept ``y``).
+    n_base : int
+        Columns of ``static``.
+    """
+
+    allowed: NDArray[np.bool_]
+    slack: float
+    base: NDArray[np.float64]
+    y_leaves: NDArray[np.intp]
+    y_scores: NDArray[np.float64]
+    tree_starts: NDArray[np.intp] | None
+    row_keep: NDArray[np.intp]
+    static: sp.csr_matrix
+    n_base: int
+
+    @property
+    def y_columns(self) -> NDArray[np.intp]:
+        """Column of each kept leaf."""
+        return np.arange(self.n_base - self.y_leaves.size, self.n_base)
+
+    def reach(self, diff: NDArray[np.float64]) -> tuple[float, float]:
+        """Least and greatest ``sum_trees diff[leaf reached]`` over the kept trees."""
+        if self.tree_starts is None:
+            return 0.0, 0.0
+        return (
+            float(np.minimum.reduceat(diff, self.tree_starts).sum()),
+            float(np.maximum.reduceat(diff, self.tree_starts).sum()),
+        )
+
+
+def _prune(
+    program: ForestProgram,
+    decision: Decision,
+    cost_terms: NDArray[np.float64],
+    cutoff: float,
+    linf: bool,
+) -> _Pruned | None:
+    """Drop cells, leaves and trees that cannot matter under ``cutoff``.
+
+    A leaf is dead when entering its box costs more than the cutoff on its own
+    (or meets no allowed cell on some feature): the least term over the cells
+    its box covers, summed (max for linf) over the features it bounds.  Trees
+    whose live leaves all score the same add a constant.  None when some
+    feature has no allowed cell.
+    """
     n_cells, n_thr = program.n_cells, program.n_thresholds
     slack = 1e-9 * abs(cutoff) + 1e-12 if np.isfinite(cutoff) else np.inf
     allowed = np.isfinite(cost_terms) & (cost_terms <= cutoff + slack)
     if not np.logical_or.reduceat(allowed, program.cell_offsets[:-1]).all():
-        return MilpOutcome("infeasible", None, np.inf, np.inf)
-
-    # A leaf is dead when entering its box costs more than the cutoff on its own
-    # (or meets no allowed cell on some feature): the least term over the cells
-    # its box covers, summed (max for linf) over the features it bounds.
+        return None
     pair_least = _range_min(
         np.where(allowed, cost_terms, np.inf), program.pair_first, program.pair_last
     )
@@ -288,9 +440,8 @@ def solve_cells(
     else:
         entry = np.bincount(
             program.pair_leaf, weights=pair_least, minlength=program.n_leaves
-        )
+        ).astype(np.float64)
     live = np.isfinite(entry) & (entry <= cutoff + slack) & program.leaf_reachable
-    # Trees whose live leaves all score the same add a constant.
     scores = decision.scores
     offsets = program.tree_leaf_offsets[:-1]
     hi_s = np.maximum.reduceat(
@@ -298,175 +449,222 @@ def solve_cells(
     )
     lo_s = np.minimum.reduceat(np.where(live[:, None], scores, np.inf), offsets, axis=0)
     constant_tree = (hi_s == lo_s).all(axis=1)
-    base = decision.base + lo_s[constant_tree].sum(axis=0)
     y_leaves = np.flatnonzero(live & ~constant_tree[program.leaf_tree])
-    varying = np.flatnonzero(~constant_tree)
     split_keep = np.flatnonzero(~constant_tree[program.split_tree])
     split_rows = n_cells + program.n_trees + 2 * split_keep
     row_keep = np.concatenate(
         [
             np.arange(n_cells),
-            n_cells + varying,
+            n_cells + np.flatnonzero(~constant_tree),
             np.column_stack([split_rows, split_rows + 1]).ravel(),
         ]
     )
-    n_base = n_cells + n_thr + y_leaves.size
     static = program.matrix[row_keep][
         :, np.r_[0 : n_cells + n_thr, n_cells + n_thr + y_leaves]
     ]
-    y0 = n_cells + n_thr
-    y_scores = scores[y_leaves]
     y_trees = program.leaf_tree[y_leaves]
     tree_starts = (
         np.flatnonzero(np.r_[True, y_trees[1:] != y_trees[:-1]])
         if y_leaves.size
         else None
     )
+    return _Pruned(
+        allowed=allowed,
+        slack=slack,
+        base=decision.base + lo_s[constant_tree].sum(axis=0),
+        y_leaves=y_leaves,
+        y_scores=scores[y_leaves],
+        tree_starts=tree_starts,
+        row_keep=row_keep,
+        static=static,
+        n_base=n_cells + n_thr + y_leaves.size,
+    )
 
-    def reach(diff: NDArray[np.float64]) -> tuple[float, float]:
-        """Least and greatest ``sum_trees diff[leaf reached]`` over varying trees."""
-        if tree_starts is None:
-            return 0.0, 0.0
-        return (
-            float(np.minimum.reduceat(diff, tree_starts).sum()),
-            float(np.maximum.reduceat(diff, tree_starts).sum()),
+
+class _ExtraRows:
+    """Rows added to a program, gathered in coordinate form."""
+
+    def __init__(self) -> None:
+        self._rows: list[NDArray[np.intp]] = []
+        self._cols: list[NDArray[np.intp]] = []
+        self._vals: list[NDArray[np.float64]] = []
+        self._lower: list[float] = []
+        self._upper: list[float] = []
+
+    def add(
+        self,
+        columns: NDArray[np.intp],
+        values: NDArray[np.float64],
+        lo: float,
+        hi: float,
+    ) -> None:
+        """One row ``lo <= sum values * x[columns] <= hi``."""
+        self.add_many(
+            np.zeros(len(columns), dtype=np.intp),
+            columns,
+            values,
+            np.array([lo]),
+            np.array([hi]),
         )
 
-    # Extra rows in coordinate form: (row, column, value) pieces and row bounds.
-    rows: list[NDArray[np.intp]] = []
-    cols: list[NDArray[np.intp]] = []
-    vals: list[NDArray[np.float64]] = []
-    extra_lo: list[float] = []
-    extra_hi: list[float] = []
-    y_range = np.arange(y0, n_base)
-
-    def add_row(
-        c: NDArray[np.intp], v: NDArray[np.float64], lo: float, hi: float
-    ) -> None:
-        add_rows(np.zeros(len(c), dtype=np.intp), c, v, np.array([lo]), np.array([hi]))
-
-    def add_rows(
-        r: NDArray[np.intp],
-        c: NDArray[np.intp],
-        v: NDArray[np.float64],
+    def add_many(
+        self,
+        row: NDArray[np.intp],
+        columns: NDArray[np.intp],
+        values: NDArray[np.float64],
         lo: NDArray[np.float64],
         hi: NDArray[np.float64],
     ) -> None:
-        """Rows ``lo <= sum v * column <= hi``, ``r`` numbering them from 0."""
-        rows.append(len(extra_lo) + np.asarray(r, dtype=np.intp))
-        cols.append(np.asarray(c, dtype=np.intp))
-        vals.append(np.asarray(v, dtype=np.float64))
-        extra_lo.extend(np.asarray(lo, dtype=np.float64).tolist())
-        extra_hi.extend(np.asarray(hi, dtype=np.float64).tolist())
+        """Rows ``lo <= sum values * x[columns] <= hi``, ``row`` numbering them from 0."""
+        self._rows.append(len(self._lower) + np.asarray(row, dtype=np.intp))
+        self._cols.append(np.asarray(columns, dtype=np.intp))
+        self._vals.append(np.asarray(values, dtype=np.float64))
+        self._lower.extend(np.asarray(lo, dtype=np.float64).tolist())
+        self._upper.extend(np.asarray(hi, dtype=np.float64).tolist())
 
-    n_choice = 0  # binaries choosing the winning class among several targets
+    @property
+    def lower(self) -> NDArray[np.float64]:
+        return np.asarray(self._lower, dtype=np.float64)
+
+    @property
+    def upper(self) -> NDArray[np.float64]:
+        return np.asarray(self._upper, dtype=np.float64)
+
+    def matrix(self, n_cols: int) -> sp.csr_matrix:
+        if not self._lower:
+            return sp.csr_matrix((0, n_cols))
+        return sp.csr_matrix(
+            (
+                np.concatenate(self._vals),
+                (np.concatenate(self._rows), np.concatenate(self._cols)),
+            ),
+            shape=(len(self._lower), n_cols),
+        )
+
+
+def _decision_rows(
+    pruned: _Pruned, decision: Decision, margin: float, rows: _ExtraRows
+) -> int | None:
+    """Add the rows of reaching the decision; return the choice binaries added.
+
+    An interval asks ``low <= sum y * score <= high``.  A class ``k`` must beat
+    every other class ``j``: ``sum y * (score_k - score_j) >= need`` where
+    ``need`` is the margin (strict pairs, or all on a retry) minus the base
+    difference; pairs met whatever leaves are reached are dropped.  With several
+    reachable target classes a binary ``w_k`` per class picks the one that
+    wins (``sum w = 1``; the rows of other classes are relaxed by their range).
+    None when the decision cannot be met.
+    """
+    y_range = pruned.y_columns
+    y_scores, base = pruned.y_scores, pruned.base
     retry = margin > STRICT_MARGIN  # a retry also keeps non-strict rows off ties
     if decision.kind == "interval":
         ends = [abs(e) for e in (decision.low, decision.high) if np.isfinite(e)]
-        least, most = reach(y_scores[:, 0])
+        least, most = pruned.reach(y_scores[:, 0])
         pad = margin * max([1.0, most - least, *ends]) if retry else 0.0
         low, high = decision.low - base[0] + pad, decision.high - base[0] - pad
         if most < low or least > high:
-            return MilpOutcome("infeasible", None, np.inf, np.inf)
-        add_row(y_range, y_scores[:, 0], low, high)
-    else:
-        assert decision.strict is not None
-        # Rows each reachable target class needs (pairs always met are dropped).
-        needs = []
-        for k in decision.targets:
-            pending = []
-            for j in range(scores.shape[1]):
-                if j == k:
-                    continue
-                diff = y_scores[:, k] - y_scores[:, j]
-                least, most = reach(diff)
-                gap = margin * max(1.0, most - least)
-                need = (gap if decision.strict[k, j] or retry else 0.0) - (
-                    base[k] - base[j]
+            return None
+        rows.add(y_range, y_scores[:, 0], low, high)
+        return 0
+    assert decision.strict is not None
+    needs = []
+    for k in decision.targets:
+        pending = []
+        for j in range(y_scores.shape[1]):
+            if j == k:
+                continue
+            diff = y_scores[:, k] - y_scores[:, j]
+            least, most = pruned.reach(diff)
+            gap = margin * max(1.0, most - least)
+            need = (gap if decision.strict[k, j] or retry else 0.0) - (
+                base[k] - base[j]
+            )
+            if most < need:
+                break  # class k cannot win
+            if least < need:
+                pending.append((diff, need, need - least))
+        else:
+            needs.append(pending)
+    if not needs:
+        return None
+    n_choice = len(needs) if len(needs) > 1 else 0
+    for position, pending in enumerate(needs):
+        for diff, need, big in pending:
+            if n_choice:
+                # Enforced only for the class chosen: D >= need - big * (1 - w).
+                rows.add(
+                    np.r_[y_range, pruned.n_base + position],
+                    np.r_[diff, -big],
+                    need - big,
+                    np.inf,
                 )
-                if most < need:
-                    break  # class k cannot win
-                if least < need:
-                    pending.append((diff, need, need - least))
             else:
-                needs.append(pending)
-        if not needs:
-            return MilpOutcome("infeasible", None, np.inf, np.inf)
-        n_choice = len(needs) if len(needs) > 1 else 0
-        for position, pending in enumerate(needs):
-            for diff, need, big in pending:
-                if n_choice:
-                    # Enforced only for the class chosen: D >= need - big * (1 - w).
-                    add_row(
-                        np.r_[y_range, n_base + position],
-                        np.r_[diff, -big],
-                        need - big,
-                        np.inf,
-                    )
-                else:
-                    add_row(y_range, diff, need, np.inf)
-        if n_choice:
-            add_row(n_base + np.arange(n_choice), np.ones(n_choice), 1.0, 1.0)
+                rows.add(y_range, diff, need, np.inf)
+    if n_choice:
+        rows.add(pruned.n_base + np.arange(n_choice), np.ones(n_choice), 1.0, 1.0)
+    return n_choice
 
-    # Cost columns: c_j, the term of feature j's chosen cell; s = max_j c_j (linf).
-    c0 = n_base + n_choice
-    n_cols = c0 + program.n_features + (1 if linf else 0)
-    terms = np.where(allowed, cost_terms, 0.0)
-    cells = np.arange(n_cells)
-    features = np.arange(program.n_features)
-    add_rows(
+
+def _cost_rows(
+    program: ForestProgram,
+    pruned: _Pruned,
+    cost_terms: NDArray[np.float64],
+    linf: bool,
+    c0: int,
+    rows: _ExtraRows,
+) -> NDArray[np.float64]:
+    """Add the cost columns (from ``c0``) and rows; return the objective."""
+    n_features = program.n_features
+    n_cols = c0 + n_features + (1 if linf else 0)
+    terms = np.where(pruned.allowed, cost_terms, 0.0)
+    features = np.arange(n_features)
+    rows.add_many(
         np.r_[program.cell_feature, features],
-        np.r_[cells, c0 + features],
-        np.r_[-terms, np.ones(program.n_features)],
-        np.zeros(program.n_features),
-        np.zeros(program.n_features),
+        np.r_[np.arange(program.n_cells), c0 + features],
+        np.r_[-terms, np.ones(n_features)],
+        np.zeros(n_features),
+        np.zeros(n_features),
     )
     objective = np.zeros(n_cols)
     if linf:
         objective[-1] = 1.0
-        add_rows(
+        rows.add_many(
             np.r_[features, features],
-            np.r_[c0 + features, np.full(program.n_features, n_cols - 1)],
-            np.r_[-np.ones(program.n_features), np.ones(program.n_features)],
-            np.zeros(program.n_features),
-            np.full(program.n_features, np.inf),
+            np.r_[c0 + features, np.full(n_features, n_cols - 1)],
+            np.r_[-np.ones(n_features), np.ones(n_features)],
+            np.zeros(n_features),
+            np.full(n_features, np.inf),
         )
     else:
-        # The cutoff is HiGHS's objective bound (below), not a row: the row
-        # made the relaxation harder to solve (1.1 times slower over 16 rows).
-        objective[c0 : c0 + program.n_features] = 1.0
-    if one_hot:
-        assert one_cells is not None
-        for group in one_hot:
-            cells = np.concatenate(
-                [
-                    np.arange(program.cell_offsets[j], program.cell_offsets[j + 1])
-                    for j in group
-                ]
-            )
-            cells = cells[one_cells[cells]]
-            add_row(cells, np.ones(cells.size), 1.0, 1.0)
+        # The cutoff is HiGHS's objective bound, not a row: the row made the
+        # relaxation harder to solve (1.1 times slower over 16 rows).
+        objective[c0 : c0 + n_features] = 1.0
+    return objective
 
-    extra = (
-        sp.csr_matrix(
-            (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-            shape=(len(extra_lo), n_cols),
+
+def _one_hot_rows(
+    program: ForestProgram,
+    one_hot: tuple[NDArray[np.intp], ...],
+    one_cells: NDArray[np.bool_],
+    rows: _ExtraRows,
+) -> None:
+    """Exactly one feature of each one-hot group takes a cell of value 1."""
+    for group in one_hot:
+        cells = np.concatenate(
+            [
+                np.arange(program.cell_offsets[j], program.cell_offsets[j + 1])
+                for j in group
+            ]
         )
-        if extra_lo
-        else sp.csr_matrix((0, n_cols))
-    )
-    static.resize((static.shape[0], n_cols))
-    matrix = sp.vstack([static, extra], format="csr")
-    row_lower = np.concatenate([program.row_lower[row_keep], extra_lo])
-    row_upper = np.concatenate([program.row_upper[row_keep], extra_hi])
+        cells = cells[one_cells[cells]]
+        rows.add(cells, np.ones(cells.size), 1.0, 1.0)
 
-    integrality = np.zeros(n_cols, dtype=np.int8)
-    integrality[:n_cells] = 1
-    integrality[n_base : n_base + n_choice] = 1
-    col_upper = np.ones(n_cols)
-    col_upper[:n_cells] = allowed
-    col_upper[c0:] = cutoff + slack if np.isfinite(cutoff) else np.inf
 
+def _highs_options(
+    time_limit: float, cutoff: float, slack: float, heuristics: bool | None
+) -> dict[str, Any]:
+    """HiGHS options for a counterfactual program, each one measured."""
     options: dict[str, Any] = {
         "time_limit": float(time_limit),
         "mip_rel_gap": MIP_REL_GAP,
@@ -492,63 +690,52 @@ def solve_cells(
         options["objective_bound"] = cutoff + slack
         if not heuristics:
             options.update(_WITHOUT_HEURISTICS)
-    options.update(highs_options or {})
-    started = time.perf_counter()
+    return options
 
-    def solve(options: dict[str, Any]) -> HighsResult:
-        return solve_milp(
-            objective,
-            integrality,
-            np.zeros(n_cols),
-            col_upper,
-            matrix,
-            row_lower,
-            row_upper,
-            options,
-        )
 
-    result = solve(options)
-    if result.x is None and result.status not in (1, 2) and options["presolve"]:
-        # HiGHS's presolve occasionally ends in a "solve error" on these
-        # programs; the same program without presolve solves.
-        left = max(float(time_limit) - (time.perf_counter() - started), 1e-3)
-        result = solve({**options, "presolve": False, "time_limit": left})
-    if result.x is None and result.status not in (1, 2) and np.isfinite(cutoff):
-        # Pruned to the cutoff, a program whose only answers sit at the cutoff
-        # can end in a "solve error" too (a point off by the strict margin
-        # within tolerances); the program without the cutoff solves.
-        left = max(float(time_limit) - (time.perf_counter() - started), 1e-3)
-        return solve_cells(
-            program,
-            decision,
-            cost_terms,
-            linf=linf,
-            one_hot=one_hot,
-            one_cells=one_cells,
-            time_limit=left,
-            margin=margin,
-            heuristics=heuristics,
-            highs_options=highs_options,
-        )
-    if result.status == 2:
-        return MilpOutcome("infeasible", None, np.inf, np.inf)
-    bound = getattr(result, "mip_dual_bound", None)
+def _solve_error(result: HighsResult) -> bool:
+    """Whether HiGHS stopped with no point for another reason than a limit or
+    infeasibility."""
+    return result.x is None and result.status not in (
+        HighsStatus.LIMIT,
+        HighsStatus.INFEASIBLE,
+    )
+
+
+def _decode(
+    result: HighsResult,
+    program: ForestProgram,
+    allowed: NDArray[np.bool_],
+    cost_terms: NDArray[np.float64],
+    linf: bool,
+) -> MilpOutcome:
+    """The cells HiGHS chose, their cost and the proven bound.
+
+    Raises
+    ------
+    SolverError
+        When HiGHS failed or returned a point that picks other than one cell
+        per feature.
+    """
+    if result.status == HighsStatus.INFEASIBLE:
+        return _INFEASIBLE
+    bound = result.mip_dual_bound
     bound = -np.inf if bound is None or not np.isfinite(bound) else float(bound)
     if result.x is None:
-        if result.status == 1:
+        if result.status == HighsStatus.LIMIT:
             return MilpOutcome("time_limit", None, np.inf, bound)
-        raise TreelensError(
+        raise SolverError(
             f"HiGHS could not solve the counterfactual program: {result.message}"
         )
-    chosen = np.flatnonzero((result.x[:n_cells] > 0.5) & allowed)
+    chosen = np.flatnonzero((result.x[: program.n_cells] > 0.5) & allowed)
     if not np.array_equal(program.cell_feature[chosen], np.arange(program.n_features)):
-        raise TreelensError(
+        raise SolverError(
             "HiGHS returned a solution that does not pick one cell per feature "
-            f"(status {result.status}: {result.message})."
+            f"(status {result.status.name}: {result.message})."
         )
     picked = cost_terms[chosen]
     value = float(picked.max(initial=0.0) if linf else picked.sum())
-    if result.status == 0:
+    if result.status == HighsStatus.OPTIMAL:
         return MilpOutcome(
             "optimal", chosen, value, min(value, max(bound, value * (1 - MIP_REL_GAP)))
         )

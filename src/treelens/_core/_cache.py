@@ -1,0 +1,66 @@
+"""The one cache of what is derived from a :class:`~treelens.Forest`.
+
+A Forest is immutable, so anything computed from it alone (routing tables, leaf
+boxes, compiled trees, programs of the counterfactual search) can be kept with it.
+Every such value is stored here, under a key naming what it is, in one private
+dict of the Forest (or Tree) instance; nothing else writes into a Forest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar, overload
+
+__all__ = ["derived", "derived_property"]
+
+T = TypeVar("T")
+
+_SLOT = "_treelens_derived"
+
+
+def derived(owner: object, key: str, build: Callable[[], T]) -> T:
+    """The value cached under ``key`` for ``owner``, built once by ``build()``.
+
+    Parameters
+    ----------
+    owner : Forest or Tree
+        The immutable object the value is derived from.
+    key : str
+        What the value is (for example ``"leaf_boxes"``).
+    build : callable
+        Computes the value on first use.
+
+    Returns
+    -------
+    object
+        The cached value.
+    """
+    cache: dict[str, Any] = owner.__dict__.setdefault(_SLOT, {})
+    try:
+        return cache[key]
+    except KeyError:
+        value = cache[key] = build()
+        return value
+
+
+class derived_property(Generic[T]):
+    """A read-only property whose value is computed once and kept by :func:`derived`."""
+
+    def __init__(self, function: Callable[[Any], T]) -> None:
+        self.function = function
+        self.__doc__ = function.__doc__
+        self.name = function.__name__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, instance: None, owner: type) -> derived_property[T]: ...
+
+    @overload
+    def __get__(self, instance: object, owner: type) -> T: ...
+
+    def __get__(self, instance: object | None, owner: type) -> Any:
+        if instance is None:
+            return self
+        return derived(instance, self.name, lambda: self.function(instance))
