@@ -30,6 +30,8 @@ class FittedCase:
     sample_weight: NDArray[np.float64] | None = None
     #: Whether the training data held NaN (so predictions must route NaN).
     missing: bool = False
+    #: Category labels to give ``to_forest`` (CatBoost keeps none in its models).
+    categories: dict[str, Any] | None = None
 
 
 def make_data(
@@ -207,6 +209,22 @@ def _lightgbm_factory(cls_name: str, *, task: str) -> Callable[..., FittedCase]:
     return factory
 
 
+def _catboost_factory(cls_name: str, *, task: str) -> Callable[..., FittedCase]:
+    def factory(seed: int = 0) -> FittedCase:
+        import catboost
+
+        X, y = make_data(seed, task=task, missing=True)
+        params = {"iterations": 4, "depth": 3, "verbose": 0, "thread_count": 1}
+        params.update(random_seed=seed, allow_writing_files=False)
+        if cls_name == "CatBoost":  # the generic class, as load_model gives it
+            params.update(loss_function="MultiClass")
+        cls = getattr(catboost, cls_name)
+        model = cls(params) if cls_name == "CatBoost" else cls(**params)
+        return FittedCase(model.fit(X, y), X, y, None, True)
+
+    return factory
+
+
 def _hist_factory(cls_name: str, *, task: str) -> Callable[..., FittedCase]:
     def factory(seed: int = 0) -> FittedCase:
         import sklearn.ensemble
@@ -234,6 +252,13 @@ NATIVE_BOOSTING_FACTORIES: dict[str, Callable[..., FittedCase]] = {
         "LGBMClassifier", task="classification"
     ),
     "lightgbm.LGBMRegressor": _lightgbm_factory("LGBMRegressor", task="regression"),
+    "catboost.CatBoost": _catboost_factory("CatBoost", task="classification"),
+    "catboost.CatBoostClassifier": _catboost_factory(
+        "CatBoostClassifier", task="classification"
+    ),
+    "catboost.CatBoostRegressor": _catboost_factory(
+        "CatBoostRegressor", task="regression"
+    ),
 }
 #: Boosting models whose trees store no impurity: MDI only held out, and
 #: ``gain_importance``.
@@ -263,6 +288,13 @@ def library_predictions(model: Any, X: NDArray[np.float64]) -> dict[str, Any]:
         return {"predict": np.argmax(proba, axis=1), "proba": proba, "raw": raw}
     if module == "lightgbm" and name == "Booster":
         return {"predict": model.predict(X), "proba": None, "raw": model.predict(X)}
+    if module == "catboost":
+        from treelens._adapters._catboost import catboost_predict
+
+        raw = model.predict(X, prediction_type="RawFormulaVal")
+        classifier = np.ndim(raw) == 2 or type(model).__name__ != "CatBoostRegressor"
+        proba = model.predict(X, prediction_type="Probability") if classifier else None
+        return {"predict": catboost_predict(model, X), "proba": proba, "raw": raw}
     proba = model.predict_proba(X) if hasattr(model, "predict_proba") else None
     if module == "xgboost":
         raw = model.predict(X, output_margin=True)
@@ -273,3 +305,161 @@ def library_predictions(model: Any, X: NDArray[np.float64]) -> dict[str, Any]:
     else:
         raw = None
     return {"predict": model.predict(X), "proba": proba, "raw": raw}
+
+
+# ------------------------------------------- native categorical splits
+COLOURS = ("red", "green", "blue", "violet", "amber")
+SIZES = (1, 3, 5, 8)
+
+
+def make_categorical_frame(
+    seed: int,
+    *,
+    task: str,
+    n_samples: int = 200,
+    colours: tuple[Any, ...] = COLOURS,
+    sizes: tuple[Any, ...] = SIZES,
+) -> tuple[Any, NDArray[Any]]:
+    """A DataFrame with a number (missing values included), a string category
+    and an integer category (pandas categorical dtypes, a missing colour too),
+    and a target that depends on category sets."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n_samples)
+    colour = rng.choice(np.array(colours, dtype=object), n_samples)
+    size = rng.choice(np.array(sizes, dtype=object), n_samples)
+    favoured = set(colours[::2])
+    signal = (
+        x
+        + 1.5 * np.isin(colour, list(favoured))
+        - 0.8 * (size == sizes[1])
+        + 0.3 * rng.normal(size=n_samples)
+    )
+    x[rng.random(n_samples) < 0.1] = np.nan
+    colour[rng.random(n_samples) < 0.05] = None
+    frame = pd.DataFrame(
+        {
+            "x": x,
+            "colour": pd.Categorical(colour, categories=list(colours)),
+            "size": pd.Categorical(size, categories=list(sizes)),
+        }
+    )
+    y: NDArray[Any] = (
+        (signal > np.median(signal)).astype(int) if task == "classification" else signal
+    )
+    return frame, y
+
+
+def probe_categorical_frame(
+    X: Any,
+    seed: int = 0,
+    *,
+    unknown: bool = True,
+    missing: bool = True,
+    n_samples: int = 300,
+) -> Any:
+    """Rows in ``X``'s columns: every category, a category never seen in training
+    (with ``unknown``), missing values, numbers from ``X`` and random ones."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    out = {}
+    for name in X.columns:
+        column = X[name]
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            labels = list(column.cat.categories)
+            unseen: Any = "never seen" if isinstance(labels[0], str) else 10**6
+            extra = [*([unseen] if unknown else []), *([None] if missing else [])]
+            pool = np.array([*labels, *extra], dtype=object)
+            values = pool[rng.integers(0, pool.size, n_samples)]
+            categories = [*labels, *([unseen] if unknown else [])]
+            out[name] = pd.Categorical(values, categories=categories)
+        else:
+            values = np.where(
+                rng.random(n_samples) < 0.5,
+                rng.choice(column.to_numpy(), n_samples),
+                rng.normal(size=n_samples),
+            )
+            if missing:
+                values[rng.random(n_samples) < 0.1] = np.nan
+            out[name] = values
+    return pd.DataFrame(out)
+
+
+def _categorical_factory(
+    library: str, cls_name: str, *, task: str, **params: Any
+) -> Callable[..., FittedCase]:
+    def factory(seed: int = 0) -> FittedCase:
+        import importlib
+
+        X, y = make_categorical_frame(seed, task=task)
+        module = importlib.import_module(library)
+        cls = getattr(module, cls_name)
+        model = _fit(cls(**params), X, y)
+        return FittedCase(model, X, y, None, True)
+
+    return factory
+
+
+def _catboost_categorical(seed: int = 0) -> FittedCase:
+    """CatBoost with one-hot categorical features (CatBoost refuses missing
+    categories: they are a category of their own here)."""
+    import catboost
+
+    X, y = make_categorical_frame(seed, task="classification")
+    X["colour"] = X["colour"].cat.add_categories("none").fillna("none")
+    model = catboost.CatBoostClassifier(
+        iterations=6, depth=3, one_hot_max_size=16, cat_features=["colour", "size"],
+        verbose=0, thread_count=1, random_seed=seed, allow_writing_files=False,
+    )  # fmt: skip
+    categories = {c: list(X[c].cat.categories) for c in ("colour", "size")}
+    return FittedCase(model.fit(X, y), X, y, None, True, categories)
+
+
+_LGB_CATEGORICAL = {"n_estimators": 6, "num_leaves": 6, "min_child_samples": 3}
+_LGB_CATEGORICAL.update(min_data_per_group=3, cat_smooth=1.0, verbose=-1, n_jobs=1)
+_XGB_CATEGORICAL = {"n_estimators": 6, "max_depth": 3, "enable_categorical": True}
+_XGB_CATEGORICAL.update(tree_method="hist", n_jobs=1)
+
+#: Models with the libraries' own categorical splits; ``X`` is a DataFrame with
+#: pandas categorical columns.
+NATIVE_CATEGORICAL_FACTORIES: dict[str, Callable[..., FittedCase]] = {
+    "catboost.CatBoostClassifier[one-hot]": _catboost_categorical,
+    "sklearn.HistGradientBoostingClassifier[categorical]": _categorical_factory(
+        "sklearn.ensemble",
+        "HistGradientBoostingClassifier",
+        task="classification",
+        max_iter=6,
+        max_leaf_nodes=8,
+        categorical_features="from_dtype",
+    ),
+    "sklearn.HistGradientBoostingRegressor[categorical]": _categorical_factory(
+        "sklearn.ensemble",
+        "HistGradientBoostingRegressor",
+        task="regression",
+        max_iter=6,
+        max_leaf_nodes=8,
+        categorical_features="from_dtype",
+    ),
+    "lightgbm.LGBMClassifier[categorical]": _categorical_factory(
+        "lightgbm", "LGBMClassifier", task="classification", **_LGB_CATEGORICAL
+    ),
+    "lightgbm.LGBMRegressor[categorical]": _categorical_factory(
+        "lightgbm", "LGBMRegressor", task="regression", **_LGB_CATEGORICAL
+    ),
+    "xgboost.XGBClassifier[categorical]": _categorical_factory(
+        "xgboost",
+        "XGBClassifier",
+        task="classification",
+        max_cat_to_onehot=1,
+        **_XGB_CATEGORICAL,
+    ),
+    "xgboost.XGBRegressor[categorical, one-hot]": _categorical_factory(
+        "xgboost",
+        "XGBRegressor",
+        task="regression",
+        max_cat_to_onehot=16,
+        **_XGB_CATEGORICAL,
+    ),
+}

@@ -187,6 +187,12 @@ def source_predict(model, X):
     elif module == "lightgbm" and type(model).__name__ == "Booster":
         output = model.predict(X)
         objective = str(model.dump_model(num_iteration=1).get("objective", ""))
+    elif module == "catboost":
+        # Labels come as a column, and the generic CatBoost class gives raw scores.
+        loss = str(model.get_all_params()["loss_function"])
+        if loss in ("Logloss", "CrossEntropy", "MultiClass"):
+            return np.ravel(model.predict(X, prediction_type="Class"))
+        return model.predict(X, prediction_type="RawFormulaVal")
     else:
         return model.predict(X)
     output = np.asarray(output)

@@ -135,11 +135,55 @@ def test_xgboost_json_unsupported_objective_is_named():
         forest_from_xgboost_json(model)
 
 
-def test_xgboost_json_categorical_split_is_refused():
+def _utf8(labels):
+    data = "".join(labels).encode()
+    offsets = np.cumsum([0] + [len(v.encode()) for v in labels]).tolist()
+    return {"offsets": offsets, "values": list(data)}
+
+
+def test_xgboost_json_categorical_split():
     model = copy.deepcopy(XGB_BINARY)
-    model["learner"]["gradient_booster"]["model"]["trees"][1]["split_type"] = [1, 0, 0]
-    with pytest.raises(UnsupportedModelError, match="categorical split on feature 'b'"):
-        forest_from_xgboost_json(model)
+    learner = model["learner"]
+    learner["feature_types"] = ["float", "c"]
+    gbtree = learner["gradient_booster"]["model"]
+    gbtree["cats"] = {
+        "enc": [{"offsets": [], "values": []}, _utf8(["lo", "mid", "hi", "top"])]
+    }
+    tree = gbtree["trees"][1]
+    tree["split_type"] = [1, 0, 0]
+    # XGBoost lists the categories going right: "mid" and "top".
+    tree.update(categories=[1, 3], categories_nodes=[0], categories_segments=[0])
+    tree["categories_sizes"] = [2]
+    forest = forest_from_xgboost_json(model)
+    spec = forest.features[1]
+    assert spec.kind == "categorical" and spec.categories == ("lo", "mid", "hi", "top")
+    t = forest.trees[1]
+    assert t.is_categorical.tolist() == [True, False, False] and np.isnan(
+        t.threshold[0]
+    )
+    # Codes 0..3 and the unknown code 4 (left, as XGBoost sends codes outside the set).
+    assert t.categorical_left[0, :5].tolist() == [True, False, True, False, True]
+    import pandas as pd
+
+    X = pd.DataFrame({"a": [0.0] * 5, "b": ["lo", "mid", "top", "new", None]})
+    leaves = forest.apply(X)[:, 1]
+    default = 1 if tree["default_left"][0] else 2
+    np.testing.assert_array_equal(leaves, [1, 2, 2, 1, default])
+    # Codes given as numbers are taken as codes.
+    np.testing.assert_array_equal(
+        forest.apply(np.array([[0.0, 0], [0.0, 1], [0.0, 3], [0.0, 7]]))[:, 1],
+        [1, 2, 2, 1],
+    )
+
+
+def test_xgboost_json_categorical_split_without_recorded_labels():
+    model = copy.deepcopy(XGB_BINARY)
+    tree = model["learner"]["gradient_booster"]["model"]["trees"][1]
+    tree["split_type"] = [1, 0, 0]
+    tree.update(categories=[2], categories_nodes=[0], categories_segments=[0])
+    tree["categories_sizes"] = [1]
+    forest = forest_from_xgboost_json(model)
+    assert forest.features[1].categories == (0, 1, 2)
 
 
 def test_xgboost_json_linear_booster_is_refused():
@@ -266,10 +310,45 @@ def test_lightgbm_dump_unsupported_objective_is_named():
         forest_from_lightgbm_dump(dump)
 
 
-def test_lightgbm_dump_categorical_split_is_refused():
+def _lgb_categorical_dump(pandas=None):
     dump = copy.deepcopy(LGB_REGRESSION)
-    dump["tree_info"][0]["tree_structure"]["decision_type"] = "=="
-    with pytest.raises(UnsupportedModelError, match="categorical splits"):
+    root = dump["tree_info"][0]["tree_structure"]
+    root.update(decision_type="==", threshold="0||2", missing_type="NaN")
+    root["default_left"] = True  # LightGBM sends NaN right at categorical nodes
+    dump["feature_infos"] = {
+        "Column_0": {"min_value": -1, "max_value": 1, "values": []},
+        "Column_1": {"min_value": 0, "max_value": 3, "values": [0, 3, 1, 2]},
+    }
+    if pandas is not None:
+        dump["pandas_categorical"] = [pandas]
+    return dump
+
+
+def test_lightgbm_dump_categorical_split():
+    forest = forest_from_lightgbm_dump(_lgb_categorical_dump())
+    assert forest.features[1].categories == (0, 1, 2, 3)
+    tree = forest.trees[0]
+    # Categories 0 and 2 go left; 1, 3, the unknown code 4 and NaN go right.
+    assert tree.categorical_left[0, :5].tolist() == [True, False, True, False, False]
+    assert not tree.missing_go_left[0]
+    X = np.array([[0.0, 0], [0.0, 1], [0.0, 2], [0.0, 9], [0.0, -1], [0.0, NAN]])
+    np.testing.assert_array_equal(
+        forest.predict(X), 0.25 + np.array([1.5, 0.5, 1.5, 0.5, 0.5, 0.5])
+    )
+
+
+def test_lightgbm_dump_pandas_categories():
+    import pandas as pd
+
+    dump = _lgb_categorical_dump(pandas=["cat", "dog", "emu", "fox"])
+    forest = forest_from_lightgbm_dump(dump)
+    assert forest.features[1].categories == ("cat", "dog", "emu", "fox")
+    X = pd.DataFrame({"x0": [0.0] * 4, "x1": ["emu", "dog", "yak", None]})
+    np.testing.assert_array_equal(
+        forest.predict(X), 0.25 + np.array([1.5, 0.5, 0.5, 0.5])
+    )
+    dump["pandas_categorical"] = [["a"], ["b"]]
+    with pytest.raises(UnsupportedModelError, match="pandas categories for 2"):
         forest_from_lightgbm_dump(dump)
 
 

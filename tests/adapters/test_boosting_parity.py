@@ -165,24 +165,6 @@ def test_xgboost_objective_not_supported_is_named():
         treelens.to_forest(model)
 
 
-def test_xgboost_categorical_splits_are_refused():
-    rng = np.random.default_rng(5)
-    X = pd.DataFrame(
-        {
-            "colour": pd.Categorical(rng.choice(["red", "green", "blue"], 100)),
-            "size": rng.normal(size=100),
-        }
-    )
-    y = (X["colour"] == "red").to_numpy().astype(int)
-    model = xgb.XGBClassifier(
-        n_estimators=2, max_depth=2, enable_categorical=True, tree_method="hist"
-    ).fit(X, y)
-    with pytest.raises(
-        UnsupportedModelError, match="categorical split on feature 'colour'"
-    ):
-        treelens.to_forest(model)
-
-
 def test_xgboost_non_nan_missing_marker_is_refused():
     _, X, signal = _data(6, missing=0.0)
     model = xgb.XGBClassifier(n_estimators=2, missing=0.0).fit(X, signal > 0)
@@ -299,22 +281,6 @@ def test_lightgbm_objective_not_supported_is_named():
         treelens.to_forest(model)
 
 
-def test_lightgbm_categorical_splits_are_refused():
-    rng = np.random.default_rng(9)
-    X = pd.DataFrame(
-        {
-            "colour": pd.Categorical(rng.choice(["red", "green", "blue"], 200)),
-            "size": rng.normal(size=200),
-        }
-    )
-    y = (X["colour"] == "red").to_numpy().astype(int)
-    model = lgb.LGBMClassifier(n_estimators=2, min_child_samples=5, verbose=-1).fit(
-        X, y
-    )
-    with pytest.raises(UnsupportedModelError, match="categorical splits.*'colour'"):
-        treelens.to_forest(model)
-
-
 def test_lightgbm_zero_as_missing_is_refused():
     _, X, signal = _data(10)
     model = lgb.LGBMRegressor(n_estimators=2, zero_as_missing=True, verbose=-1).fit(
@@ -370,16 +336,6 @@ def test_hist_gradient_boosting_log_link_loss_is_refused():
         X, np.abs(signal)
     )
     with pytest.raises(UnsupportedModelError, match="'poisson'"):
-        treelens.to_forest(model)
-
-
-def test_hist_gradient_boosting_categorical_features_are_refused():
-    rng = np.random.default_rng(12)
-    X = np.column_stack([rng.integers(0, 3, 100), rng.normal(size=100)])
-    model = HistGradientBoostingClassifier(max_iter=2, categorical_features=[0]).fit(
-        X, X[:, 0] == 1
-    )
-    with pytest.raises(UnsupportedModelError, match=r"categorical features \['x0'\]"):
         treelens.to_forest(model)
 
 

@@ -89,3 +89,44 @@ def test_booster_predict_gives_labels_like_the_forest(lgb_case):
         forest_predicted = treelens.to_forest(booster).predict(X)
         np.testing.assert_allclose(predicted, forest_predicted, rtol=1e-12)
     assert booster_predict(lgb_case.model, X) is None
+
+
+def test_catboost_model_files(tmp_path):
+    case = NATIVE_BOOSTING_FACTORIES["catboost.CatBoostClassifier"]()
+    expected = case.model.predict_proba(case.X)
+    binary = tmp_path / "model.cbm"
+    case.model.save_model(str(binary))
+    loaded = load_native_model(binary)
+    assert type(loaded).__name__ == "CatBoost"
+    forest = treelens.to_forest(loaded)
+    np.testing.assert_allclose(forest.predict_proba(case.X), expected, atol=1e-15)
+    np.testing.assert_array_equal(
+        booster_predict(loaded, case.X), case.model.predict(case.X).ravel()
+    )
+    text = tmp_path / "model.json"
+    case.model.save_model(str(text), format="json")
+    forest = load_native_model(text)
+    assert isinstance(forest, Forest)
+    np.testing.assert_allclose(forest.predict_proba(case.X), expected, atol=1e-15)
+    np.testing.assert_array_equal(
+        forest.predict(case.X), case.model.predict(case.X).ravel()
+    )
+
+
+def test_catboost_wrapper_saved_with_skops(tmp_path, capsys):
+    import skops.io
+
+    from treelens._cli._app import main
+    from treelens._io._files import load_model
+
+    case = NATIVE_BOOSTING_FACTORIES["catboost.CatBoostRegressor"]()
+    path = tmp_path / "model.skops"
+    skops.io.dump(case.model, path)
+    loaded = load_model(path)
+    np.testing.assert_array_equal(
+        treelens.to_forest(loaded).predict(case.X), case.model.predict(case.X)
+    )
+    with pytest.raises(SystemExit) as exit_info:
+        main(["importance", str(path), "--json"])
+    assert exit_info.value.code == 0
+    assert "x0" in capsys.readouterr().out

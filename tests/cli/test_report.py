@@ -124,6 +124,8 @@ def test_report_sections_and_self_contained(report_html):
         "Decision regions",
     ):
         assert words in report_html, words
+    # The region picture says how its features and reference row were chosen.
+    assert "the view most evenly split between classes" in report_html
     # Nothing is fetched: no external scripts, styles or pictures.
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", report_html)
     images = re.findall(r'src="data:image/png;base64,([^"]+)"', report_html)

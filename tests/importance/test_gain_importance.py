@@ -30,9 +30,9 @@ def _library_importance(model, importance_type, forest):
 def test_factory_models_importances(name):
     case = NO_IMPURITY_FACTORIES[name]()
     forest = treelens.to_forest(case.model)
-    is_hist = name.startswith("sklearn.")
+    no_cover = name.startswith(("sklearn.", "catboost."))
     for importance_type in ("gain", "cover", "split"):
-        if is_hist and importance_type == "cover":
+        if no_cover and importance_type == "cover":
             with pytest.raises(UnsupportedModelError, match="no cover importance"):
                 treelens.gain_importance(case.model, importance_type="cover")
             continue
@@ -49,6 +49,14 @@ def test_factory_models_importances(name):
             case.model, importance_type=importance_type, normalize=True
         )
         assert normalized.importances_.sum() == pytest.approx(1.0)
+        if name.startswith("catboost.") and importance_type == "gain":
+            # CatBoost's own PredictionValuesChange, in percent.
+            np.testing.assert_allclose(
+                100 * normalized.importances_.to_numpy(),
+                case.model.get_feature_importance(),
+                rtol=1e-9,
+                atol=1e-9,
+            )
     assert result.method.startswith("split count (")
 
 

@@ -47,10 +47,7 @@ def test_bars_sorted_with_spread_across_trees(wine_forest):
     np.testing.assert_allclose(segments[:, 1, 0], expected + sem)
     np.testing.assert_allclose(segments[:, 0, 0], np.maximum(expected - sem, 0))
     np.testing.assert_allclose(segments[:, 0, 1], tops + 0.4, atol=1e-12)
-    assert (
-        "s.e. of the mean over 10 trees"
-        in disp.ax_.get_legend().get_texts()[0].get_text()
-    )
+    assert "s.e. of mean, 10 trees" in disp.ax_.get_legend().get_texts()[0].get_text()
     # Per-tree standard deviations on request.
     disp = ImportanceDisplay.from_result(result, top_k=5, error_bars="std")
     segments = np.asarray(disp.whiskers_[0].get_segments())[:5]
@@ -76,7 +73,7 @@ def test_several_measures_side_by_side(wine_forest):
     legend = [t.get_text() for t in disp.ax_.get_legend().get_texts()]
     assert [text.split(" (whiskers")[0] for text in legend] == disp.methods
     # Permutation importance: its spread over repeats, as before.
-    assert legend[2] == f"{perm.method} (whiskers: \u00b11 std over repeats)"
+    assert legend[2] == f"{perm.method} (whiskers: \u00b11 std, repeats)"
     n = X.shape[1]
     segments = np.asarray(disp.whiskers_[2].get_segments())[:n]
     np.testing.assert_allclose(
@@ -166,7 +163,7 @@ def test_intervals_and_negative_values(wine_forest):
     legend = [t.get_text() for t in disp.ax_.get_legend().get_texts()]
     # MDI keeps its default whiskers; debiased MDI shows its bootstrap interval,
     # which may reach below zero.
-    assert "s.e. of the mean" in legend[0]
+    assert "s.e. of mean" in legend[0]
     assert "percentile bootstrap" in legend[1]
     index = disp.importances.index
     np.testing.assert_allclose(

@@ -12,13 +12,19 @@ function called on one model shares one Forest (and everything cached with it).
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._core._forest import Forest
 from .._exceptions import InputError, UnsupportedModelError
 from .._types import ModelLike
-from . import _lightgbm, _sklearn, _sklearn_hist, _xgboost  # noqa: F401 (registration)
+from . import (  # noqa: F401 (registration)
+    _catboost,
+    _lightgbm,
+    _sklearn,
+    _sklearn_hist,
+    _xgboost,
+)
 from ._registry import adapter_of, register_adapter, registered
 
 __all__ = ["register_adapter", "supported_models", "to_forest"]
@@ -40,7 +46,12 @@ def supported_models() -> list[str]:
     return registered()
 
 
-def to_forest(model: ModelLike, feature_names: Sequence[str] | None = None) -> Forest:
+def to_forest(
+    model: ModelLike,
+    feature_names: Sequence[str] | None = None,
+    *,
+    categories: Mapping[str, Sequence[Any]] | None = None,
+) -> Forest:
     """Normalize a fitted tree model into a :class:`~treelens.Forest`.
 
     Parameters
@@ -51,6 +62,11 @@ def to_forest(model: ModelLike, feature_names: Sequence[str] | None = None) -> F
     feature_names : sequence of str, optional
         Names of the features.  Defaults to the model's ``feature_names_in_``
         when it was fitted on a DataFrame, else ``x0, x1, ...``.
+    categories : mapping of str to sequence, optional
+        CatBoost models only: the category labels of each categorical feature,
+        by name.  CatBoost keeps only hashes of the labels, so the Forest of a
+        model with one-hot splits needs them (every other library records its
+        categories).
 
     Returns
     -------
@@ -81,8 +97,8 @@ def to_forest(model: ModelLike, feature_names: Sequence[str] | None = None) -> F
                 f"expected {list(model.feature_names)}, got {list(feature_names)}."
             )
         return model
-    if feature_names is not None:
-        return _build(model, feature_names)
+    if feature_names is not None or categories is not None:
+        return _build(model, feature_names, categories)
     signature = _fitted_signature(model)
     if signature:
         try:
@@ -100,14 +116,26 @@ def to_forest(model: ModelLike, feature_names: Sequence[str] | None = None) -> F
     return forest
 
 
-def _build(model: Any, feature_names: Sequence[str] | None) -> Forest:
+def _build(
+    model: Any,
+    feature_names: Sequence[str] | None,
+    categories: Mapping[str, Sequence[Any]] | None = None,
+) -> Forest:
     adapter = adapter_of(model)
     if adapter is None:
         raise UnsupportedModelError(
             f"Unsupported model {type(model).__module__}.{type(model).__qualname__}; "
             f"expected one of: {', '.join(supported_models())}."
         )
-    return adapter(model, feature_names)
+    if categories is None:
+        return adapter(model, feature_names)
+    if not getattr(adapter, "accepts_categories", False):
+        raise InputError(
+            "`categories` is for CatBoost models only, whose files keep no "
+            f"category labels; got it for a {type(model).__qualname__}, whose "
+            "categories are read from the model."
+        )
+    return adapter(model, feature_names, categories=categories)  # type: ignore[call-arg]
 
 
 # Forests of the models seen recently.  An entry is reused only while every fitted

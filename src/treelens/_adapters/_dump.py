@@ -58,3 +58,31 @@ def renumber(
     new_left = np.where(old_left == -1, -1, new_id[np.maximum(old_left, 0)])
     new_right = np.where(old_right == -1, -1, new_id[np.maximum(old_right, 0)])
     return new_left, new_right
+
+
+def categorical_table(
+    n_nodes: int, width: int, rows: dict[int, NDArray[np.bool_]]
+) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    """``is_categorical`` and ``categorical_left`` of a Tree from the left-going
+    codes of its categorical nodes (``rows[node]``: bool array over codes
+    ``0 .. k``, the last being the unknown code).  Width 0 without such nodes."""
+    is_categorical = np.zeros(n_nodes, dtype=bool)
+    if not rows:
+        return is_categorical, np.zeros((n_nodes, 0), dtype=bool)
+    table = np.zeros((n_nodes, width), dtype=bool)
+    for node, goes_left in rows.items():
+        is_categorical[node] = True
+        table[node, : goes_left.size] = goes_left
+    return is_categorical, table
+
+
+def bitset_members(words: NDArray[np.integer], n_codes: int) -> NDArray[np.bool_]:
+    """Membership of codes ``0 .. n_codes - 1`` in a bitset of 32-bit words
+    (bit ``c % 32`` of word ``c // 32``)."""
+    codes = np.arange(n_codes)
+    words = np.asarray(words, dtype=np.uint64)
+    inside = codes // 32 < words.size
+    word = words[np.minimum(codes // 32, max(words.size - 1, 0))] if words.size else 0
+    return inside & ((np.asarray(word) >> (codes % 32).astype(np.uint64)) & 1).astype(
+        bool
+    )

@@ -39,9 +39,10 @@ from typing import Any
 
 import numpy as np
 
+from .._core._features import FeatureSpec
 from .._core._forest import Forest, Tree
 from .._exceptions import InputError, NotFittedError, UnsupportedModelError
-from ._dump import SplitStatistics
+from ._dump import SplitStatistics, categorical_table
 from ._names import resolve_feature_names
 from ._registry import register_adapter
 
@@ -99,8 +100,26 @@ def _zero_band_threshold(cut: float) -> float:
     return cut
 
 
+def _numeric_missing_left(
+    node: dict[str, Any], cut: float, missing_type: str, index: int, name: str
+) -> bool:
+    if missing_type == "NaN":
+        return bool(node.get("default_left", True))
+    if missing_type == "None":
+        return 0.0 <= cut
+    raise UnsupportedModelError(
+        f"LightGBM splits with missing_type {missing_type!r} "
+        "(zero_as_missing=True) are not supported: they route values near "
+        "zero like missing ones, which one threshold cannot express; "
+        f"expected 'None' or 'NaN' (tree {index}, feature {name!r})."
+    )
+
+
 def _flatten(
-    root: dict[str, Any], index: int, feature_names: Sequence[str]
+    root: dict[str, Any],
+    index: int,
+    feature_names: Sequence[str],
+    n_categories: np.ndarray,
 ) -> tuple[Tree, SplitStatistics]:
     """Arrays of one nested ``tree_structure``, nodes in depth-first order."""
     left: list[int] = []
@@ -113,6 +132,7 @@ def _flatten(
     cover: list[float] = []
     gain: list[float] = []
     depth: list[int] = []
+    categorical: dict[int, np.ndarray] = {}
     stack: list[tuple[dict[str, Any], int]] = [(root, -1)]
     while stack:
         node, parent = stack.pop()
@@ -138,25 +158,23 @@ def _flatten(
             continue
         split_feature = int(node["split_feature"])
         decision = node.get("decision_type", "<=")
-        if decision != "<=":
-            raise UnsupportedModelError(
-                "LightGBM categorical splits are not supported; expected numerical "
-                f"splits ('<='), got {decision!r} on feature "
-                f"{feature_names[split_feature]!r} (tree {index})."
-            )
         missing_type = node.get("missing_type", "None")
-        cut = _zero_band_threshold(float(node["threshold"]))
-        if missing_type == "NaN":
-            goes_left = bool(node.get("default_left", True))
-        elif missing_type == "None":
-            goes_left = 0.0 <= cut
-        else:
+        if decision == "==":
+            categorical[node_id] = _category_set(
+                str(node["threshold"]), int(n_categories[split_feature])
+            )
+            # LightGBM sends NaN, negative and unseen categories right.
+            cut, goes_left = np.nan, False
+        elif decision != "<=":
             raise UnsupportedModelError(
-                f"LightGBM splits with missing_type {missing_type!r} "
-                "(zero_as_missing=True) are not supported: they route values near "
-                "zero like missing ones, which one threshold cannot express; "
-                f"expected 'None' or 'NaN' (tree {index}, feature "
-                f"{feature_names[split_feature]!r})."
+                f"LightGBM split decision {decision!r} is not supported; expected "
+                f"'<=' or '==' (feature {feature_names[split_feature]!r}, tree "
+                f"{index})."
+            )
+        else:
+            cut = _zero_band_threshold(float(node["threshold"]))
+            goes_left = _numeric_missing_left(
+                node, cut, missing_type, index, feature_names[split_feature]
             )
         left.append(-3)  # filled in when the left child is numbered
         right.append(-3)
@@ -174,6 +192,9 @@ def _flatten(
     cover_array = _exact_cover(
         np.asarray(left), np.asarray(right), np.asarray(depth), np.asarray(cover)
     )
+    is_categorical, categorical_left = categorical_table(
+        n_nodes, 1 + int(n_categories.max(initial=0)), categorical
+    )
     tree = Tree(
         children_left=np.asarray(left),
         children_right=np.asarray(right),
@@ -184,10 +205,52 @@ def _flatten(
         impurity=np.full(n_nodes, np.nan),
         n_node_samples=np.asarray(count),
         weighted_n_node_samples=cover_array,
+        is_categorical=is_categorical,
+        categorical_left=categorical_left,
     )
     return tree, SplitStatistics(
         feature=feature_array, gain=np.asarray(gain), cover=cover_array
     )
+
+
+def _category_set(threshold: str, k: int) -> np.ndarray:
+    """Left-going codes ``0 .. k`` of a categorical split ``"1||4||7"`` (the
+    categories listed go left; every other one, unseen ones too, goes right)."""
+    goes_left = np.zeros(k + 1, dtype=bool)
+    codes = np.array([int(v) for v in threshold.split("||") if v != ""], dtype=np.intp)
+    goes_left[codes[(codes >= 0) & (codes < k)]] = True
+    return goes_left
+
+
+def _features(dump: dict[str, Any], names: Sequence[str]) -> tuple[FeatureSpec, ...]:
+    """Kinds of the input columns: categorical where LightGBM lists category
+    values (``feature_infos``), with the pandas categories the model was fitted
+    with (``pandas_categorical``), else the integer codes it saw."""
+    infos = dump.get("feature_infos", {})
+    stored = list(dump.get("feature_names") or names)
+    seen = {
+        j: infos[stored[j]]["values"]
+        for j in range(len(names))
+        if isinstance(infos.get(stored[j]), dict) and infos[stored[j]].get("values")
+    }
+    pandas = dump.get("pandas_categorical") or []
+    if pandas and len(pandas) != len(seen):
+        raise UnsupportedModelError(
+            f"The LightGBM model has {len(seen)} categorical features but pandas "
+            f"categories for {len(pandas)} columns, so its codes cannot be matched "
+            "to labels; expected every categorical feature given as a pandas "
+            "categorical column (or none)."
+        )
+    specs = [FeatureSpec(str(name)) for name in names]
+    for position, (j, values) in enumerate(sorted(seen.items())):
+        if pandas:
+            labels = tuple(
+                v.item() if isinstance(v, np.generic) else v for v in pandas[position]
+            )
+        else:
+            labels = tuple(range(max((int(v) for v in values), default=-1) + 1))
+        specs[j] = FeatureSpec(str(names[j]), "categorical", labels)
+    return tuple(specs)
 
 
 def _exact_cover(
@@ -230,8 +293,11 @@ def _parse(
             "LightGBM linear trees (linear_tree=True) are not supported; expected "
             "constant leaves."
         )
+    features = _features(dump, names)
+    n_categories = np.array([spec.n_categories for spec in features], dtype=np.intp)
     parsed = [
-        _flatten(info["tree_structure"], i, names) for i, info in enumerate(infos)
+        _flatten(info["tree_structure"], i, names, n_categories)
+        for i, info in enumerate(infos)
     ]
     per_round = int(dump.get("num_tree_per_iteration", 1))
     n_rounds = len(infos) // per_round
@@ -242,6 +308,7 @@ def _parse(
         "link": link,
         "names": names,
         "has_names": has_names,
+        "features": features,
         "n_features": n_features,
         "n_classes": max(n_classes, 2) if task == "classification" else 0,
         "n_outputs": per_round,
@@ -306,6 +373,7 @@ def forest_from_lightgbm_dump(
         source=source,
         loss=info["loss"] if boosting in ("gbdt", "goss") else "",
         positive_at_zero=False,
+        features=info["features"],
     )
 
 

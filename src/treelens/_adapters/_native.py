@@ -13,8 +13,8 @@ __all__ = ["load_native_model"]
 
 _EXPECTED = (
     "an XGBoost model (.json or .ubj, from Booster.save_model), a LightGBM model "
-    "(text, from Booster.save_model) or a LightGBM dump (.json, from "
-    "Booster.dump_model)"
+    "(text, from Booster.save_model), a LightGBM dump (.json, from "
+    "Booster.dump_model) or a CatBoost model (.cbm or .json, from save_model)"
 )
 
 
@@ -42,17 +42,20 @@ def load_native_model(path: str | os.PathLike[str]) -> Any:
           as JSON (``.json``) or Universal Binary JSON (``.ubj``);
         - a LightGBM model saved with ``Booster.save_model`` (text, usually
           ``.txt``);
-        - a LightGBM dump, ``Booster.dump_model()`` written as JSON.
+        - a LightGBM dump, ``Booster.dump_model()`` written as JSON;
+        - a CatBoost model saved with ``save_model`` in its binary format
+          (``.cbm``, read by CatBoost's own loader) or as JSON
+          (``format="json"``, read without CatBoost).
 
         The format is recognized from the file's content, not its name.
 
     Returns
     -------
-    model : xgboost.Booster, lightgbm.Booster or Forest
-        A Booster of the library that wrote the file, or the
+    model : xgboost.Booster, lightgbm.Booster, catboost.CatBoost or Forest
+        A model of the library that wrote the file, or the
         :class:`~treelens.Forest` built from the file where it is JSON and the
-        library is not needed: a LightGBM dump, or an XGBoost JSON model when
-        xgboost is not installed.  Either can be given to
+        library is not needed: a LightGBM dump, a CatBoost JSON model, or an
+        XGBoost JSON model when xgboost is not installed.  Either can be given to
         :func:`treelens.to_forest`.
 
     Raises
@@ -60,8 +63,8 @@ def load_native_model(path: str | os.PathLike[str]) -> Any:
     InputError
         If the file does not exist or is of none of these formats.
     UnsupportedModelError
-        If the library needed to read the file (LightGBM text, XGBoost UBJ) is
-        not installed.
+        If the library needed to read the file (LightGBM text, XGBoost UBJ,
+        CatBoost binary) is not installed.
     """
     path = Path(path)
     if not path.is_file():
@@ -69,6 +72,10 @@ def load_native_model(path: str | os.PathLike[str]) -> Any:
     with open(path, "rb") as handle:
         head = handle.read(64)
     stripped = head.lstrip()
+    if head.startswith(b"CBM1"):  # CatBoost's binary model, read by CatBoost itself
+        model = _library("catboost", path).CatBoost()
+        model.load_model(str(path))
+        return model
     if stripped.startswith(b"tree"):
         return _library("lightgbm", path).Booster(model_file=str(path))
     if stripped.startswith(b"{"):
@@ -80,6 +87,10 @@ def load_native_model(path: str | os.PathLike[str]) -> Any:
             from ._lightgbm import forest_from_lightgbm_dump
 
             return forest_from_lightgbm_dump(content, source="lightgbm.Booster")
+        if isinstance(content, dict) and "features_info" in content:
+            from ._catboost import forest_from_catboost_json
+
+            return forest_from_catboost_json(content, source="catboost.CatBoost")
         if isinstance(content, dict) and "learner" in content:
             try:
                 import xgboost
@@ -107,8 +118,10 @@ def booster_predict(model: Any, X: Any) -> Any:
     """Labels or values a library Booster predicts for ``X``, as ``Forest.predict``.
 
     ``xgboost.Booster.predict`` needs a DMatrix, and both libraries' Boosters
-    return class probabilities rather than labels.  Returns None for any other
-    model, whose own ``predict`` already gives labels or values.
+    return class probabilities rather than labels; CatBoost returns labels of
+    multiclass models as a column, and its generic ``CatBoost`` class raw scores.
+    Returns None for any other model, whose own ``predict`` already gives labels
+    or values.
 
     Parameters
     ----------
@@ -119,7 +132,7 @@ def booster_predict(model: Any, X: Any) -> Any:
     -------
     y_pred : ndarray of shape (n_samples,) or None
         For classifiers, class indices ``0 .. n_classes - 1`` (a Booster knows no
-        labels): ``p > 0.5`` for binary models, the argmax of the probabilities
+        labels; CatBoost models give their labels): ``p > 0.5`` for binary models, the argmax of the probabilities
         otherwise.
     """
     import numpy as np
@@ -136,6 +149,10 @@ def booster_predict(model: Any, X: Any) -> Any:
     elif key == "lightgbm.Booster":
         output = model.predict(np.asarray(X))
         objective = str(model.dump_model(num_iteration=1).get("objective", ""))
+    elif key.startswith("catboost."):
+        from ._catboost import catboost_predict
+
+        return catboost_predict(model, X)
     else:
         return None
     if objective.startswith(("binary", "multi:softprob", "multiclass")):

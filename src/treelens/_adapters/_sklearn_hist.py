@@ -14,6 +14,15 @@ here to be on the leaves' scale.  The link follows the loss: identity for
 softmax for multiclass ``log_loss``.  Losses with a log link (``poisson``,
 ``gamma``) are refused.
 
+Categorical features.  scikit-learn encodes each categorical column with an
+``OrdinalEncoder`` whose codes are what the trees compare (the encoder puts these
+columns first; the Forest maps feature indices back to the input columns).  Its
+categories become the column's :class:`~treelens.FeatureSpec`; a categorical node
+sends code ``c`` left iff ``c`` is in the node's bitset
+(``raw_left_cat_bitsets``); a category never seen in training is encoded as NaN by
+scikit-learn and so follows the missing-value side, which is the unknown code's
+column.
+
 Node statistics.  ``n_node_samples`` is the stored training count; no hessian sum
 is kept, so ``weighted_n_node_samples`` is NaN; ``gain`` (for
 :func:`treelens.gain_importance`) is the stored split gain.
@@ -25,10 +34,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
+from .._core._features import FeatureSpec
 from .._core._forest import Forest, Tree
 from .._exceptions import UnsupportedModelError
-from ._dump import SplitStatistics
+from ._dump import SplitStatistics, bitset_members, categorical_table
 from ._registry import register_adapter
 from ._sklearn import _allow_missing, _check_fitted, _class_path, _resolve_names
 
@@ -53,33 +64,72 @@ def _link(model: Any) -> str:
     return _LINKS[name]
 
 
-def _check_numerical(model: Any, names: Sequence[str]) -> None:
+def _categories(model: Any) -> dict[int, tuple[Any, ...]]:
+    """Categories of each categorical input column, in code order.
+
+    scikit-learn encodes categorical columns with an ``OrdinalEncoder`` (unknown
+    categories become NaN) whose codes are the values its trees compare.
+    """
     categorical = getattr(model, "is_categorical_", None)
-    if categorical is not None and np.any(categorical):
-        which = [names[int(i)] for i in np.flatnonzero(categorical)]
-        raise UnsupportedModelError(
-            f"{type(model).__name__} with categorical features is not supported "
-            f"(categorical splits); expected numerical features only, got "
-            f"categorical features {which}."
-        )
+    if categorical is None or not np.any(categorical):
+        return {}
+    encoder = model._preprocessor.named_transformers_["encoder"]
+    out = {}
+    for column, labels in zip(np.flatnonzero(categorical), encoder.categories_):
+        labels = [v.item() if isinstance(v, np.generic) else v for v in labels]
+        if labels and isinstance(labels[-1], float) and np.isnan(labels[-1]):
+            labels = labels[:-1]  # the encoder lists NaN last; it is missing
+        out[int(column)] = tuple(labels)
+    return out
 
 
-def _tree(nodes: Any, learning_rate: float) -> tuple[Tree, SplitStatistics]:
+def _column_of(model: Any) -> NDArray[np.intp]:
+    """Input column of each feature index the trees use: the preprocessor puts
+    the categorical columns first."""
+    categorical = getattr(model, "is_categorical_", None)
+    n = int(model.n_features_in_)
+    if categorical is None or not np.any(categorical):
+        return np.arange(n, dtype=np.intp)
+    mask = np.asarray(categorical, dtype=bool)
+    return np.concatenate([np.flatnonzero(mask), np.flatnonzero(~mask)]).astype(np.intp)
+
+
+def _tree(
+    predictor: Any,
+    learning_rate: float,
+    column_of: NDArray[np.intp],
+    n_categories: NDArray[np.intp],
+) -> tuple[Tree, SplitStatistics]:
+    nodes = predictor.nodes
     leaf = nodes["is_leaf"].astype(bool)
-    feature = np.where(leaf, -2, nodes["feature_idx"]).astype(np.intp)
+    feature = np.where(leaf, -2, column_of[nodes["feature_idx"]]).astype(np.intp)
     # Split nodes keep the unshrunk value; leaves are already shrunk.
     value = np.where(leaf, nodes["value"], learning_rate * nodes["value"])
     n_nodes = leaf.shape[0]
+    missing_left = nodes["missing_go_to_left"].astype(bool) & ~leaf
+    categorical = nodes["is_categorical"].astype(bool) & ~leaf
+    rows = {}
+    for node in np.flatnonzero(categorical):
+        k = int(n_categories[feature[node]])
+        bitset = predictor.raw_left_cat_bitsets[nodes["bitset_idx"][node]]
+        # Codes 0 .. k - 1 by the bitset; unknown categories as missing values.
+        rows[int(node)] = np.append(bitset_members(bitset, k), missing_left[node])
+    width = 1 + int(n_categories.max()) if rows else 0
+    is_categorical, categorical_left = categorical_table(n_nodes, width, rows)
     tree = Tree(
         children_left=np.where(leaf, -1, nodes["left"].astype(np.intp)),
         children_right=np.where(leaf, -1, nodes["right"].astype(np.intp)),
         feature=feature,
-        threshold=np.where(leaf, -2.0, nodes["num_threshold"]),
-        missing_go_left=nodes["missing_go_to_left"].astype(bool) & ~leaf,
+        threshold=np.where(
+            leaf, -2.0, np.where(categorical, np.nan, nodes["num_threshold"])
+        ),
+        missing_go_left=missing_left,
         value=value.reshape(-1, 1),
         impurity=np.full(n_nodes, np.nan),
         n_node_samples=nodes["count"].astype(np.intp),
         weighted_n_node_samples=np.full(n_nodes, np.nan),
+        is_categorical=is_categorical,
+        categorical_left=categorical_left,
     )
     stats = SplitStatistics(
         feature=feature,
@@ -94,11 +144,19 @@ def _parse(
 ) -> tuple[dict[str, Any], list[Tree], list[SplitStatistics]]:
     _check_fitted(model)
     names, has_names = _resolve_names(model, feature_names)
-    _check_numerical(model, names)
     link = _link(model)
     learning_rate = float(model.learning_rate)
+    categories = _categories(model)
+    features = tuple(
+        FeatureSpec(name, "categorical", categories[j])
+        if j in categories
+        else FeatureSpec(name)
+        for j, name in enumerate(names)
+    )
+    n_categories = np.array([spec.n_categories for spec in features], dtype=np.intp)
+    column_of = _column_of(model)
     parsed = [
-        _tree(predictor.nodes, learning_rate)
+        _tree(predictor, learning_rate, column_of, n_categories)
         for predictors in model._predictors
         for predictor in predictors
     ]
@@ -106,6 +164,7 @@ def _parse(
     info = {
         "names": names,
         "has_names": has_names,
+        "features": features,
         "link": link,
         "n_outputs": n_outputs,
         "init_raw": np.asarray(model._baseline_prediction, dtype=np.float64).reshape(
@@ -147,4 +206,5 @@ def _hist_gradient_boosting(model: Any, feature_names: Sequence[str] | None) -> 
         source=_class_path(model),
         loss=model.loss if model.loss in ("squared_error", "log_loss") else "",
         positive_at_zero=False,
+        features=info["features"],
     )

@@ -28,15 +28,17 @@ only, so its Forest keeps the rounds up to ``best_iteration`` (inclusive).
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from .._core._features import FeatureSpec
 from .._core._forest import Forest, Tree
 from .._exceptions import InputError, NotFittedError, UnsupportedModelError
-from ._dump import SplitStatistics, reachable_order, renumber
+from ._dump import SplitStatistics, categorical_table, reachable_order, renumber
 from ._names import resolve_feature_names
 from ._registry import register_adapter
 
@@ -106,6 +108,52 @@ def _base_score(learner: dict[str, Any]) -> np.ndarray:
     return np.asarray(values, dtype=np.float64)
 
 
+def _category_labels(encoding: dict[str, Any]) -> tuple[Any, ...] | None:
+    """Labels of one feature in XGBoost's ``cats`` record (strings as UTF-8
+    bytes cut at ``offsets``; numbers as ``values``), in code order."""
+    values = encoding.get("values", [])
+    offsets = encoding.get("offsets")
+    if offsets is not None and "type" not in encoding:
+        if not offsets:
+            return None
+        data = bytes(int(v) for v in values)
+        bounds = [int(v) for v in offsets]
+        if bounds[-1] != len(data):
+            bounds.append(len(data))
+        return tuple(data[a:b].decode("utf-8") for a, b in itertools.pairwise(bounds))
+    return tuple(v.item() if isinstance(v, np.generic) else v for v in values)
+
+
+def _features(
+    learner: dict[str, Any],
+    model: dict[str, Any],
+    trees: list[dict[str, Any]],
+    names: Sequence[str],
+) -> tuple[FeatureSpec, ...]:
+    """Kinds of the input columns: categorical where ``feature_types`` says
+    ``"c"``, with the labels XGBoost recorded (``cats``), else the codes its
+    splits use."""
+    types = learner.get("feature_types") or []
+    encodings = (model.get("cats") or {}).get("enc") or []
+    specs = [FeatureSpec(str(name)) for name in names]
+    highest = np.full(len(names), -1)
+    for tree in trees:
+        nodes = tree.get("categories_nodes", [])
+        if nodes:
+            feature = np.asarray(tree["split_indices"])[nodes]
+            cats = np.asarray(tree["categories"], dtype=np.intp)
+            ends = np.add(tree["categories_segments"], tree["categories_sizes"]) - 1
+            top = cats[np.maximum(ends, 0)] if cats.size else np.zeros(len(nodes))
+            np.maximum.at(highest, feature, np.asarray(top, dtype=np.intp))
+    for j, name in enumerate(names):
+        if j < len(types) and types[j] == "c" or highest[j] >= 0:
+            labels = _category_labels(encodings[j]) if j < len(encodings) else None
+            if labels is None:
+                labels = tuple(range(int(highest[j]) + 1))
+            specs[j] = FeatureSpec(str(name), "categorical", labels)
+    return tuple(specs)
+
+
 def _round_bounds(model: dict[str, Any], n_outputs: int) -> np.ndarray:
     indptr = model.get("iteration_indptr")
     if indptr:
@@ -115,8 +163,36 @@ def _round_bounds(model: dict[str, Any], n_outputs: int) -> np.ndarray:
     return np.arange(0, n_trees + 1, max(per_round, 1), dtype=np.intp)
 
 
+def _category_rows(
+    tree: dict[str, Any], n_categories: np.ndarray, feature: np.ndarray
+) -> dict[int, np.ndarray]:
+    """Left-going codes ``0 .. k`` of every categorical node.
+
+    XGBoost lists, for each categorical node, the categories that go right; any
+    other code (an unseen category too) goes left.
+    """
+    nodes = tree.get("categories_nodes", [])
+    if not nodes:
+        return {}
+    cats = np.asarray(tree["categories"], dtype=np.intp)
+    segments = tree["categories_segments"]
+    sizes = tree["categories_sizes"]
+    rows = {}
+    for node, start, size in zip(nodes, segments, sizes):
+        k = int(n_categories[feature[node]])
+        goes_left = np.ones(k + 1, dtype=bool)
+        right = cats[int(start) : int(start) + int(size)]
+        goes_left[right[(right >= 0) & (right < k)]] = False
+        rows[int(node)] = goes_left
+    return rows
+
+
 def _parse_tree(
-    tree: dict[str, Any], index: int, weight: float, feature_names: Sequence[str]
+    tree: dict[str, Any],
+    index: int,
+    weight: float,
+    feature_names: Sequence[str],
+    n_categories: np.ndarray,
 ) -> tuple[Tree, SplitStatistics]:
     size_leaf = int(tree.get("tree_param", {}).get("size_leaf_vector", "1") or 1)
     if size_leaf > 1:
@@ -132,18 +208,18 @@ def _parse_tree(
     base_weights = np.asarray(tree["base_weights"], dtype=np.float64)
     cover = np.asarray(tree["sum_hessian"], dtype=np.float64)
     gain = np.asarray(tree["loss_changes"], dtype=np.float64)
-    split_type = np.asarray(tree.get("split_type", np.zeros_like(left)), dtype=np.intp)
     leaf = left == -1
-    categorical = ~leaf & (split_type != 0)
-    if categorical.any():
-        node = int(np.flatnonzero(categorical)[0])
-        raise UnsupportedModelError(
-            "XGBoost categorical splits are not supported; expected numerical "
-            f"splits only, got a categorical split on feature "
-            f"{feature_names[feature[node]]!r} (tree {index}, node {node})."
-        )
+    rows = _category_rows(tree, n_categories, feature)
+    n_all = left.shape[0]
+    is_categorical, categorical_left = categorical_table(
+        n_all, 1 + int(n_categories.max(initial=0)), rows
+    )
     if int(tree.get("tree_param", {}).get("num_deleted", "0") or 0):
         order = reachable_order(left, right)
+        is_categorical, categorical_left = (
+            is_categorical[order],
+            categorical_left[order],
+        )
         left, right = renumber(order, left, right)
         feature, condition, default_left = (
             feature[order],
@@ -162,12 +238,14 @@ def _parse_tree(
             children_left=left,
             children_right=right,
             feature=feature,
-            threshold=np.where(leaf, -2.0, below),
+            threshold=np.where(leaf, -2.0, np.where(is_categorical, np.nan, below)),
             missing_go_left=default_left & ~leaf,
             value=value.reshape(-1, 1),
             impurity=np.full(n_nodes, np.nan),
             n_node_samples=np.full(n_nodes, -1),
             weighted_n_node_samples=cover,
+            is_categorical=is_categorical,
+            categorical_left=categorical_left,
         ),
         SplitStatistics(feature=feature, gain=np.where(leaf, 0.0, gain), cover=cover),
     )
@@ -197,8 +275,10 @@ def _parse(
     n_total = len(bounds) - 1
     stop = bounds[n_total if n_rounds is None else min(n_rounds, n_total)]
     raw_trees = model["trees"][:stop]
+    features = _features(learner, model, model["trees"], names)
+    n_categories = np.array([spec.n_categories for spec in features], dtype=np.intp)
     parsed = [
-        _parse_tree(t, i, 1.0 if weights is None else weights[i], names)
+        _parse_tree(t, i, 1.0 if weights is None else weights[i], names, n_categories)
         for i, t in enumerate(raw_trees)
     ]
     base = _base_score(learner)
@@ -218,6 +298,7 @@ def _parse(
         "link": link,
         "names": names,
         "has_names": has_names,
+        "features": features,
         "n_features": n_features,
         "n_classes": max(n_classes, 2) if task == "classification" else 0,
         "init_raw": np.array(init_raw, dtype=np.float64),
@@ -281,6 +362,7 @@ def forest_from_xgboost_json(
         loss=info["loss"],
         positive_at_zero=False,
         score_dtype=np.float32,
+        features=info["features"],
     )
 
 

@@ -175,13 +175,14 @@ def _importance_picture(request: PictureRequest) -> Any:
     from .._plots._display_importance import ImportanceDisplay
 
     n_shown = min(request.forest.n_features, 20)
-    figure, ax = new_figure(6.4, max(2.5, 0.3 * n_shown + 1.2))
     found = importance_results(request.model, request.X, request.y)
     shown = [
         r
         for r in (found["primary"], found["held_out"], found["debiased"])
         if r is not None
     ]
+    # Room for the legend below the axes: one line per method.
+    figure, ax = new_figure(6.4, max(2.5, 0.3 * n_shown + 1.2) + 0.25 * len(shown))
     ImportanceDisplay.from_result(shown, ax=ax, top_k=20)
     return figure
 
@@ -207,6 +208,7 @@ def _tree_picture(request: PictureRequest) -> Any:
         if row is None
         else np.asarray(_row(request.X, row), dtype=float)[0],
         ax=ax,
+        grow_figure=True,  # the figure is ours: widen it rather than shrink text
     )
     return figure
 

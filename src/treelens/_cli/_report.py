@@ -302,8 +302,9 @@ def _importance_section(model: Any, X: Any, y: Any) -> dict[str, Any]:
 
     def chart() -> Any:
         n = min(len(frame), 15)
-        figure, ax = new_figure(4.5, max(2.5, 0.28 * n + 1.2))
         shown = [r for r in (primary, held, debiased, perm) if r is not None]
+        # Room for the legend below the axes: one line per method.
+        figure, ax = new_figure(6.4, max(2.5, 0.28 * n + 1.2) + 0.25 * len(shown))
         ImportanceDisplay.from_result(shown, ax=ax, top_k=15)
         return figure
 

@@ -277,6 +277,10 @@ class Forest:
         boolean), one per feature with the names of ``feature_names``.  Default:
         every feature numeric.  Categorical columns reach the trees as codes
         (see :meth:`encode`).
+    init_after_trees : bool
+        Boosting only: whether ``init_raw`` is added after the sum of the trees
+        (CatBoost's order) rather than before it (every other library's).  The
+        scores differ only by rounding; this makes them the same doubles.
     """
 
     trees: tuple[Tree, ...]
@@ -303,6 +307,7 @@ class Forest:
     positive_at_zero: bool = True
     score_dtype: Any = np.float64
     features: tuple[FeatureSpec, ...] = ()
+    init_after_trees: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "trees", tuple(self.trees))
@@ -656,13 +661,16 @@ class Forest:
 
     def _raw_from_leaves(self, leaves: NDArray[np.intp]) -> NDArray[np.float64]:
         dtype = self.score_dtype
-        raw = np.tile(self.init_raw.astype(dtype), (leaves.shape[0], 1))
+        init = self.init_raw.astype(dtype)
+        raw = np.tile(0 * init if self.init_after_trees else init, (leaves.shape[0], 1))
         rate = dtype.type(self.learning_rate)
         for j, tree in enumerate(self.trees):
             contribution = tree.value[leaves[:, j], 0].astype(dtype)
             if rate != 1:
                 contribution *= rate
             raw[:, self.tree_output[j]] += contribution
+        if self.init_after_trees:
+            raw += init
         return raw.astype(np.float64, copy=False)
 
     def predict_proba(self, X: Any) -> NDArray[np.float64]:

@@ -59,6 +59,12 @@ def _lightgbm_statistics(model: Any) -> tuple[str, list[SplitStatistics]]:
     return "LightGBM", lightgbm_split_statistics(booster_of(model).dump_model())
 
 
+def _catboost_statistics(model: Any) -> tuple[str, list[SplitStatistics]]:
+    from .._adapters._catboost import catboost_model_json, catboost_split_statistics
+
+    return "CatBoost", catboost_split_statistics(catboost_model_json(model))
+
+
 def _hist_statistics(model: Any) -> tuple[str, list[SplitStatistics]]:
     from .._adapters._sklearn_hist import hist_split_statistics
 
@@ -70,6 +76,7 @@ _SOURCES: dict[str, Callable[[Any], tuple[str, list[SplitStatistics]]]] = {
     "xgboost.XGBModel": _xgboost_statistics,
     "lightgbm.Booster": _lightgbm_statistics,
     "lightgbm.LGBMModel": _lightgbm_statistics,
+    "catboost.CatBoost": _catboost_statistics,
     "sklearn.HistGradientBoostingClassifier": _hist_statistics,
     "sklearn.HistGradientBoostingRegressor": _hist_statistics,
 }

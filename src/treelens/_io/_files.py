@@ -51,13 +51,15 @@ TRUSTED_MODEL_TYPES: frozenset[str] = frozenset(
         "lightgbm.basic.Booster",
         "lightgbm.sklearn.LGBMClassifier",
         "lightgbm.sklearn.LGBMRegressor",
+        "catboost.core.CatBoostClassifier",
+        "catboost.core.CatBoostRegressor",
         "collections.OrderedDict",
     }
 )
 
 _PICKLE_SUFFIXES = {".pkl", ".pickle", ".joblib"}
 _SKOPS_SUFFIXES = {".skops"}
-_NATIVE_SUFFIXES = {".json", ".ubj", ".txt", ".model", ".bst"}
+_NATIVE_SUFFIXES = {".json", ".ubj", ".txt", ".model", ".bst", ".cbm"}
 _CSV_SUFFIXES = {".csv", ".tsv"}
 _PARQUET_SUFFIXES = {".parquet", ".pq"}
 
@@ -81,7 +83,7 @@ def _sniff(path: Path) -> str:
     if head[:1] in (b"\x80", b"\x78") or head.startswith(b"\x1f\x8b"):
         return "pickle"
     stripped = head.lstrip()
-    if stripped.startswith((b"{", b"tree")):
+    if stripped.startswith((b"{", b"tree", b"CBM1")):
         return "native"
     return "unknown"
 
@@ -132,7 +134,8 @@ def load_model(
     raise InputError(
         f"Cannot tell the format of model file {str(path)!r}; expected a .skops "
         "file, a pickle/joblib file (.pkl, .pickle, .joblib, with --trust-pickle), "
-        "or an XGBoost (.json, .ubj) or LightGBM (.txt) model file."
+        "or an XGBoost (.json, .ubj), LightGBM (.txt) or CatBoost (.cbm, .json) "
+        "model file."
     )
 
 

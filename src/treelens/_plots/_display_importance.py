@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
@@ -100,19 +101,19 @@ def _whiskers(
         values = frame.to_numpy()
         if error_bars == "iqr":
             low, high = np.percentile(values, [25, 75], axis=0)
-            return low, high, f"whiskers: middle half of {len(values)} trees"
+            return low, high, f"whiskers: middle half, {len(values)} trees"
         sem = values.std(axis=0, ddof=1) / np.sqrt(values.shape[0])
         return (
             np.maximum(mean - sem, floor),
             mean + sem,
-            f"whiskers: \u00b11 s.e. of the mean over {len(values)} trees",
+            f"whiskers: \u00b11 s.e. of mean, {len(values)} trees",
         )
     std = getattr(result, "std_", None)
     if std is None:
         return none
     half = pd.Series(std, dtype=float).reindex(index).to_numpy()
     what = "trees" if per_tree is not None else "repeats"
-    return mean - half, mean + half, f"whiskers: \u00b11 std over {what}"
+    return mean - half, mean + half, f"whiskers: \u00b11 std, {what}"
 
 
 class ImportanceDisplay(RenamedAttributes):
@@ -329,6 +330,7 @@ class ImportanceDisplay(RenamedAttributes):
             has_bars = error_bars and not np.isnan(low).all()
             spread = self.spreads.get(method)
             label = f"{method} ({spread})" if has_bars and spread else method
+            label = textwrap.fill(label, 64, subsequent_indent="  ")
             style = {"height": height, "label": label, **kwargs}
             if colors is not None:
                 style.setdefault("color", colors[k % len(colors)])

@@ -178,7 +178,12 @@ class TreeDiagramDisplay(RenamedAttributes):
         return display.plot(ax=ax, **kwargs)
 
     def plot(
-        self, ax: Any = None, *, fontsize: float | None = None, **kwargs: Any
+        self,
+        ax: Any = None,
+        *,
+        fontsize: float | None = None,
+        grow_figure: bool | None = None,
+        **kwargs: Any,
     ) -> TreeDiagramDisplay:
         """Draw the nodes as boxes and the edges as lines.
 
@@ -189,6 +194,10 @@ class TreeDiagramDisplay(RenamedAttributes):
         fontsize : float, optional
             Largest font size of the node text (default 9); smaller where the
             boxes would otherwise overlap.
+        grow_figure : bool, optional
+            Make the figure wider or taller (up to 60 inches) before shrinking
+            the font; default only when the diagram creates its figure (``ax``
+            None).
         **kwargs
             Passed to every node's :meth:`matplotlib.axes.Axes.text` (for
             example ``fontfamily``, ``color``).
@@ -257,7 +266,8 @@ class TreeDiagramDisplay(RenamedAttributes):
         ax.set_xlim(-0.6, max(layout.n_columns, 1) - 0.4)
         ax.set_ylim(-depth - 0.6, 0.6)
         ax.set_axis_off()
-        self.fontsize_ = _fit_text(ax, self.text_artists_, self.positions, own_figure)
+        grow = own_figure if grow_figure is None else bool(grow_figure)
+        self.fontsize_ = _fit_text(ax, self.text_artists_, self.positions, grow)
         self.ax_, self.figure_ = ax, ax.figure
         return self
 
