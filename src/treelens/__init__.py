@@ -10,6 +10,8 @@ from ._core._boxes import LeafBoxes, leaf_boxes
 from ._core._features import FeatureSpec
 from ._core._forest import Forest, Tree
 from ._counterfactual._constraints import Constraints
+from ._counterfactual._entry import counterfactual
+from ._counterfactual._epsilon import Margin
 from ._counterfactual._optimal import optimal_counterfactual
 from ._counterfactual._problem import CounterfactualResult
 from ._counterfactual._tweak import feature_tweak
@@ -66,6 +68,7 @@ __all__ = [
     "InputError",
     "LeafBoxes",
     "MDIImportance",
+    "Margin",
     "MemoryBudgetError",
     "NodeStatistics",
     "NotFittedError",
@@ -81,6 +84,7 @@ __all__ = [
     "TreelensError",
     "UnsafeModelError",
     "UnsupportedModelError",
+    "counterfactual",
     "debiased_mdi_importance",
     "export_dot",
     "feature_tweak",

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ._core._forest import Forest
+    from ._counterfactual._epsilon import Margin
 
 __all__ = [
     "ArrayLike",
@@ -24,6 +25,7 @@ __all__ = [
     "CostLike",
     "EpsilonLike",
     "FeatureKey",
+    "MarginLike",
     "ModelLike",
     "RandomStateLike",
     "ScoringLike",
@@ -51,7 +53,8 @@ TargetLike: TypeAlias = "str | int | float | bool | np.generic | tuple[float, fl
 
 #: A cost name, per-feature weights, or a callable ``cost(X, X_cf) -> costs``.
 CostLike: TypeAlias = (
-    "Literal['l1', 'l2', 'l0', 'linf', 'cosine', 'mad'] | Mapping[str, float] "
+    "Literal['auto', 'l1', 'l2', 'l0', 'linf', 'cosine', 'mad'] "
+    "| Mapping[str, float] "
     "| Sequence[float] | NDArray[np.float64] "
     "| Callable[[NDArray[np.float64], NDArray[np.float64]], NDArray[np.float64]]"
 )
@@ -60,6 +63,9 @@ CostLike: TypeAlias = (
 EpsilonLike: TypeAlias = (
     "Literal['auto'] | float | Sequence[float] | NDArray[np.float64]"
 )
+
+#: A robustness margin: feature units (one number or one per feature) or a Margin.
+MarginLike: TypeAlias = "float | Sequence[float] | NDArray[np.float64] | Margin | None"
 
 #: A seed, a NumPy random state or generator, or None (scikit-learn's convention).
 RandomStateLike: TypeAlias = "int | np.random.RandomState | np.random.Generator | None"

@@ -214,6 +214,7 @@ def test_stump_by_hand():
     assert frame.to_dict("records") == [
         {
             "row": 0,
+            "option": 1,
             "feature": "x0",
             "before": 0.0,
             "after": 1.75,

@@ -49,14 +49,15 @@ def test_infeasible_program():
 
 def test_program_scipy_bundled_highs_got_wrong():
     # HiGHS 1.12's presolve reported cost 3.0523 optimal here; the optimum,
-    # found by enumerating every cell combination, is 2.9352.
+    # found by enumerating every cell combination, is 2.9352 (points kept the
+    # "auto" epsilon inside their cells, as the program was then built).
     model, X = _model("gb_multiclass", 7840, n_features=3, n_trees=4)
     target = _target(model, "gb_multiclass", 7840)
     x = X[7840 % len(X)]
     result = optimal_counterfactual(
-        model, x, target=target, cost="l1", warm_start=False
+        model, x, target=target, cost="l1", epsilon="auto", warm_start=False
     )
-    expected = _brute_force(model, x, target, cost="l1")
+    expected = _brute_force(model, x, target, cost="l1", epsilon="auto")
     assert result.status_[0] == "optimal"
     np.testing.assert_allclose(result.cost_[0], expected, rtol=1e-9)
     np.testing.assert_allclose(expected, 2.9351958723350684, rtol=1e-9)

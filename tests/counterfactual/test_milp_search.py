@@ -35,7 +35,7 @@ def _search(model, x, target, cost, constraints=None):
         x[None, :],
         target=target,
         cost=cost,
-        epsilon="auto",
+        epsilon=0.0,
         constraints=constraints,
         reference=None,
     )
@@ -52,11 +52,12 @@ def _search(model, x, target, cost, constraints=None):
         problem.epsilon,
         problem.cost.terms,
     )
+    decision = _decision(problem, 0)
     search = GridSearch(
         forest=problem.forest,
         program=program,
-        decision=_decision(problem, 0),
-        meets=lambda X: _meets_many(problem, X, 0),
+        decision=decision,
+        meets=lambda X: _meets_many(problem, X, 0, program, decision),
         points=points,
         terms=terms,
         movable=~resolved.in_one_hot,

@@ -438,6 +438,66 @@ def _parse_target(
     )
 
 
+CostOpt = Annotated[
+    str,
+    typer.Option(
+        "--cost",
+        help="auto (L1 in median absolute deviations of DATA), l2, l1, l0, linf, "
+        "cosine or mad.",
+    ),
+]
+MethodOpt = Annotated[
+    str,
+    typer.Option(
+        "--method",
+        help="auto (proven least cost within --time-limit, else the best found "
+        "with its gap), optimal, or tweak (feature tweaking).",
+    ),
+]
+OptionsOpt = Annotated[
+    int,
+    typer.Option(
+        "--options",
+        metavar="K",
+        help="Different options per row, each proven least-cost given the earlier "
+        "ones (one table, an option number per row).",
+    ),
+]
+NoInferOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-infer",
+        help="Do not infer whole-number, 0/1 and one-hot columns from DATA.",
+    ),
+]
+MinLeafOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--min-leaf-samples",
+        metavar="N",
+        help="Plausibility: every reached leaf holds at least N rows of DATA.",
+    ),
+]
+
+
+def _method(method: str, optimal: bool) -> str:
+    if method not in ("auto", "optimal", "tweak"):
+        raise InputError(
+            f"--method must be one of auto, optimal, tweak; got {method!r}."
+        )
+    return "optimal" if optimal else method
+
+
+def _one_per_row(n_counterfactuals: int, min_leaf_samples: int | None) -> None:
+    if n_counterfactuals != 1 or min_leaf_samples is not None:
+        raise InputError(
+            "--options and --min-leaf-samples work on tables; Parquet datasets "
+            "(--out-dir) hold one counterfactual per row without them, expected "
+            f"--options 1, got {n_counterfactuals} (--min-leaf-samples "
+            f"{min_leaf_samples})."
+        )
+
+
 @app.command()
 @_command
 def tweak(
@@ -467,10 +527,11 @@ def tweak(
         ),
     ] = None,
     max_rows: Annotated[int, typer.Option("--max-rows", min=1)] = 10,
-    cost: Annotated[
-        str, typer.Option("--cost", help="l2, l1, l0, linf, cosine or mad.")
-    ] = "l2",
-    mode: Annotated[str, typer.Option("--mode", help="minimal or paper.")] = "minimal",
+    cost: CostOpt = "auto",
+    method: MethodOpt = "auto",
+    mode: Annotated[
+        str, typer.Option("--mode", help="--method tweak: minimal or paper.")
+    ] = "minimal",
     immutable: Annotated[
         str | None, typer.Option("--immutable", metavar="A,B", help="Never change.")
     ] = None,
@@ -489,11 +550,14 @@ def tweak(
     ] = None,
     optimal: Annotated[
         bool,
-        typer.Option("--optimal", help="Proven least-cost changes (MILP, HiGHS)."),
+        typer.Option("--optimal", help="Same as --method optimal."),
     ] = False,
     time_limit: Annotated[
-        float, typer.Option("--time-limit", help="--optimal: seconds per row.")
-    ] = 30.0,
+        float, typer.Option("--time-limit", help="auto/optimal: seconds per row.")
+    ] = 10.0,
+    n_counterfactuals: OptionsOpt = 1,
+    no_infer: NoInferOpt = False,
+    min_leaf_samples: MinLeafOpt = None,
     json_out: JsonOpt = False,
     csv_out: CsvOpt = False,
     out: OutOpt = None,
@@ -512,6 +576,7 @@ def tweak(
     """
     from ._tables import counterfactual_tables, render
 
+    method = _method(method, optimal)
     fmt = _format(json_out, csv_out)
     inputs = _inputs(model_path, data)
     _check_out(out, inputs)
@@ -524,6 +589,7 @@ def tweak(
     }
     if dataset_mode(data, out_dir, scheduler=scheduler, workers=workers, resume=resume):
         assert out_dir is not None  # dataset mode needs it
+        _one_per_row(n_counterfactuals, min_leaf_samples)
         model = _load_model(model_path, trust_pickle, trust)
         tables = tweak_dataset_tables(
             model,
@@ -533,7 +599,7 @@ def tweak(
             cost=cost,
             mode=mode,
             constraints=constraints,
-            optimal=optimal,
+            optimal=method != "tweak",
             time_limit=time_limit,
             scheduler=scheduler,
             workers=workers,
@@ -557,8 +623,11 @@ def tweak(
             cost=cost,
             mode=mode,
             constraints=constraints,
-            optimal=optimal,
+            method=method,
             time_limit=time_limit,
+            n_counterfactuals=n_counterfactuals,
+            infer=not no_infer,
+            min_leaf_samples=min_leaf_samples,
             progress=progress.step,
         )
     _emit(render(tables, fmt), out=out, inputs=inputs)
@@ -693,15 +762,22 @@ def report(
         int, typer.Option("--max-counterfactuals", min=0)
     ] = 5,
     cost: Annotated[
-        str, typer.Option("--cost", help="Counterfactual cost: l2, l1, mad, ...")
-    ] = "l2",
+        str,
+        typer.Option(
+            "--cost", help="Counterfactual cost: auto (L1 in MADs), l2, l1, mad, ..."
+        ),
+    ] = "auto",
     optimal: Annotated[
         bool,
-        typer.Option("--optimal", help="Proven least-cost counterfactuals (MILP)."),
+        typer.Option(
+            "--optimal",
+            help="Proven least-cost counterfactuals (the default already returns "
+            "them within --time-limit).",
+        ),
     ] = False,
     time_limit: Annotated[
-        float, typer.Option("--time-limit", help="--optimal: seconds per row.")
-    ] = 30.0,
+        float, typer.Option("--time-limit", help="Counterfactuals: seconds per row.")
+    ] = 10.0,
     title: Annotated[str | None, typer.Option("--title")] = None,
     trust_pickle: TrustPickle = False,
     trust: TrustTypes = None,

@@ -176,10 +176,10 @@ def render_report(
     *,
     target: Any = None,
     max_counterfactuals: int = 5,
-    cost: str = "l2",
+    cost: str = "auto",
     reference: Any = None,
     optimal: bool = False,
-    time_limit: float = 30.0,
+    time_limit: float = 10.0,
     title: str | None = None,
     progress: Progress = None,
 ) -> str:
@@ -203,15 +203,17 @@ def render_report(
         Regressors get no counterfactual section.
     max_counterfactuals : int, default=5
         Rows explained.
-    cost : str, default="l2"
-        Cost of the counterfactuals (see :func:`~treelens.feature_tweak`).
+    cost : str, default="auto"
+        Cost of the counterfactuals (see :func:`~treelens.counterfactual`;
+        ``"auto"`` is L1 in median absolute deviations of ``reference``).
     reference : array-like of shape (n_reference, n_features), optional
         Data for the counterfactuals' epsilon and scaled costs; default ``X``.
     optimal : bool, default=False
-        Proven least-cost counterfactuals (:func:`treelens.optimal_counterfactual`)
-        instead of feature tweaking.
-    time_limit : float, default=30.0
-        Seconds per row for ``optimal``.
+        Only proven least-cost counterfactuals (``method="optimal"``); by
+        default :func:`treelens.counterfactual`'s ``"auto"``, which returns
+        them within ``time_limit`` and else the best found with its gap.
+    time_limit : float, default=10.0
+        Seconds per row.
     title : str, optional
     progress : callable, optional
         Called with a short message before each step.
@@ -410,11 +412,7 @@ def _counterfactual_section(
     from ._pictures import new_figure
     from ._tables import counterfactual_result_tables, counterfactuals
 
-    method = (
-        "optimal counterfactuals (mixed-integer program)"
-        if optimal
-        else ("feature tweaking")
-    )
+    method = "least-cost counterfactuals (mixed-integer program)"
     chosen, result = counterfactuals(
         model,
         X,
@@ -435,7 +433,7 @@ def _counterfactual_section(
     found = int(rows["found"].sum())
     intro = (
         f"For the first {len(rows)} rows not predicted as class {goal}: the least costly "
-        f"change ({method}, {cost} cost) that makes the model predict {goal}; "
+        f"change ({method}, {result.cost_name_} cost) that makes the model predict {goal}; "
         f"found for {found} of {len(rows)}. Row numbers count data rows from 0."
     )
     pictures = []

@@ -53,7 +53,7 @@ _TEXT_COLUMNS = {
         "decrease",
         "share",
     ),
-    "changes": ("row", "feature", "before", "after", "delta"),
+    "changes": ("row", "option", "feature", "before", "after", "delta"),
 }
 _TEXT_HEADERS = {
     "feature_name": "feature",
@@ -280,51 +280,47 @@ def counterfactuals(
     target: Any,
     rows: Sequence[int] | None = None,
     max_rows: int = 10,
-    cost: str = "l2",
+    cost: str = "auto",
     mode: str = "minimal",
     constraints: Mapping[str, Any] | None = None,
+    method: str = "auto",
     optimal: bool = False,
-    time_limit: float = 30.0,
+    time_limit: float = 10.0,
+    n_counterfactuals: int = 1,
+    infer: bool = True,
+    min_leaf_samples: int | None = None,
     reference: Any = None,
     progress: Progress = None,
 ) -> tuple[list[int], Any]:
     """Counterfactuals of the chosen rows: the data row numbers and the result.
 
-    The result is None when no row needs a change.  ``optimal`` uses
-    :func:`treelens.optimal_counterfactual`, else :func:`feature_tweak`;
+    The result is None when no row needs a change.  ``method`` is that of
+    :func:`treelens.counterfactual` (``optimal`` is ``method="optimal"``);
     ``constraints`` holds plain lists (``immutable``, ``increase_only``, ...).
     """
-    from .._counterfactual._optimal import optimal_counterfactual
-    from .._counterfactual._tweak import feature_tweak
+    from .._counterfactual._entry import counterfactual
 
     chosen = selected_rows(model, X, target, rows=rows, max_rows=max_rows)
     if not chosen:
         return chosen, None
     subset = _take_rows(X, chosen)
-    built = _constraints(constraints)
-    reference = X if reference is None else reference
-    if optimal:
-        _step(progress, f"optimal counterfactuals for {len(chosen)} rows")
-        result = optimal_counterfactual(
-            model,
-            subset,
-            target=target,
-            cost=cast("CostLike", cost),  # checked there
-            constraints=built,
-            reference=reference,
-            time_limit=time_limit,
-        )
-    else:
-        _step(progress, f"feature tweaking for {len(chosen)} rows")
-        result = feature_tweak(
-            model,
-            subset,
-            target=target,
-            cost=cast("CostLike", cost),  # checked there
-            mode=cast(Literal["minimal", "paper"], mode),  # checked there
-            constraints=built,
-            reference=reference,
-        )
+    method = "optimal" if optimal else method
+    words = {"tweak": "feature tweaking", "optimal": "optimal counterfactuals"}
+    _step(progress, f"{words.get(method, 'counterfactuals')} for {len(chosen)} rows")
+    result = counterfactual(
+        model,
+        subset,
+        target=target,
+        method=cast(Literal["auto", "tweak", "optimal"], method),  # checked there
+        cost=cast("CostLike", cost),  # checked there
+        mode=cast(Literal["minimal", "paper"], mode),  # checked there
+        constraints=_constraints(constraints),
+        reference=X if reference is None else reference,
+        time_limit=time_limit,
+        n_counterfactuals=n_counterfactuals,
+        infer=infer,
+        min_leaf_samples=min_leaf_samples,
+    )
     return chosen, result
 
 
@@ -355,24 +351,62 @@ def counterfactual_result_tables(
         changes = changes.rename(columns={row_column: "row"})
     summary = []
     status = getattr(result, "status_", None)
-    for i, row in enumerate(rows):
+    positions = getattr(result, "row_", None)
+    if positions is None:
+        positions = np.arange(len(result.found_))
+    options = getattr(result, "option_", None)
+    if options is None:
+        options = np.ones(len(result.found_), dtype=np.intp)
+    several = int(np.max(options, initial=1)) > 1
+    for i, position in enumerate(positions):
+        row = rows[int(position)]
         moved = changes[changes["row"] == row] if "row" in changes else changes.iloc[:0]
+        if several and "option" in moved:
+            moved = moved[moved["option"] == options[i]]
         words = "; ".join(
             f"{r.feature}: {_short(r.before)} -> {_short(r.after)}"
             for r in moved.itertuples()
         )
-        entry = {
-            "row": row,
-            "prediction": _plain(np.asarray(predicted)[i]),
-            "found": bool(result.found_[i]),
-            "cost": float(result.cost_[i]),
-            "changes": words,
-            "reason": result.reason_[i] or "",
-        }
+        entry: dict[str, Any] = {"row": row}
+        if several:
+            entry["option"] = int(options[i])
+        entry.update(
+            {
+                "prediction": _plain(np.asarray(predicted)[i]),
+                "found": bool(result.found_[i]),
+                "cost": float(result.cost_[i]),
+                "changes": words,
+                "reason": result.reason_[i] or "",
+            }
+        )
         if status is not None:
             entry["status"] = status[i]
+            entry["gap"] = float(result.gap_[i])
         summary.append(entry)
+    if not several and "option" in changes:
+        changes = changes.drop(columns="option")
+    inferred = getattr(result, "inferred_", None) or {}
+    extra: Tables = {}
+    if any(inferred.values()):
+        kinds = {
+            "integer": "whole numbers",
+            "flags": "0/1 flags",
+            "one_hot": "one-hot group",
+        }
+        lines = [
+            {"kind": kinds[kind], "features": ", ".join(item)}
+            if isinstance(item, list)
+            else {"kind": kinds[kind], "features": item}
+            for kind, items in inferred.items()
+            for item in items
+        ]
+        extra["inferred"] = (
+            "Constraints inferred from the data (--no-infer to switch off)",
+            pd.DataFrame(lines),
+        )
+    # CSV output is the last table: the changes stay last.
     return {
+        **extra,
         "rows": ("Counterfactuals", pd.DataFrame(summary)),
         "changes": ("Changes, one per feature", changes.reset_index(drop=True)),
     }
@@ -394,6 +428,8 @@ def _plain(value: Any) -> Any:
 def _short(value: Any) -> str:
     value = _plain(value)
     if isinstance(value, float):
+        if value.is_integer() and abs(value) < 1e12:
+            return str(int(value))  # whole amounts in full: 42851, not 4.285e+04
         return f"{value:.4g}"
     return str(value)
 
@@ -425,6 +461,8 @@ def _cell(value: Any) -> str:
     if isinstance(value, float):
         if not math.isfinite(value):
             return "" if math.isnan(value) else "-"
+        if value.is_integer() and 1e4 <= abs(value) < 1e12:
+            return str(int(value))
         return f"{value:.4g}"
     return str(value)
 

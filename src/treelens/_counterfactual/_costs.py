@@ -5,6 +5,9 @@ Shared by :func:`~treelens.feature_tweak` and :func:`~treelens.optimal_counterfa
 ``d = x' - x`` and per-feature weights ``w`` (1 unless given):
 
 ========================  ===================================================
+``"auto"`` (the default)  ``"mad"`` when reference data is given (scale-free:
+                          each feature's change in its own typical spread),
+                          else ``"l1"``; the result's ``cost_name_`` says which
 ``"l1"``                  ``sum_j w_j |d_j|``
 ``"l2"``                  ``sqrt(sum_j (w_j d_j)^2)``
 ``"l0"``                  ``sum_j w_j [d_j != 0]`` (number of changed features)
@@ -43,7 +46,7 @@ from .._exceptions import InputError
 if TYPE_CHECKING:
     from .._core._forest import Forest
 
-__all__ = ["Cost", "resolve_cost"]
+__all__ = ["Cost", "is_separable", "resolve_cost"]
 
 Norm = Literal["l1", "l2", "l0", "linf"]
 _NORMS = ("l1", "l2", "l0", "linf")
@@ -194,8 +197,10 @@ def resolve_cost(
     if callable(cost):
         return Cost(name="callable", norm=None, weights=ones, function=cost)
     if isinstance(cost, str):
+        if cost == "auto":
+            cost = "l1" if reference is None else "mad"
         if cost in _NORMS:
-            return Cost(name=cost, norm=cost, weights=ones)  # type: ignore[arg-type]
+            return Cost(name=cost, norm=cost, weights=ones)
         if cost == "cosine":
             return Cost(name="cosine", norm=None, weights=ones)
         if cost == "mad":
@@ -206,7 +211,7 @@ def resolve_cost(
                 )
             return Cost(name="mad", norm="l1", weights=mad_weights(reference))
         raise InputError(
-            "Unknown cost; expected one of 'l1', 'l2', 'l0', 'linf', 'cosine', "
+            "Unknown cost; expected one of 'auto', 'l1', 'l2', 'l0', 'linf', 'cosine', "
             f"'mad', per-feature weights or a callable, got {cost!r}."
         )
     if isinstance(cost, Mapping):
@@ -255,3 +260,9 @@ def mad_weights(reference: NDArray[np.float64]) -> NDArray[np.float64]:
     std = np.nanstd(reference, axis=0)
     scale = np.where(mad > 0, mad, np.where(std > 0, std, 1.0))
     return 1.0 / scale
+
+
+def is_separable(cost: Any) -> bool:
+    """Whether a user's ``cost`` (before resolution) is a sum of per-feature terms:
+    everything but ``"cosine"`` and callables."""
+    return not (callable(cost) or (isinstance(cost, str) and cost == "cosine"))

@@ -2,6 +2,14 @@
 
 Shared by :func:`~treelens.feature_tweak` and :func:`~treelens.optimal_counterfactual`.
 
+By default (``epsilon=0``) a moved value lands on the *next representable value*
+past the threshold in the dtype the model compares in (float32 for scikit-learn
+and XGBoost, float64 for LightGBM and scikit-learn's histogram boosting), so the
+least cost is the least over all valid points.  A robustness margin is a
+separate, explicit request (:class:`Margin`, resolved by :func:`resolve_margin`):
+every mutable feature then sits at least its margin away from every threshold,
+so no perturbation within the margin changes a leaf.
+
 A tree sends ``x`` left when ``x.astype(input_dtype) <= threshold`` (scikit-learn
 casts to float32, thresholds are float64).  A value meant to be just above a
 threshold can round back onto it after the cast, so:
@@ -14,6 +22,7 @@ threshold can round back onto it after the cast, so:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,7 +33,15 @@ from .._exceptions import InputError
 if TYPE_CHECKING:
     from .._core._forest import Forest
 
-__all__ = ["AUTO_FRACTION", "land_inside", "resolve_epsilon", "split_thresholds"]
+__all__ = [
+    "AUTO_FRACTION",
+    "Margin",
+    "ResolvedMargin",
+    "land_inside",
+    "resolve_epsilon",
+    "resolve_margin",
+    "split_thresholds",
+]
 
 #: ``"auto"`` epsilon as a fraction of each feature's spread.
 AUTO_FRACTION = 0.01
@@ -58,8 +75,8 @@ def resolve_epsilon(
     ----------
     forest : Forest
     epsilon : float, array-like of shape (n_features,) or "auto"
-        A non-negative scalar for every feature, one value per feature, or
-        ``"auto"``: ``0.01`` times the feature's standard deviation in
+        A non-negative scalar for every feature (``0``: the next representable
+        value past the threshold), one value per feature, or ``"auto"``: ``0.01`` times the feature's standard deviation in
         ``reference``, or without reference the range of its thresholds (the
         largest absolute threshold when it has one; 0 for features never split),
         and never less than 4 spacings of ``input_dtype`` at its largest
@@ -86,16 +103,7 @@ def resolve_epsilon(
         # Splits that only separate missing values sit at an infinite threshold;
         # they say nothing about a feature's scale.
         thresholds = [t[np.isfinite(t)] for t in split_thresholds(forest)]
-        if reference is not None:
-            spread = np.nanstd(reference, axis=0)
-        else:
-            spread = np.array(
-                [
-                    (t[-1] - t[0]) if t.size > 1 else (abs(t[0]) if t.size else 0.0)
-                    for t in thresholds
-                ]
-            )
-        spread = np.where(np.isfinite(spread), spread, 0.0)
+        spread = _spread(forest, reference)
         return np.maximum(AUTO_FRACTION * spread, _floor(forest, thresholds))
     try:
         out = np.asarray(epsilon, dtype=np.float64)
@@ -186,3 +194,125 @@ def _below(bound: NDArray[np.float64], dtype: np.dtype) -> NDArray[np.float64]:
     return np.where(step, np.nextafter(near, dtype.type(-np.inf)), near).astype(
         np.float64
     )
+
+
+def _spread(
+    forest: Forest, reference: NDArray[np.float64] | None
+) -> NDArray[np.float64]:
+    """Each feature's standard deviation in ``reference``, else its threshold range."""
+    thresholds = [t[np.isfinite(t)] for t in split_thresholds(forest)]
+    if reference is not None:
+        spread = np.nanstd(reference, axis=0)
+    else:
+        spread = np.array(
+            [
+                (t[-1] - t[0]) if t.size > 1 else (abs(t[0]) if t.size else 0.0)
+                for t in thresholds
+            ]
+        )
+    return np.where(np.isfinite(spread), spread, 0.0)
+
+
+@dataclass(frozen=True)
+class Margin:
+    """A robustness margin for counterfactuals (none by default).
+
+    The least-cost counterfactual sits one representable step past the
+    thresholds it crosses; a margin asks for one that stays valid when the point
+    moves a little.
+
+    Parameters
+    ----------
+    features : float or array-like of shape (n_features,), default=0.0
+        Distance in feature units that every mutable feature of the
+        counterfactual keeps from every split threshold, so that moving each
+        feature by up to this much (all at once) reaches the same leaves.
+    fraction : float, default=0.0
+        The same distance as a fraction of each feature's spread (standard
+        deviation in ``reference``, else the range of its thresholds).  With
+        both, each feature takes the larger.
+    vote : float, default=0.0
+        Least lead of the target in the model's output: for forest classifiers
+        in averaged class probability (the target's probability exceeds every
+        other class's by at least ``vote``), for boosted classifiers in raw
+        score, for regressors in predicted value (the prediction stays ``vote``
+        inside the target range).
+
+    Examples
+    --------
+    >>> from treelens import Margin
+    >>> Margin(fraction=0.01, vote=0.05)
+    Margin(features=0.0, fraction=0.01, vote=0.05)
+    """
+
+    features: float | Any = 0.0
+    fraction: float = 0.0
+    vote: float = 0.0
+
+
+@dataclass(frozen=True)
+class ResolvedMargin:
+    """A margin per feature (feature units) and a vote lead (model units)."""
+
+    features: NDArray[np.float64]
+    vote: float
+
+    @property
+    def any(self) -> bool:
+        return bool((self.features > 0).any() or self.vote > 0)
+
+
+def _non_negative(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(
+        value, (int, float, np.integer, np.floating)
+    ):
+        raise InputError(
+            f"`margin` {name} must be a finite non-negative number; got {value!r}."
+        )
+    if not np.isfinite(value) or value < 0:
+        raise InputError(
+            f"`margin` {name} must be a finite non-negative number; got {value!r}."
+        )
+    return float(value)
+
+
+def resolve_margin(
+    forest: Forest, margin: Any, reference: NDArray[np.float64] | None = None
+) -> ResolvedMargin:
+    """Check a user's ``margin`` (None, a number or array in feature units, or a
+    :class:`Margin`) and resolve it per feature.
+
+    Raises
+    ------
+    InputError
+        On a negative or non-finite margin, a wrong length, or another type.
+    """
+    n = forest.n_features
+    if margin is None:
+        return ResolvedMargin(np.zeros(n), 0.0)
+    if not isinstance(margin, Margin):
+        margin = Margin(features=margin)
+    try:
+        features = np.asarray(margin.features, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(
+            "`margin` must be None, a non-negative number or one per feature (feature "
+            f"units), or a treelens.Margin; got {margin.features!r}."
+        ) from exc
+    if features.ndim == 0:
+        features = np.full(n, float(features))
+    if features.shape != (n,):
+        raise InputError(
+            f"`margin` in feature units must be a scalar or one value per feature, "
+            f"shape ({n},); got shape {features.shape}."
+        )
+    if not np.isfinite(features).all() or (features < 0).any():
+        raise InputError(
+            "`margin` in feature units must be finite and non-negative; got "
+            f"{features.tolist()}."
+        )
+    fraction = _non_negative("fraction", margin.fraction)
+    vote = _non_negative("vote", margin.vote)
+    if fraction > 0:
+        features = np.maximum(features, fraction * _spread(forest, reference))
+    return ResolvedMargin(features, vote)

@@ -24,6 +24,7 @@ the margin is raised and the row solved again.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -31,9 +32,18 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._core._chunks import is_chunk_stream
+from .._core._forest import Forest
 from .._core._validation import check_memory_budget
 from .._exceptions import InputError
-from .._types import ArrayLike, Chunks, CostLike, EpsilonLike, ModelLike, TargetLike
+from .._types import (
+    ArrayLike,
+    Chunks,
+    CostLike,
+    EpsilonLike,
+    MarginLike,
+    ModelLike,
+    TargetLike,
+)
 from ._constraints import Constraints
 from ._milp._program import ForestProgram, forest_program
 from ._milp._search import GridSearch, descend, greedy_ascent, kick
@@ -45,13 +55,16 @@ from ._milp._solve import (
     price_cells,
     solve_cells,
 )
+from ._options import Diversity, Option, check_options, option_cut
 from ._problem import (
     REASON_INFEASIBLE,
+    REASON_NO_OPTION,
     REASON_TIME_LIMIT,
     CounterfactualResult,
     Problem,
     finish,
     prepare_problem,
+    stack_options,
 )
 from ._streaming import search_in_chunks
 from ._targets import encode_classes
@@ -75,96 +88,98 @@ def optimal_counterfactual(
     X: ArrayLike | Chunks,
     *,
     target: TargetLike,
-    cost: CostLike = "l1",
-    epsilon: EpsilonLike = "auto",
+    cost: CostLike = "auto",
+    epsilon: EpsilonLike = 0.0,
+    margin: MarginLike = None,
     constraints: Constraints | None = None,
     reference: ArrayLike | None = None,
+    infer: bool | tuple[str, ...] = True,
     time_limit: float = 30.0,
     warm_start: bool = True,
+    n_counterfactuals: int = 1,
+    diversity: Diversity = "moves",
+    min_leaf_samples: int | None = None,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     progress: bool = False,
 ) -> CounterfactualResult:
     """Least-cost counterfactuals over the whole ensemble, proven optimal.
 
-    For each row ``x`` not already assigned to ``target``, finds the point
-    ``x'`` of least ``cost`` that the model assigns to the target.  Each feature
-    of ``x'`` lies in one *cell*: an interval ``(t_k, t_{k+1}]`` between two
-    consecutive split thresholds of that feature over all trees, on the values
-    the model sees after casting to its input dtype.  Within a cell, the point
-    is ``x_j`` itself if it lies there, else the nearest point of the cell kept
-    ``epsilon_j`` away from its thresholds (its midpoint when the cell is
-    narrower than ``2 epsilon_j``; the nearest whole number for integer
-    features).  The choice of cells is a mixed-integer program (one binary per
-    cell, the leaf each tree reaches, the ensemble's decision as linear rows on
-    the reached leaves), solved by HiGHS (through ``highspy``).
+    For each row ``x`` not already assigned to ``target``, the point ``x'`` of
+    least ``cost`` that the model assigns to the target: a choice of one *cell*
+    per feature (values between consecutive thresholds of all trees) written as
+    a mixed-integer program and solved by HiGHS (see the module docstring).  A
+    moved value lands on the next value of the model's dtype past the threshold
+    (float32 for scikit-learn and XGBoost, float64 for LightGBM), so the answer
+    is the least cost over *all* valid points; such a point flips back under
+    the least perturbation: ask for ``margin`` to get the least-cost one that
+    does not.  :func:`~treelens.counterfactual` is the usual entry point.
 
     Parameters
     ----------
     model : fitted estimator or Forest
-        Any model :func:`~treelens.to_forest` reads.
-    X : array-like of shape (n_samples, n_features)
-        Rows to explain (one row may be 1-D).  NaN is refused.
+    X : array-like of shape (n_samples, n_features), or an iterable of chunks
     target : class label, "other", or (low, high)
-        As for :func:`~treelens.feature_tweak`: a class label or ``"other"``
-        (any class but the current one) for classifiers, a closed interval of
-        the predicted value for regressors.  Ties between classes follow the
-        model (the first class wins an exact tie of averaged probabilities).
-    cost : str, array-like or mapping, default="l1"
-        Any separable cost of :func:`~treelens.feature_tweak`: ``"l1"``,
-        ``"l2"`` (the sum of squared terms is minimized, which has the same
-        minimizer), ``"l0"``, ``"linf"`` (through an auxiliary variable),
-        ``"mad"``, per-feature weights or ``{"norm": ..., "weights": ...}``.
-        ``"cosine"`` and callables are not separable and are refused.
-    epsilon : float, array-like of shape (n_features,) or "auto", default="auto"
-        How far inside a cell a moved value lands, as for
-        :func:`~treelens.feature_tweak`.  ``0`` gives the exact nearest value of
-        the cell (one float32 step past a threshold for scikit-learn models).
+        As for :func:`~treelens.feature_tweak` (ties follow the model).
+    cost : str, array-like or mapping, default="auto"
+        ``"auto"``: ``"mad"`` (L1 in median absolute deviations) with
+        ``reference``, else ``"l1"``; any separable cost of
+        :func:`~treelens.feature_tweak` (``"l2"`` minimizes the sum of squared
+        terms, same minimizer).  ``"cosine"`` and callables are refused.
+    epsilon : float, array-like of shape (n_features,) or "auto", default=0.0
+        How far inside a cell a moved value lands; ``0`` is its nearest value.
+        ``"auto"`` (1% of each feature's spread, the former default) gives a
+        costlier point and no guarantee: use ``margin`` for robustness.
+    margin : float, array-like of shape (n_features,) or Margin, optional
+        A robustness margin (:class:`~treelens.Margin`): every mutable feature
+        that is not a one-hot member keeps its margin from every threshold, so
+        moving all of them within it reaches the same leaves, and the target
+        leads the vote by at least ``vote``.  Stated in ``margin_`` and
+        ``vote_margin_``.
     constraints : Constraints, optional
-        Immutable, increase-only, decrease-only, bounded, integer and one-hot
-        features; they restrict the cells each feature may take.
     reference : array-like of shape (n_reference, n_features), optional
-        Data for ``"mad"`` costs and ``"auto"`` epsilon (typically the
-        training set).
+        Data for ``"mad"`` costs, margins as fractions of spread, inferred
+        constraints and plausibility figures (typically the training set).
+    infer : bool or tuple of {"integer", "flags", "one_hot"}, default=True
+        With ``reference``: constraints read off the data (see
+        :func:`~treelens.counterfactual`), reported in ``inferred_``.
     time_limit : float, default=30.0
-        Seconds each row may take: the local search of the warm start (at
-        most a tenth of it) and then HiGHS.
+        Seconds per row and option (a tenth at most for the local search).
     warm_start : bool, default=True
-        Find a counterfactual before the exact search (feature tweaking's answer
-        and a local search over the cells): its cost is a cutoff HiGHS prunes
-        against from the start, and it is returned when the time limit stops
-        the search first, so the answer is never costlier than feature
-        tweaking's.  ``False`` runs the program alone.
+        Feature tweaking's answer and a local search over the cells give a
+        first counterfactual whose cost HiGHS prunes against.
+    n_counterfactuals : int, default=1
+        Options per row, in cost order, each proven optimal given the earlier
+        ones (no-good cuts); one entry per row and option (``row_``, ``option_``).
+    diversity : {"moves", "features"}, default="moves"
+        Each option leaves out a (feature, direction) change (``"moves"``) or a
+        changed feature (``"features"``) of every earlier one (:mod:`._options`).
+    min_leaf_samples : int, optional
+        Every reached leaf holds at least this many rows (of ``reference``,
+        routed, else the stored training counts); the other leaves are
+        removed from the program.
     memory_budget : int, default=2**30
-        Largest number of bytes the program of the model may need; larger
-        models are refused with the program's size.
+        Largest number of bytes the model's program may need.
     progress : bool, default=False
-        Show a progress bar over the rows.  ``X`` may also be an iterable of
-        chunks (arrays or DataFrames), solved chunk by chunk
-        (:mod:`treelens._counterfactual._streaming`).
 
     Returns
     -------
     CounterfactualResult
-        As for :func:`~treelens.feature_tweak`, plus per row ``status_``:
-        ``"optimal"`` (proven least cost; also for rows already at the target),
-        ``"time_limit"`` (the best answer found when the time ran out, with its
-        proven relative gap ``(cost - lower bound) / cost`` in ``gap_``) or
-        ``"infeasible"`` (proven that no change reaches the target under the
-        constraints).  ``gap_`` is 0 for optimal rows, NaN for infeasible ones
-        and inf when nothing was found in time.  Every counterfactual is
-        confirmed with the source model's own ``predict``; costs are exact up to
-        a margin at ties between classes (see the module's notes).
+        As :func:`~treelens.feature_tweak`, plus ``status_`` (``"optimal"``,
+        ``"time_limit"``: the best found, with its proven relative gap in
+        ``gap_``, or ``"infeasible"``: proven that no change reaches the
+        target), plausibility figures (``leaf_support_``,
+        ``nearest_distance_``) and the options' ``row_`` and ``option_``.
+        Every counterfactual is confirmed with the source model's ``predict``.
 
     Raises
     ------
     InputError
-        As :func:`~treelens.feature_tweak`, and for a cost that is not
-        separable, a ``time_limit`` that is not a positive number, or a model
-        whose program would exceed ``memory_budget``.
+        As :func:`~treelens.feature_tweak`; a cost that is not separable; a bad
+        ``time_limit``, ``margin``, ``n_counterfactuals``, ``min_leaf_samples``.
 
     See Also
     --------
-    feature_tweak : The fast heuristic built from single leaves.
+    counterfactual, feature_tweak
 
     Examples
     --------
@@ -172,29 +187,15 @@ def optimal_counterfactual(
     >>> from sklearn.ensemble import RandomForestClassifier
     >>> from treelens import optimal_counterfactual
     >>> X, y = load_iris(return_X_y=True)
-    >>> model = RandomForestClassifier(n_estimators=10, max_depth=3, random_state=0)
-    >>> model = model.fit(X, y)
+    >>> model = RandomForestClassifier(10, max_depth=3, random_state=0).fit(X, y)
     >>> result = optimal_counterfactual(model, X[:2], target=2, reference=X)
     >>> result.status_.tolist(), model.predict(result.X_cf_).tolist()
     (['optimal', 'optimal'], [2, 2])
     """
-    if progress or is_chunk_stream(X):
-        # Exact solves take about a second per row: small chunks keep the
-        # progress bar moving.
-        search = partial(
-            optimal_counterfactual,
-            model,
-            target=target,
-            cost=cost,
-            epsilon=epsilon,
-            constraints=constraints,
-            reference=reference,
-            time_limit=time_limit,
-            warm_start=warm_start,
-            memory_budget=memory_budget,
-        )
+    if progress or is_chunk_stream(X):  # solved chunk by chunk, same answers
+        options = {k: v for k, v in locals().items() if k not in ("model", "X")}
         return search_in_chunks(
-            search,
+            partial(optimal_counterfactual, model, **{**options, "progress": False}),
             X,
             chunk_rows=_OPTIMAL_CHUNK_ROWS,
             progress=progress,
@@ -202,6 +203,7 @@ def optimal_counterfactual(
         )
     _check_time_limit(time_limit)
     check_memory_budget(memory_budget)
+    n_options = check_options(n_counterfactuals, diversity)
     problem = prepare_problem(
         model,
         X,
@@ -210,15 +212,27 @@ def optimal_counterfactual(
         epsilon=epsilon,
         constraints=constraints,
         reference=reference,
+        margin=margin,
+        infer=infer,
+        min_leaf_samples=min_leaf_samples,
     )
     program = _program_of(problem, float(memory_budget))
     todo = np.flatnonzero(~problem.at_target)
     tweak = (
-        _tweak_start(problem, todo, target, cost, constraints, int(memory_budget))
+        _tweak_start(problem, todo, target, cost, constraints, infer, memory_budget)
         if warm_start and todo.size
         else None
     )
-    return _solve_rows(problem, program, todo, tweak, float(time_limit), warm_start)
+    return _solve_rows(
+        problem,
+        program,
+        todo,
+        tweak,
+        float(time_limit),
+        warm_start,
+        n_options,
+        diversity,
+    )
 
 
 def _program_of(problem: Problem, memory_budget: float) -> ForestProgram:
@@ -255,6 +269,7 @@ def _tweak_start(
     target: Any,
     cost: Any,
     constraints: Constraints | None,
+    infer: Any,
     memory_budget: int,
 ) -> CounterfactualResult:
     """Feature tweaking's answers for the rows ``todo``: a first cutoff."""
@@ -268,8 +283,45 @@ def _tweak_start(
         epsilon=problem.epsilon,
         constraints=constraints,
         reference=problem.reference,
-        memory_budget=memory_budget,
+        infer=infer,
+        memory_budget=int(memory_budget),
     )
+
+
+@dataclass
+class _Row:
+    """What the searches of one row share: its priced cells and decision."""
+
+    i: int
+    x: NDArray[np.float64]
+    points: NDArray[np.float64]
+    terms: NDArray[np.float64]
+    one_cells: NDArray[np.bool_] | None
+    decision: Decision
+    own: NDArray[np.intp]
+
+
+@dataclass
+class _Answers:
+    """Per option and row: the counterfactual, its cost and how it was settled."""
+
+    X_cf: NDArray[np.float64]
+    cost: NDArray[np.float64]
+    found: NDArray[np.bool_]
+    reason: NDArray[np.object_]
+    status: NDArray[np.object_]
+    gap: NDArray[np.float64]
+
+    @classmethod
+    def empty(cls, k: int, n: int, n_features: int) -> _Answers:
+        return cls(
+            X_cf=np.full((k, n, n_features), np.nan),
+            cost=np.full((k, n), np.inf),
+            found=np.zeros((k, n), dtype=bool),
+            reason=np.full((k, n), None, dtype=object),
+            status=np.full((k, n), "optimal", dtype=object),
+            gap=np.zeros((k, n)),
+        )
 
 
 def _solve_rows(
@@ -279,93 +331,186 @@ def _solve_rows(
     tweak: CounterfactualResult | None,
     time_limit: float,
     warm_start: bool = True,
+    n_options: int = 1,
+    diversity: Diversity = "moves",
 ) -> CounterfactualResult:
     n, n_features = problem.X.shape
-    X_cf = np.full((n, n_features), np.nan)
-    cost = np.full(n, np.inf)
-    found = np.zeros(n, dtype=bool)
-    reason = np.full(n, None, dtype=object)
-    status = np.full(n, "optimal", dtype=object)
-    gap = np.zeros(n)
-    resolved = problem.constraints
-    lo, hi = resolved.feasible_intervals(problem.X)
-    norm = problem.cost.norm
-    one_hot = resolved.one_hot
-    for position, i in enumerate(todo):  # one program per row
-        x = problem.X[i]
-        points, terms = price_cells(
-            program,
-            x,
-            lo[i],
-            hi[i],
-            resolved.integer,
-            problem.epsilon,
-            problem.cost.terms,
-        )
-        one_cells = points == 1.0 if one_hot else None
-        decision = _decision(problem, i)
-        deadline = time.perf_counter() + time_limit
+    out = _Answers.empty(n_options, n, n_features)
+    for position, i in enumerate(todo):  # one program per row and option
+        row = _price_row(problem, program, int(i))
         known = None
         if tweak is not None and tweak.found_[position]:
-            known = _on_grid(program, tweak.X_cf_[position], points, terms, norm)
-        incumbent, settled = known, False
-        if warm_start:
-            incumbent, settled = _incumbent(
-                problem,
-                program,
-                decision,
-                points,
-                terms,
-                known,
-                i,
-                deadline=time.perf_counter() + _SEARCH_SHARE * time_limit,
+            known = _on_grid(
+                program, tweak.X_cf_[position], row.points, row.terms, problem.cost.norm
             )
-        outcome = _solve_checked(
+        earlier: list[Option] = []
+        for option in range(n_options):
+            if option and not out.found[option - 1, i]:
+                # No earlier option, so none under more conditions either.
+                out.status[option, i] = out.status[option - 1, i]
+                out.reason[option, i] = out.reason[option - 1, i] or REASON_NO_OPTION
+                out.gap[option, i] = out.gap[option - 1, i]
+                continue
+            outcome = _solve_option(
+                problem, program, row, known, earlier, time_limit, warm_start
+            )
+            _record(problem, program, row, outcome, out, option)
+            if (
+                not option
+                and tweak is not None
+                and problem.epsilon.any()
+                and not problem.margin.any
+                and problem.min_leaf_samples is None
+                and tweak.found_[position]
+                and tweak.cost_[position] < out.cost[0, i]
+            ):
+                # With a positive epsilon, feature tweaking's point may sit closer
+                # than epsilon to another tree's threshold, which the cells avoid:
+                # never return more than it (it is no robust answer, though).
+                out.X_cf[0, i] = tweak.X_cf_[position]
+                out.cost[0, i], out.found[0, i] = tweak.cost_[position], True
+                out.status[0, i], out.reason[0, i] = "optimal", None
+            if out.found[option, i]:
+                earlier.append(Option(row.x, out.X_cf[option, i], diversity))
+    results = [
+        finish(
             problem,
-            program,
-            decision,
-            points,
-            terms,
-            incumbent,
-            one_cells,
-            deadline,
-            i,
-            heuristics=not settled,
+            X_cf=out.X_cf[o],
+            found=out.found[o],
+            cost=out.cost[o],
+            reason=out.reason[o],
+            method="optimal_counterfactual",
+            status=out.status[o],
+            gap=out.gap[o],
         )
-        if outcome.cells is not None:
-            X_cf[i] = points[outcome.cells]
-            cost[i] = problem.cost.many(x[None, :], X_cf[i][None, :])[0]
-            found[i] = True
-        if (
-            tweak is not None
-            and tweak.found_[position]
-            and tweak.cost_[position] < cost[i]
-        ):
-            # Feature tweaking's point may sit closer than epsilon to another
-            # tree's threshold, which the cells avoid: never return more than it.
-            X_cf[i], cost[i], found[i] = (
-                tweak.X_cf_[position],
-                tweak.cost_[position],
-                True,
-            )
-        if found[i]:
-            stopped = outcome.status == "time_limit"
-            status[i] = "time_limit" if stopped else "optimal"
-            gap[i] = _gap(cost[i], outcome.bound, norm) if stopped else 0.0
-        elif outcome.status == "infeasible":
-            status[i], reason[i], gap[i] = "infeasible", REASON_INFEASIBLE, np.nan
-        else:
-            status[i], reason[i], gap[i] = "time_limit", REASON_TIME_LIMIT, np.inf
-    return finish(
-        problem,
-        X_cf=X_cf,
-        found=found,
-        cost=cost,
-        reason=reason,
-        method="optimal_counterfactual",
-        status=status,
-        gap=gap,
+        for o in range(n_options)
+    ]
+    return stack_options(results, problem.at_target)
+
+
+def _price_row(problem: Problem, program: ForestProgram, i: int) -> _Row:
+    resolved = problem.constraints
+    lo, hi = resolved.feasible_intervals(problem.X[i : i + 1])
+    x = problem.X[i]
+    points, terms = price_cells(
+        program,
+        x,
+        lo[0],
+        hi[0],
+        resolved.integer,
+        problem.epsilon,
+        problem.cost.terms,
+        robust_margin(problem),
     )
+    own = program.cell_of(x.astype(program.input_dtype).astype(np.float64)[None, :])[0]
+    return _Row(
+        i=i,
+        x=x,
+        points=points,
+        terms=terms,
+        one_cells=points == 1.0 if resolved.one_hot else None,
+        decision=_decision(problem, i),
+        own=own,
+    )
+
+
+def _solve_option(
+    problem: Problem,
+    program: ForestProgram,
+    row: _Row,
+    known: tuple[NDArray[np.intp], float] | None,
+    earlier: list[Option],
+    time_limit: float,
+    warm_start: bool,
+) -> MilpOutcome:
+    """The least-cost counterfactual of ``row`` that differs from every earlier
+    option (see :mod:`treelens._counterfactual._options`)."""
+    deadline = time.perf_counter() + time_limit
+    search_deadline = time.perf_counter() + _SEARCH_SHARE * time_limit
+    incumbent, settled = (None, False) if earlier else (known, False)
+    if warm_start and not earlier:
+        incumbent, settled = _incumbent(
+            problem, program, row, known, deadline=search_deadline
+        )
+    elif warm_start:
+        incumbent, settled = _option_incumbent(
+            problem, program, row, earlier, deadline=search_deadline
+        )
+    cuts = tuple(option_cut(o, program, row.points, row.x) for o in earlier)
+    return _solve_checked(
+        problem,
+        program,
+        row,
+        incumbent,
+        deadline,
+        cuts=cuts,
+        heuristics=not settled,
+    )
+
+
+def _record(
+    problem: Problem,
+    program: ForestProgram,
+    row: _Row,
+    outcome: MilpOutcome,
+    out: _Answers,
+    option: int,
+) -> None:
+    i = row.i
+    if outcome.cells is not None:
+        out.X_cf[option, i] = row.points[outcome.cells]
+        out.cost[option, i] = problem.cost.many(
+            row.x[None, :], out.X_cf[option, i][None, :]
+        )[0]
+        out.found[option, i] = True
+        stopped = outcome.status == "time_limit"
+        out.status[option, i] = "time_limit" if stopped else "optimal"
+        out.gap[option, i] = (
+            _gap(out.cost[option, i], outcome.bound, problem.cost.norm)
+            if stopped
+            else 0.0
+        )
+    elif outcome.status == "infeasible":
+        out.status[option, i] = "infeasible"
+        out.reason[option, i] = REASON_INFEASIBLE if not option else REASON_NO_OPTION
+        out.gap[option, i] = np.nan
+    else:
+        out.status[option, i], out.reason[option, i] = "time_limit", REASON_TIME_LIMIT
+        out.gap[option, i] = np.inf
+
+
+def robust_margin(problem: Problem) -> NDArray[np.float64]:
+    """The margin per feature, zero where it does not apply (immutable features
+    and one-hot members, which do not move by small amounts)."""
+    resolved = problem.constraints
+    fixed = (
+        resolved.immutable | resolved.in_one_hot | (resolved.lower == resolved.upper)
+    )
+    return np.where(fixed, 0.0, problem.margin.features)
+
+
+def _leaf_allowed(problem: Problem, program: ForestProgram) -> NDArray[np.bool_] | None:
+    """Leaves of enough support, in the program's leaf order (None: all)."""
+    if problem.min_leaf_samples is None:
+        return None
+    assert problem.support is not None
+    from .._core._boxes import leaf_boxes
+
+    boxes = leaf_boxes(problem.forest)
+    flat = problem.forest._flat["offsets"][boxes.tree] + boxes.node
+    return problem.support[flat] >= problem.min_leaf_samples
+
+
+def vote_lead(problem: Problem) -> float:
+    """The margin's vote lead in the units of the program's scores.
+
+    Forest classifiers sum each tree's class probabilities (the lead is asked in
+    averaged probability); boosting and regressors score in the model's units.
+    """
+    forest = problem.forest
+    if forest.is_classifier and forest.kind != "boosting":
+        return problem.margin.vote * forest.n_trees
+    return problem.margin.vote
 
 
 def _decision(problem: Problem, i: int) -> Decision:
@@ -397,39 +542,55 @@ def _on_grid(
     return cells, float(picked.max(initial=0.0) if norm == "linf" else picked.sum())
 
 
+def _grid_search(
+    problem: Problem,
+    program: ForestProgram,
+    row: _Row,
+    *,
+    deadline: float,
+    terms: NDArray[np.float64] | None = None,
+    earlier: list[Option] | None = None,
+) -> GridSearch:
+    """The local search of ``row``; with ``earlier`` options, only points that
+    differ from each count as counterfactuals."""
+    i, decision = row.i, row.decision
+
+    def meets(X: NDArray[np.float64]) -> NDArray[np.bool_]:
+        ok = _meets_many(problem, X, i, program, decision)
+        for option in earlier or ():
+            ok &= option.allows(row.x, X)
+        return ok
+
+    return GridSearch(
+        forest=problem.forest,
+        program=program,
+        decision=decision,
+        meets=meets,
+        points=row.points,
+        terms=row.terms if terms is None else terms,
+        movable=~problem.constraints.in_one_hot,
+        linf=problem.cost.norm == "linf",
+        deadline=deadline,
+    )
+
+
 def _incumbent(
     problem: Problem,
     program: ForestProgram,
-    decision: Decision,
-    points: NDArray[np.float64],
-    terms: NDArray[np.float64],
+    row: _Row,
     known: tuple[NDArray[np.intp], float] | None,
-    i: int,
     *,
     deadline: float,
 ) -> tuple[tuple[NDArray[np.intp], float] | None, bool]:
     """The best counterfactual the local search finds by ``deadline``, from the
     row itself and from a known one (feature tweaking's, on the grid), as cells
     and objective (None if none), and whether the search ran to its end."""
-    forest = problem.forest
-    search = GridSearch(
-        forest=forest,
-        program=program,
-        decision=decision,
-        meets=lambda X: _meets_many(problem, X, i),
-        points=points,
-        terms=terms,
-        movable=~problem.constraints.in_one_hot,
-        linf=problem.cost.norm == "linf",
-        deadline=deadline,
-    )
+    search = _grid_search(problem, program, row, deadline=deadline)
+    points, own = row.points, row.own
     found = []
     if known is not None and search.meets(points[known[0]][None, :])[0]:
         found.append(descend(search, known[0]))
-    own = program.cell_of(
-        problem.X[i].astype(program.input_dtype).astype(np.float64)[None, :]
-    )[0]
-    if np.isfinite(terms[own]).all():
+    if np.isfinite(row.terms[own]).all():
         climbed = greedy_ascent(search, own)
         if climbed is not None:
             found.append(descend(search, climbed))
@@ -444,17 +605,53 @@ def _incumbent(
     return (cells, search.objective(cells)), settled
 
 
+def _option_incumbent(
+    problem: Problem,
+    program: ForestProgram,
+    row: _Row,
+    earlier: list[Option],
+    *,
+    deadline: float,
+) -> tuple[tuple[NDArray[np.intp], float] | None, bool]:
+    """A counterfactual that differs from every earlier option, by local search.
+
+    A climb from the row with every cell repeating one move of the last option
+    forbidden (one climb per move), then a descent, each step confirmed with
+    the forest and the earlier options.
+    """
+    best: tuple[NDArray[np.intp], float] | None = None
+    settled = True
+    for blocked in earlier[-1].blocked_cells(program, row.points, row.x):
+        terms = row.terms.copy()
+        terms[blocked] = np.inf
+        search = _grid_search(
+            problem, program, row, deadline=deadline, terms=terms, earlier=earlier
+        )
+        if search.out_of_time():
+            return best, False
+        if not np.isfinite(terms[row.own]).all():
+            continue
+        climbed = greedy_ascent(search, row.own)
+        if climbed is None:
+            settled &= not search.out_of_time()
+            continue
+        cells = descend(search, climbed)
+        if search.meets(row.points[cells][None, :])[0]:
+            objective = search.objective(cells)
+            if best is None or objective < best[1]:
+                best = (cells, objective)
+        settled &= not search.out_of_time()
+    return best, settled and best is not None
+
+
 def _solve_checked(
     problem: Problem,
     program: ForestProgram,
-    decision: Decision,
-    points: NDArray[np.float64],
-    terms: NDArray[np.float64],
+    row: _Row,
     incumbent: tuple[NDArray[np.intp], float] | None,
-    one_cells: NDArray[np.bool_] | None,
     deadline: float,
-    i: int,
     *,
+    cuts: tuple[tuple[NDArray[np.intp], float], ...] = (),
     heuristics: bool = True,
 ) -> MilpOutcome:
     """Solve, and confirm with the forest; raise the margin if a tie was misjudged.
@@ -470,17 +667,22 @@ def _solve_checked(
         remaining = max(deadline - time.perf_counter(), 1e-3)
         outcome = solve_cells(
             program,
-            decision,
-            terms,
+            row.decision,
+            row.terms,
             linf=problem.cost.norm == "linf",
             cutoff=cutoff,
             one_hot=problem.constraints.one_hot,
-            one_cells=one_cells,
+            one_cells=row.one_cells,
             time_limit=remaining,
             margin=margin,
+            lead=vote_lead(problem),
+            cuts=cuts,
+            leaf_allowed=_leaf_allowed(problem, program),
             heuristics=heuristics,
         )
-        if outcome.cells is None or _meets(problem, points[outcome.cells], i):
+        if outcome.cells is None or _meets(
+            problem, row.points[outcome.cells], row.i, program, row.decision
+        ):
             break
     # An answer the forest still rejects goes on to the final check, which
     # reports it as a bug rather than returning it.
@@ -497,22 +699,60 @@ def _solve_checked(
 
 
 def _meets_many(
-    problem: Problem, X_cf: NDArray[np.float64], i: int
+    problem: Problem,
+    X_cf: NDArray[np.float64],
+    i: int,
+    program: ForestProgram,
+    decision: Decision,
 ) -> NDArray[np.bool_]:
-    """Whether the forest assigns each row of ``X_cf`` to the target of row ``i``."""
+    """Whether the forest assigns each row of ``X_cf`` to the target of row ``i``
+    (with the margin's lead in the vote, when one is asked)."""
     forest = problem.forest
-    predicted = forest._predict_from_leaves(
-        forest._apply(X_cf.astype(forest.input_dtype))
-    )
-    current = np.repeat(problem.current[i : i + 1], X_cf.shape[0])
-    return np.asarray(problem.target.meets(predicted, current), dtype=bool)
-
-
-def _meets(problem: Problem, x_cf: NDArray[np.float64], i: int) -> bool:
-    forest = problem.forest
-    leaves = forest._apply(x_cf.astype(forest.input_dtype)[None, :])
+    leaves = forest._apply(X_cf.astype(forest.input_dtype))
     predicted = forest._predict_from_leaves(leaves)
-    return bool(problem.target.meets(predicted, problem.current[i : i + 1])[0])
+    current = np.repeat(problem.current[i : i + 1], X_cf.shape[0])
+    ok = np.asarray(problem.target.meets(predicted, current), dtype=bool)
+    lead = vote_lead(problem)
+    if lead > 0:
+        ok &= _leads(forest, program, decision, leaves, lead)
+    if problem.min_leaf_samples is not None:
+        assert problem.support is not None
+        reached = problem.support[forest._flat["offsets"][None, :] + leaves]
+        ok &= (reached >= problem.min_leaf_samples).all(axis=1)
+    return ok
+
+
+def _leads(
+    forest: Forest,
+    program: ForestProgram,
+    decision: Decision,
+    leaves: NDArray[np.intp],
+    lead: float,
+) -> NDArray[np.bool_]:
+    """Whether the scores of the reached ``leaves`` give the target its lead."""
+    index = program.node_leaf[forest._flat["offsets"][None, :] + leaves]
+    total = decision.base + decision.scores[index].sum(axis=1)
+    tolerance = 1e-9 * (1.0 + lead)
+    if decision.kind == "interval":
+        score = total[:, 0]
+        return (score >= decision.low + lead - tolerance) & (
+            score <= decision.high - lead + tolerance
+        )
+    ok = np.zeros(total.shape[0], dtype=bool)
+    for k in decision.targets:
+        others = np.delete(total, k, axis=1)
+        ok |= (total[:, k : k + 1] - others >= lead - tolerance).all(axis=1)
+    return ok
+
+
+def _meets(
+    problem: Problem,
+    x_cf: NDArray[np.float64],
+    i: int,
+    program: ForestProgram,
+    decision: Decision,
+) -> bool:
+    return bool(_meets_many(problem, x_cf[None, :], i, program, decision)[0])
 
 
 def _gap(cost: float, bound: float, norm: str | None) -> float:

@@ -14,6 +14,7 @@ Used by :func:`~treelens.feature_tweak` and :func:`~treelens.optimal_counterfact
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -26,14 +27,23 @@ from .._core._forest import Forest
 from .._exceptions import CounterfactualCheckWarning, InputError
 from ._constraints import Constraints, ResolvedConstraints
 from ._costs import Cost, resolve_cost
-from ._epsilon import resolve_epsilon
+from ._epsilon import ResolvedMargin, resolve_epsilon, resolve_margin
+from ._inference import infer_constraints, resolve_infer
+from ._plausibility import (
+    check_min_leaf_samples,
+    nearest_distance,
+    node_support,
+    point_support,
+)
 from ._targets import Target, resolve_target
 
 __all__ = [
+    "REASON_AT_TARGET",
     "REASON_CHECK_FAILED",
     "REASON_INFEASIBLE",
     "REASON_NOT_REACHABLE",
     "REASON_NO_FLIP",
+    "REASON_NO_OPTION",
     "REASON_TIME_LIMIT",
     "CounterfactualResult",
     "Problem",
@@ -41,6 +51,7 @@ __all__ = [
     "finish",
     "prepare_problem",
     "source_predict",
+    "stack_options",
 ]
 
 #: No leaf of the target can be reached under the constraints (no candidate at all).
@@ -51,6 +62,13 @@ REASON_NO_FLIP = "no candidate flips the ensemble"
 REASON_INFEASIBLE = "infeasible: no change reaches the target under the constraints"
 #: The exact search stopped at its time limit before finding any counterfactual.
 REASON_TIME_LIMIT = "time limit reached before any counterfactual was found"
+#: A further option of a diverse set: nothing else reaches the target (proven).
+REASON_NO_OPTION = (
+    "no further option: every other change that reaches the target repeats an "
+    "earlier option"
+)
+#: A further option of a row that already has the target.
+REASON_AT_TARGET = "the row already has the target"
 #: The source model's own predict (or a constraint) rejected the answer: a bug.
 REASON_CHECK_FAILED = (
     "rejected by the source model's predict or the constraints (a bug)"
@@ -60,6 +78,10 @@ REASON_CHECK_FAILED = (
 @dataclass(frozen=True, eq=False)
 class CounterfactualResult:
     """Counterfactuals of a batch of rows.
+
+    One entry per row, or with ``n_counterfactuals=k`` one per row and option
+    (``n_samples`` is then ``k`` times the rows given, row by row, options in
+    cost order); ``row_`` and ``option_`` say which.
 
     Attributes
     ----------
@@ -91,6 +113,32 @@ class CounterfactualResult:
         Exact search only: ``"optimal"``, ``"time_limit"`` or ``"infeasible"``.
     gap_ : ndarray of shape (n_samples,), or None
         Exact search only: proven relative optimality gap (0 when optimal).
+    epsilon_ : ndarray of shape (n_features,)
+        How far past a threshold moved values were placed (0: the next
+        representable value in the model's dtype).
+    margin_ : ndarray of shape (n_features,)
+        Robustness margin each mutable feature keeps from every threshold
+        (feature units; 0 without a margin).
+    vote_margin_ : float
+        Least lead of the target in the model's output asked for (0: none).
+    leaf_support_ : ndarray of shape (n_samples,)
+        Fewest rows held by any tree's leaf the counterfactual reaches (routed
+        reference rows, else stored training counts; NaN where unknown or not
+        found).
+    nearest_distance_ : ndarray of shape (n_samples,)
+        Cost from the counterfactual to its nearest reference row (L1 in
+        median absolute deviations for costs that are not separable; NaN
+        without reference or where not found).
+    min_leaf_samples_ : int or None
+        Least leaf support asked for.
+    inferred_ : dict
+        Constraints read off ``reference``: ``{"integer": [...], "flags": [...],
+        "one_hot": [[...], ...]}`` (feature names), empty without reference or
+        with ``infer=False``.
+    row_ : ndarray of shape (n_samples,), int
+        Position of each entry's row in the rows given.
+    option_ : ndarray of shape (n_samples,), int
+        Option number of each entry (1 for the least-cost one).
     """
 
     X_: NDArray[np.float64]
@@ -108,8 +156,22 @@ class CounterfactualResult:
     method_: str
     status_: NDArray[np.object_] | None = None
     gap_: NDArray[np.float64] | None = None
+    epsilon_: NDArray[np.float64] | None = None
+    margin_: NDArray[np.float64] | None = None
+    vote_margin_: float = 0.0
+    leaf_support_: NDArray[np.float64] | None = None
+    nearest_distance_: NDArray[np.float64] | None = None
+    min_leaf_samples_: int | None = None
+    inferred_: dict[str, Any] = dataclasses.field(default_factory=dict)
+    row_: NDArray[np.intp] | None = None
+    option_: NDArray[np.intp] | None = None
 
     def __post_init__(self) -> None:
+        n = int(self.found_.shape[0])
+        if self.row_ is None:
+            object.__setattr__(self, "row_", np.arange(n, dtype=np.intp))
+        if self.option_ is None:
+            object.__setattr__(self, "option_", np.ones(n, dtype=np.intp))
         for name in self.__dataclass_fields__:
             value = getattr(self, name)
             if isinstance(value, np.ndarray):
@@ -136,16 +198,19 @@ class CounterfactualResult:
         Returns
         -------
         pandas.DataFrame
-            Columns ``row``, ``feature``, ``before``, ``after``, ``delta``,
-            ``cost``, ``tree``, ``leaf``.
+            Columns ``row`` (position in the rows given), ``option``,
+            ``feature``, ``before``, ``after``, ``delta``, ``cost``, ``tree``,
+            ``leaf``.
         """
         import pandas as pd
 
+        assert self.row_ is not None and self.option_ is not None
         rows, cols = np.nonzero(self.changed_)
         before, after = self.X_[rows, cols], self.X_cf_[rows, cols]
         return pd.DataFrame(
             {
-                "row": rows,
+                "row": self.row_[rows],
+                "option": self.option_[rows],
                 "feature": np.array(self.feature_names_, dtype=object)[cols],
                 "before": before,
                 "after": after,
@@ -186,6 +251,14 @@ class Problem:
     epsilon : ndarray of shape (n_features,)
     constraints : ResolvedConstraints
     reference : ndarray of shape (n_reference, n_features) or None
+    margin : ResolvedMargin
+    inferred : dict
+        Constraints read off the reference data (see
+        :mod:`treelens._counterfactual._inference`).
+    support : ndarray of shape (n_nodes_total,) or None
+        Rows reaching each node (reference replayed, else stored counts).
+    min_leaf_samples : int or None
+        Least support every reached leaf must have.
     """
 
     forest: Forest
@@ -199,6 +272,10 @@ class Problem:
     epsilon: NDArray[np.float64]
     constraints: ResolvedConstraints
     reference: NDArray[np.float64] | None
+    margin: ResolvedMargin
+    inferred: dict[str, Any]
+    support: NDArray[np.float64] | None = None
+    min_leaf_samples: int | None = None
 
 
 def as_float64(forest: Forest, X: Any) -> NDArray[np.float64]:
@@ -223,6 +300,9 @@ def prepare_problem(
     epsilon: Any,
     constraints: Constraints | None,
     reference: Any,
+    margin: Any = None,
+    infer: Any = True,
+    min_leaf_samples: Any = None,
 ) -> Problem:
     """Validate the public arguments of a counterfactual search (see :class:`Problem`).
 
@@ -249,10 +329,25 @@ def prepare_problem(
             "`constraints` must be a treelens.Constraints or None; got "
             f"{type(constraints).__name__}."
         )
+    inferred: dict[str, Any] = {}
+    if ref is not None:
+        constraints, inferred = infer_constraints(
+            forest, ref, rows, constraints, resolve_infer(infer)
+        )
+    else:
+        resolve_infer(infer)  # checked all the same
     resolved = (constraints or Constraints()).resolve(forest)
     resolved.check_rows(rows)
     leaves = forest._apply(rows.astype(forest.input_dtype))
     current = forest._predict_from_leaves(leaves)
+    least = check_min_leaf_samples(min_leaf_samples)
+    support = node_support(forest, ref)
+    if least is not None and support is None:
+        raise InputError(
+            "`min_leaf_samples` needs leaf counts: expected reference data (routed "
+            "to count the rows of every leaf) or a model that stores its training "
+            f"counts; this {forest.kind} model stores none and `reference` is None."
+        )
     return Problem(
         forest=forest,
         source=source,
@@ -266,6 +361,10 @@ def prepare_problem(
         epsilon=resolve_epsilon(forest, epsilon, ref),
         constraints=resolved,
         reference=ref,
+        margin=resolve_margin(forest, margin, ref),
+        inferred=inferred,
+        support=support,
+        min_leaf_samples=least,
     )
 
 
@@ -362,6 +461,18 @@ def finish(
     if at.any():
         cf_prediction[at] = problem.current[at]
     X_cf[~found] = np.nan
+    support = np.full(n, np.nan)
+    distance = np.full(n, np.nan)
+    if found.any():
+        support[found] = point_support(problem.forest, problem.support, X_cf[found])
+        mad = None
+        if problem.reference is not None and not problem.cost.separable:
+            from ._costs import mad_weights
+
+            mad = mad_weights(problem.reference)
+        distance[found] = nearest_distance(
+            problem.cost, problem.reference, X_cf[found], mad
+        )
     cost[~found] = np.inf
     tree[~found] = -1
     leaf[~found] = -1
@@ -382,4 +493,48 @@ def finish(
         method_=method,
         status_=None if status is None else np.array(status, dtype=object),
         gap_=None if gap is None else np.array(gap, dtype=np.float64),
+        epsilon_=problem.epsilon.copy(),
+        margin_=problem.margin.features.copy(),
+        vote_margin_=problem.margin.vote,
+        leaf_support_=support,
+        nearest_distance_=distance,
+        min_leaf_samples_=problem.min_leaf_samples,
+        inferred_=problem.inferred,
     )
+
+
+def stack_options(
+    results: list[CounterfactualResult], at_target: NDArray[np.bool_]
+) -> CounterfactualResult:
+    """One result from the results of each option (same rows), row by row.
+
+    Rows that already had the target have one option (themselves); their
+    further options are not found, with :data:`REASON_AT_TARGET`.
+    """
+    if len(results) == 1:
+        return results[0]
+    k, n = len(results), len(results[0])
+    changes: dict[str, Any] = {}
+    per_feature = {"epsilon_", "margin_", "row_", "option_"}
+    for item in dataclasses.fields(results[0]):
+        first = getattr(results[0], item.name)
+        if isinstance(first, np.ndarray) and item.name not in per_feature:
+            stacked = np.stack([getattr(r, item.name) for r in results], axis=1)
+            changes[item.name] = stacked.reshape((n * k, *first.shape[1:])).copy()
+    grid = np.zeros((n, k), dtype=bool)
+    grid[:, 1:] = at_target[:, None]
+    later = grid.ravel()
+    changes["found_"][later] = False
+    changes["X_cf_"][later] = np.nan
+    changes["cost_"][later] = np.inf
+    changes["reason_"][later] = REASON_AT_TARGET
+    changes["cf_prediction_"][later] = None
+    for name in ("leaf_support_", "nearest_distance_"):
+        if name in changes:
+            changes[name][later] = np.nan
+    if "status_" in changes:
+        changes["status_"][later] = "optimal"
+        changes["gap_"][later] = np.nan
+    changes["row_"] = np.repeat(np.arange(n, dtype=np.intp), k)
+    changes["option_"] = np.tile(np.arange(1, k + 1, dtype=np.intp), n)
+    return dataclasses.replace(results[0], **changes)

@@ -25,14 +25,17 @@ __all__ = ["check_candidate_budget", "concat_counterfactuals", "search_in_chunks
 # about twenty float64 temporaries per feature (the search's own estimate).
 _BYTES_PER_PAIR_PER_FEATURE = 160
 _BYTES_PER_PAIR = 64
+# Attributes of a counterfactual result that hold one entry per feature.
+_PER_FEATURE = frozenset({"epsilon_", "margin_"})
 
 
 def concat_counterfactuals(parts: list[CounterfactualResult]) -> CounterfactualResult:
     """One counterfactual result from results over consecutive chunks of rows.
 
     Array attributes (one entry per row) are concatenated; the others (feature
-    names, target, cost name, method) are the same in every part and taken from
-    the first.
+    names, target, cost name, method, the per-feature ``epsilon_`` and
+    ``margin_``) are the same in every part and taken from the first; ``row_``
+    counts on from part to part.
     """
     if not parts:
         raise InputError("X holds no rows; expected at least one row.")
@@ -42,8 +45,14 @@ def concat_counterfactuals(parts: list[CounterfactualResult]) -> CounterfactualR
     changes: dict[str, Any] = {}
     for item in dataclasses.fields(first):
         value = getattr(first, item.name)
-        if isinstance(value, np.ndarray):
+        if isinstance(value, np.ndarray) and item.name not in _PER_FEATURE:
             changes[item.name] = np.concatenate([getattr(p, item.name) for p in parts])
+    # Positions in the rows given: each part's count on from the last.
+    sizes = [int(p.row_.max()) + 1 if len(p) else 0 for p in parts]  # type: ignore[union-attr]
+    starts = np.cumsum([0, *sizes[:-1]])
+    changes["row_"] = np.concatenate(
+        [p.row_ + start for p, start in zip(parts, starts)]
+    )
     return dataclasses.replace(first, **changes)
 
 

@@ -59,11 +59,12 @@ def feature_tweak(
     X: ArrayLike | Chunks,
     *,
     target: TargetLike,
-    cost: CostLike = "l2",
-    epsilon: EpsilonLike = "auto",
+    cost: CostLike = "auto",
+    epsilon: EpsilonLike = 0.0,
     mode: Mode = "minimal",
     constraints: Constraints | None = None,
     reference: ArrayLike | None = None,
+    infer: bool | tuple[str, ...] = True,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     progress: bool = False,
 ) -> CounterfactualResult:
@@ -90,17 +91,18 @@ def feature_tweak(
         class) or with a value inside the interval; for boosting, leaves whose
         contribution moves the raw score towards the target compared with the
         leaf ``x`` reaches in the same tree.
-    cost : str, array-like, mapping or callable, default="l2"
-        ``"l2"``, ``"l1"``, ``"l0"``, ``"linf"``, ``"cosine"``, ``"mad"``
+    cost : str, array-like, mapping or callable, default="auto"
+        ``"auto"``: ``"mad"`` with ``reference`` (scale-free), else ``"l1"``
+        (the result's ``cost_name_`` says which); ``"l2"``, ``"l1"``, ``"l0"``, ``"linf"``, ``"cosine"``, ``"mad"``
         (L1 scaled by each feature's median absolute deviation in
         ``reference``), per-feature weights (weighted L1), ``{"norm": ...,
         "weights": ...}``, or a vectorized callable ``cost(x, candidates)``
         returning shape (n_candidates,).
-    epsilon : float, array-like of shape (n_features,) or "auto", default="auto"
-        How far inside a leaf's box a moved value lands.  ``"auto"``: 1% of each
-        feature's standard deviation in ``reference`` (or of the range of its
-        thresholds), never so small that the value falls back across the
-        threshold when the model casts it to float32.
+    epsilon : float, array-like of shape (n_features,) or "auto", default=0.0
+        The paper's epsilon: how far past a threshold a moved value lands.
+        ``0``: the next value of the model's dtype past it (float32 for
+        scikit-learn and XGBoost, float64 for LightGBM).  ``"auto"``: 1% of
+        each feature's standard deviation in ``reference``.
     mode : {"minimal", "paper"}, default="minimal"
         ``"minimal"`` moves ``x`` only on the features where it violates the
         leaf's box, to the nearest point of the box shrunk by ``epsilon`` on each
@@ -115,15 +117,15 @@ def feature_tweak(
         features, applied while candidates are built: a leaf whose box cannot be
         reached under them gives no candidate.
     reference : array-like of shape (n_reference, n_features), optional
-        Data for ``"mad"`` costs and ``"auto"`` epsilon (typically the training
-        set).
+        Data for costs, epsilon, inferred constraints (typically the training set).
+    infer : bool or tuple of {"integer", "flags", "one_hot"}, default=True
+        With ``reference``: constraints read off the data (see
+        :func:`~treelens.counterfactual`), reported in ``inferred_``.
     memory_budget : int, default=2**30
-        Largest number of bytes one chunk of work allocates; a budget that cannot
-        hold the candidates of one row is refused.
+        Largest number of bytes one chunk of work allocates (at least one row's).
     progress : bool, default=False
         Show a progress bar over the rows.  ``X`` may also be an iterable of
-        chunks (arrays or DataFrames), processed one by one
-        (:mod:`treelens._counterfactual._streaming`).
+        chunks, processed one by one (:mod:`._streaming`).
 
     Returns
     -------
@@ -166,6 +168,7 @@ def feature_tweak(
                 mode=mode,
                 constraints=constraints,
                 reference=reference,
+                infer=infer,
                 memory_budget=memory_budget,
             ),
             X,
@@ -185,6 +188,7 @@ def feature_tweak(
         epsilon=epsilon,
         constraints=constraints,
         reference=reference,
+        infer=infer,
     )
     n, n_features = problem.X.shape
     out = {

@@ -136,6 +136,7 @@ def price_cells(
     integer: NDArray[np.bool_],
     epsilon: NDArray[np.float64],
     terms: Any,
+    margin: NDArray[np.float64] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The point of every cell nearest to ``x``, and its cost term.
 
@@ -143,8 +144,15 @@ def price_cells(
     ``[lo_j, hi_j]``: ``x_j`` itself when it lies there; otherwise the nearest
     point of the cell shrunk by ``epsilon_j`` at each threshold edge (its
     midpoint when the cell is narrower than ``2 epsilon_j``), as values of the
-    model's ``input_dtype`` that the model routes into that cell.  Integer
-    features take the nearest whole number in the cell.
+    model's ``input_dtype`` that the model routes into that cell.  With
+    ``epsilon_j = 0`` that is the cell's edge nearest ``x_j``: the next
+    representable value past a threshold.  Integer features take the nearest
+    whole number in the cell.
+
+    Where ``margin_j > 0`` the point ``p`` must keep the whole interval
+    ``[p - margin_j, p + margin_j]`` inside the cell (every value in it, after
+    the cast, routes like ``p``): ``x_j`` stays only when it does, cells
+    narrower than that hold no point, and ``epsilon_j`` is not used.
 
     Parameters
     ----------
@@ -167,11 +175,15 @@ def price_cells(
     # Feasible values of the cell: [cell_min, cell_high] within [lo, hi].
     r_lo = np.maximum(program.cell_min, round_up(lo, dtype)[f])
     r_hi = np.minimum(program.cell_high, round_down(hi, dtype)[f])
+    m = np.zeros(f.size) if margin is None else margin[f]
+    robust = m > 0
+    if robust.any():
+        r_lo, r_hi = _robust_range(program, r_lo, r_hi, m, robust, dtype)
     r_lo = np.where(is_int, np.ceil(r_lo), r_lo)
     r_hi = np.where(is_int, np.floor(r_hi), r_hi)
     feasible = r_lo <= r_hi
     # Kept away from the thresholds by epsilon where the cell is wide enough.
-    eps = np.where(is_int, 0.0, epsilon[f])
+    eps = np.where(is_int | robust, 0.0, epsilon[f])
     with np.errstate(invalid="ignore"):
         s_lo = np.maximum(r_lo, round_up(program.cell_low + eps, dtype))
         s_hi = np.minimum(r_hi, round_down(program.cell_high - eps, dtype))
@@ -185,6 +197,7 @@ def price_cells(
     x_cast = x.astype(dtype).astype(np.float64)[f]
     stay = (x >= lo) & (x <= hi) & (~integer | (x == np.round(x)))
     inside = (x_cast >= program.cell_min) & (x_cast <= program.cell_high) & stay[f]
+    inside &= ~robust | ((xc - m >= program.cell_min) & (xc + m <= program.cell_high))
     feasible |= inside
     points = np.where(inside, xc, np.clip(xc, s_lo, s_hi))
     points = np.where(feasible, points, np.nan)
@@ -195,6 +208,34 @@ def price_cells(
     table[local, f] = np.where(feasible, points - xc, 0.0)
     cost_terms = np.where(feasible, terms(table)[local, f], np.inf)
     return points, cost_terms
+
+
+def _robust_range(
+    program: ForestProgram,
+    r_lo: NDArray[np.float64],
+    r_hi: NDArray[np.float64],
+    m: NDArray[np.float64],
+    robust: NDArray[np.bool_],
+    dtype: Any,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Shrink each cell's range so that ``[p - m, p + m]`` stays in the cell.
+
+    Casting is monotone and the cell's ends ``cell_min`` and ``cell_high`` are
+    values of ``dtype``: ``p - m >= cell_min`` and ``p + m <= cell_high`` (in
+    exact arithmetic, checked after rounding) make every value within ``m`` of
+    ``p`` route into the cell.
+    """
+    with np.errstate(invalid="ignore", over="ignore"):
+        low = round_up(program.cell_min + m, dtype)
+        short = np.isfinite(low) & (low - m < program.cell_min)
+        low[short] = round_up(np.nextafter(low[short], np.inf), dtype)
+        high = round_down(program.cell_high - m, dtype)
+        over = np.isfinite(high) & (high + m > program.cell_high)
+        high[over] = round_down(np.nextafter(high[over], -np.inf), dtype)
+    return (
+        np.where(robust, np.maximum(r_lo, low), r_lo),
+        np.where(robust, np.minimum(r_hi, high), r_hi),
+    )
 
 
 @dataclass(frozen=True)
@@ -225,10 +266,57 @@ def solve_cells(
     *,
     linf: bool = False,
     cutoff: float = np.inf,
+    **options: Any,
+) -> MilpOutcome:
+    """Least-cost choice of one cell per feature meeting ``decision``, with the
+    objective scaled so that the cutoff (else the largest term) is 1 when it is
+    far from 1.
+
+    The program's speed then does not depend on the units of the cost: terms in
+    squared currency and in median absolute deviations give HiGHS numbers of
+    the same size.  Objectives within ``[0.01, 100]`` are left as they are (the
+    options of :func:`_highs_options` were tuned on them).  Objectives and
+    bounds are returned in the original units.  Arguments as
+    :func:`_solve_cells`.
+    """
+    finite = cost_terms[np.isfinite(cost_terms)]
+    if np.isfinite(cutoff) and cutoff > 0:
+        scale = float(cutoff)
+    else:
+        scale = float(finite.max(initial=0.0))
+    if not (np.isfinite(scale) and scale > 0) or 1e-2 <= scale <= 1e2:
+        scale = 1.0
+    outcome = _solve_cells(
+        program,
+        decision,
+        cost_terms / scale,
+        linf=linf,
+        cutoff=cutoff / scale,
+        **options,
+    )
+    if outcome.cells is None:
+        return MilpOutcome(outcome.status, None, np.inf, outcome.bound * scale)
+    picked = cost_terms[outcome.cells]
+    value = float(picked.max(initial=0.0) if linf else picked.sum())
+    return MilpOutcome(
+        outcome.status, outcome.cells, value, min(value, outcome.bound * scale)
+    )
+
+
+def _solve_cells(
+    program: ForestProgram,
+    decision: Decision,
+    cost_terms: NDArray[np.float64],
+    *,
+    linf: bool = False,
+    cutoff: float = np.inf,
     one_hot: tuple[NDArray[np.intp], ...] = (),
     one_cells: NDArray[np.bool_] | None = None,
     time_limit: float = 30.0,
     margin: float = STRICT_MARGIN,
+    lead: float = 0.0,
+    cuts: tuple[tuple[NDArray[np.intp], float], ...] = (),
+    leaf_allowed: NDArray[np.bool_] | None = None,
     heuristics: bool | None = None,
     highs_options: dict[str, Any] | None = None,
 ) -> MilpOutcome:
@@ -277,6 +365,12 @@ def solve_cells(
         above :data:`STRICT_MARGIN` (a retry after the model disagreed) also
         of non-strict ones and, scaled likewise or by the interval's ends, of
         interval ends.
+    lead : float, default=0.0
+        Least lead of the target's score (a robustness margin on the vote).
+    cuts : tuple of (ndarray of int, float)
+        Rows ``sum z[cells] <= bound`` (no-good cuts between options).
+    leaf_allowed : ndarray of shape (n_leaves,), bool, optional
+        Leaves the counterfactual may reach (those of enough support).
     heuristics : bool, optional
         Run HiGHS's primal heuristics; by default only without a cutoff (a
         counterfactual close to the optimum makes them a waste of time; a poor
@@ -288,13 +382,15 @@ def solve_cells(
     -------
     MilpOutcome
     """
-    pruned = _prune(program, decision, cost_terms, cutoff, linf)
+    pruned = _prune(program, decision, cost_terms, cutoff, linf, leaf_allowed)
     if pruned is None:
         return _INFEASIBLE
     rows = _ExtraRows()
-    n_choice = _decision_rows(pruned, decision, margin, rows)
+    n_choice = _decision_rows(pruned, decision, margin, rows, lead)
     if n_choice is None:
         return _INFEASIBLE
+    for cut_cells, bound in cuts:
+        rows.add(cut_cells, np.ones(cut_cells.size), -np.inf, bound)
     c0 = pruned.n_base + n_choice
     objective = _cost_rows(program, pruned, cost_terms, linf, c0, rows)
     if one_hot:
@@ -341,7 +437,7 @@ def solve_cells(
         # Pruned to the cutoff, a program whose only answers sit at the cutoff
         # can end in a "solve error" too (a point off by the strict margin
         # within tolerances); the program without the cutoff solves.
-        return solve_cells(
+        return _solve_cells(
             program,
             decision,
             cost_terms,
@@ -350,6 +446,9 @@ def solve_cells(
             one_cells=one_cells,
             time_limit=left(),
             margin=margin,
+            lead=lead,
+            cuts=cuts,
+            leaf_allowed=leaf_allowed,
             heuristics=heuristics,
             highs_options=highs_options,
         )
@@ -417,14 +516,17 @@ def _prune(
     cost_terms: NDArray[np.float64],
     cutoff: float,
     linf: bool,
+    leaf_allowed: NDArray[np.bool_] | None = None,
 ) -> _Pruned | None:
     """Drop cells, leaves and trees that cannot matter under ``cutoff``.
 
     A leaf is dead when entering its box costs more than the cutoff on its own
     (or meets no allowed cell on some feature): the least term over the cells
     its box covers, summed (max for linf) over the features it bounds.  Trees
-    whose live leaves all score the same add a constant.  None when some
-    feature has no allowed cell.
+    whose live leaves all score the same add a constant.  Leaves outside
+    ``leaf_allowed`` stay reachable: their trees keep their rows (never folded
+    into a constant), without the leaves' columns, so that a point routed to
+    one of them is infeasible.  None when some feature has no allowed cell.
     """
     n_cells, n_thr = program.n_cells, program.n_thresholds
     slack = 1e-9 * abs(cutoff) + 1e-12 if np.isfinite(cutoff) else np.inf
@@ -444,12 +546,19 @@ def _prune(
     live = np.isfinite(entry) & (entry <= cutoff + slack) & program.leaf_reachable
     scores = decision.scores
     offsets = program.tree_leaf_offsets[:-1]
+    usable = live
+    banned_tree = np.zeros(program.n_trees, dtype=bool)
+    if leaf_allowed is not None:
+        usable = live & leaf_allowed
+        banned_tree = np.logical_or.reduceat(live & ~leaf_allowed, offsets)
+        if not np.logical_or.reduceat(usable, offsets).all():
+            return None
     hi_s = np.maximum.reduceat(
         np.where(live[:, None], scores, -np.inf), offsets, axis=0
     )
     lo_s = np.minimum.reduceat(np.where(live[:, None], scores, np.inf), offsets, axis=0)
-    constant_tree = (hi_s == lo_s).all(axis=1)
-    y_leaves = np.flatnonzero(live & ~constant_tree[program.leaf_tree])
+    constant_tree = (hi_s == lo_s).all(axis=1) & ~banned_tree
+    y_leaves = np.flatnonzero(usable & ~constant_tree[program.leaf_tree])
     split_keep = np.flatnonzero(~constant_tree[program.split_tree])
     split_rows = n_cells + program.n_trees + 2 * split_keep
     row_keep = np.concatenate(
@@ -543,7 +652,11 @@ class _ExtraRows:
 
 
 def _decision_rows(
-    pruned: _Pruned, decision: Decision, margin: float, rows: _ExtraRows
+    pruned: _Pruned,
+    decision: Decision,
+    margin: float,
+    rows: _ExtraRows,
+    lead: float = 0.0,
 ) -> int | None:
     """Add the rows of reaching the decision; return the choice binaries added.
 
@@ -561,7 +674,8 @@ def _decision_rows(
     if decision.kind == "interval":
         ends = [abs(e) for e in (decision.low, decision.high) if np.isfinite(e)]
         least, most = pruned.reach(y_scores[:, 0])
-        pad = margin * max([1.0, most - least, *ends]) if retry else 0.0
+        pad = margin * max([1.0, most - least, *ends]) if retry or lead else 0.0
+        pad += lead
         low, high = decision.low - base[0] + pad, decision.high - base[0] - pad
         if most < low or least > high:
             return None
@@ -577,9 +691,8 @@ def _decision_rows(
             diff = y_scores[:, k] - y_scores[:, j]
             least, most = pruned.reach(diff)
             gap = margin * max(1.0, most - least)
-            need = (gap if decision.strict[k, j] or retry else 0.0) - (
-                base[k] - base[j]
-            )
+            strict = decision.strict[k, j] or retry or lead > 0
+            need = lead + (gap if strict else 0.0) - (base[k] - base[j])
             if most < need:
                 break  # class k cannot win
             if least < need:

@@ -1,0 +1,187 @@
+"""One entry point for counterfactuals: :func:`counterfactual`.
+
+``method="auto"`` (the default) solves for the proven least-cost change within a
+time budget per row and, when the budget runs out, returns the best change found
+with its proven gap; ``"optimal"`` is the same search (:func:`optimal_counterfactual`);
+``"tweak"`` is actionable feature tweaking as the paper defines it
+(:func:`feature_tweak`).  Costs that are not a sum of per-feature terms (``"cosine"``,
+callables) have no exact program: ``auto`` uses feature tweaking for them.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from .._exceptions import InputError
+from .._types import (
+    ArrayLike,
+    Chunks,
+    CostLike,
+    EpsilonLike,
+    MarginLike,
+    ModelLike,
+    TargetLike,
+)
+from ._constraints import Constraints
+from ._costs import is_separable
+from ._optimal import DEFAULT_MEMORY_BUDGET, optimal_counterfactual
+from ._options import Diversity, check_options
+from ._problem import CounterfactualResult
+from ._tweak import feature_tweak
+
+__all__ = ["counterfactual"]
+
+Method = Literal["auto", "tweak", "optimal"]
+_METHODS = ("auto", "tweak", "optimal")
+#: Seconds per row the default search may take before it returns its best answer.
+DEFAULT_TIME_LIMIT = 10.0
+
+
+def counterfactual(
+    model: ModelLike,
+    X: ArrayLike | Chunks,
+    *,
+    target: TargetLike,
+    method: Method = "auto",
+    cost: CostLike = "auto",
+    epsilon: EpsilonLike = 0.0,
+    margin: MarginLike = None,
+    constraints: Constraints | None = None,
+    reference: ArrayLike | None = None,
+    infer: bool | tuple[str, ...] = True,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    n_counterfactuals: int = 1,
+    diversity: Diversity = "moves",
+    min_leaf_samples: int | None = None,
+    mode: Literal["minimal", "paper"] = "minimal",
+    memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    progress: bool = False,
+) -> CounterfactualResult:
+    """Counterfactuals: the least-cost changes that give each row the target.
+
+    Parameters
+    ----------
+    model : fitted estimator or Forest
+        Any model :func:`~treelens.to_forest` reads.
+    X : array-like of shape (n_samples, n_features)
+        Rows to explain (one row may be 1-D), or an iterable of chunks.
+    target : class label, "other", or (low, high)
+        A class label or ``"other"`` for classifiers, a closed interval of the
+        prediction for regressors (``None`` for an open side).
+    method : {"auto", "tweak", "optimal"}, default="auto"
+        ``"auto"``: the proven least-cost change, or when ``time_limit`` stops
+        the search first, the best change found with its proven gap
+        (``status_ == "time_limit"``, ``gap_``); feature tweaking for costs
+        that are not separable.  ``"optimal"``: :func:`optimal_counterfactual`
+        (refuses costs that are not separable).  ``"tweak"``:
+        :func:`feature_tweak` (Tolomei et al., 2017), fast but often finds
+        nothing or a costlier change.
+    cost : str, array-like, mapping or callable, default="auto"
+        ``"auto"``: L1 in median absolute deviations (``"mad"``) when
+        ``reference`` is given, else ``"l1"``; any cost of
+        :func:`feature_tweak`.  The result's ``cost_name_`` says which.
+    epsilon : float, array-like or "auto", default=0.0
+        How far past a threshold a moved value lands; ``0`` is the next
+        representable value in the dtype the model compares in.
+    margin : float, array-like or Margin, optional
+        A robustness margin (see :class:`~treelens.Margin`); not for
+        ``method="tweak"``.
+    constraints : Constraints, optional
+    reference : array-like of shape (n_reference, n_features), optional
+        Typically the training set: it makes the default cost scale-free.
+    infer : bool or tuple of {"integer", "flags", "one_hot"}, default=True
+        With ``reference``: constraints read off the data and the rows given
+        (whole-number columns stay whole, 0/1 flags stay 0 or 1, adjacent
+        flag columns with exactly one 1 per row move together as a one-hot
+        group), added to ``constraints`` and reported in ``inferred_``.
+        ``False`` switches it off; a tuple keeps only those kinds.
+    time_limit : float, default=10.0
+        Seconds per row (and option) for ``"auto"`` and ``"optimal"``.
+    n_counterfactuals : int, default=1
+        Options per row, each differing from the earlier ones and proven
+        least-cost given them (see :func:`optimal_counterfactual`); the result
+        holds one entry per row and option (``row_``, ``option_``).  Needs the
+        exact search.
+    diversity : {"moves", "features"}, default="moves"
+        How options differ (see :func:`optimal_counterfactual`).
+    min_leaf_samples : int, optional
+        Every reached leaf holds at least this many rows (of ``reference``,
+        else the stored training counts); needs the exact search.
+    mode : {"minimal", "paper"}, default="minimal"
+        Candidates of ``"tweak"`` (see :func:`feature_tweak`).
+    memory_budget : int, default=2**30
+    progress : bool, default=False
+
+    Returns
+    -------
+    CounterfactualResult
+        ``method_`` names the search that ran; ``status_`` and ``gap_`` are
+        set for the exact search.
+
+    Raises
+    ------
+    InputError
+        On an unknown ``method``, a margin with ``method="tweak"``, and every
+        bad input of the searches.
+
+    See Also
+    --------
+    optimal_counterfactual : The exact search with all its options.
+    feature_tweak : The paper's heuristic.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from treelens import counterfactual
+    >>> X, y = load_iris(return_X_y=True)
+    >>> model = RandomForestClassifier(n_estimators=10, max_depth=3, random_state=0)
+    >>> model = model.fit(X, y)
+    >>> result = counterfactual(model, X[:2], target=2, reference=X)
+    >>> result.status_.tolist(), result.cost_name_, model.predict(result.X_cf_).tolist()
+    (['optimal', 'optimal'], 'mad', [2, 2])
+    """
+    if method not in _METHODS:
+        raise InputError(f"`method` must be one of {list(_METHODS)}; got {method!r}.")
+    check_options(n_counterfactuals, diversity)
+    if method == "tweak" or (method == "auto" and not is_separable(cost)):
+        for name, value, default in (
+            ("margin", margin, None),
+            ("n_counterfactuals", n_counterfactuals, 1),
+            ("min_leaf_samples", min_leaf_samples, None),
+        ):
+            if value != default:
+                raise InputError(
+                    f"`{name}` needs the exact search (method='auto' or 'optimal' "
+                    f"with a separable cost); got method={method!r}, cost={cost!r}."
+                )
+        return feature_tweak(
+            model,
+            X,
+            target=target,
+            cost=cost,
+            epsilon=epsilon,
+            mode=mode,
+            constraints=constraints,
+            reference=reference,
+            infer=infer,
+            memory_budget=memory_budget,
+            progress=progress,
+        )
+    return optimal_counterfactual(
+        model,
+        X,
+        target=target,
+        cost=cost,
+        epsilon=epsilon,
+        margin=margin,
+        constraints=constraints,
+        reference=reference,
+        infer=infer,
+        time_limit=time_limit,
+        n_counterfactuals=n_counterfactuals,
+        diversity=diversity,
+        min_leaf_samples=min_leaf_samples,
+        memory_budget=memory_budget,
+        progress=progress,
+    )

@@ -1,0 +1,172 @@
+"""Constraints read off reference data, so that counterfactuals in raw units make sense.
+
+With reference data (typically the training set) and ``infer`` on, a column
+becomes
+
+- ``"integer"``: every reference value, and every row explained, is a whole
+  number: its counterfactual values stay whole;
+- ``"flags"``: those values are all 0 or 1: it stays 0 or 1 (integer, bounded to
+  ``[0, 1]``);
+- ``"one_hot"``: a run of adjacent flag columns in which every reference row and
+  every row explained holds exactly one 1 (as ``pandas.get_dummies`` and
+  scikit-learn's ``OneHotEncoder`` lay them out): they move together, exactly
+  one of them 1.
+
+What is inferred is added to the user's :class:`Constraints` (never overriding
+them: a column the user bounds keeps its bounds, a run that meets a user's
+one-hot group or an immutable column is left out) and reported in the result's
+``inferred_``.  ``infer=False`` (or a tuple of the kinds wanted) switches it off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._exceptions import InputError
+from ._constraints import Constraints
+
+if TYPE_CHECKING:
+    from .._core._forest import Forest
+
+__all__ = ["INFERENCE_KINDS", "infer_constraints", "resolve_infer"]
+
+INFERENCE_KINDS = ("integer", "flags", "one_hot")
+
+
+def resolve_infer(infer: Any) -> tuple[str, ...]:
+    """The kinds of inference asked for: ``True`` (all), ``False``, or a subset.
+
+    Raises
+    ------
+    InputError
+        On anything else.
+    """
+    if infer is True:
+        return INFERENCE_KINDS
+    if infer is False or infer is None:
+        return ()
+    if isinstance(infer, str) or not isinstance(infer, Iterable):
+        raise InputError(
+            f"`infer` must be True, False or a tuple of {list(INFERENCE_KINDS)}; got "
+            f"{infer!r}."
+        )
+    kinds = tuple(infer)
+    unknown = [k for k in kinds if k not in INFERENCE_KINDS]
+    if unknown:
+        raise InputError(
+            f"`infer` must be True, False or a tuple of {list(INFERENCE_KINDS)}; got "
+            f"unknown {unknown!r}."
+        )
+    return kinds
+
+
+def _one_hot_runs(
+    flags: NDArray[np.bool_], data: NDArray[np.float64]
+) -> list[list[int]]:
+    """Maximal runs of adjacent flag columns whose row sums are all exactly 1."""
+    runs: list[list[int]] = []
+    n = flags.size
+    j = 0
+    while j < n:
+        if not flags[j]:
+            j += 1
+            continue
+        total = data[:, j].copy()
+        best = None
+        stop = j + 1
+        while stop < n and flags[stop]:
+            total += data[:, stop]
+            if (total > 1).any():
+                break
+            stop += 1
+            if (total == 1).all():
+                best = stop
+        if best is not None:
+            runs.append(list(range(j, best)))
+            j = best
+        else:
+            j += 1
+    return runs
+
+
+def infer_constraints(
+    forest: Forest,
+    reference: NDArray[np.float64],
+    rows: NDArray[np.float64],
+    constraints: Constraints | None,
+    kinds: tuple[str, ...],
+) -> tuple[Constraints | None, dict[str, Any]]:
+    """The user's constraints plus what the data shows (see the module docstring).
+
+    Parameters
+    ----------
+    forest : Forest
+    reference : ndarray of shape (n_reference, n_features)
+    rows : ndarray of shape (n, n_features)
+        The rows explained (inferences they would break are not made).
+    constraints : Constraints or None
+    kinds : tuple of str
+
+    Returns
+    -------
+    constraints : Constraints or None
+    inferred : dict
+        ``{"integer": [names], "flags": [names], "one_hot": [[names], ...]}`` for
+        the kinds asked (empty lists when none applied).
+    """
+    inferred: dict[str, Any] = {kind: [] for kind in kinds}
+    if not kinds:
+        return constraints, inferred
+    from .._core._validation import feature_index
+
+    user = constraints or Constraints()
+    names, n = forest.feature_names, forest.n_features
+
+    def positions(keys: Iterable[Any]) -> set[int]:
+        return {feature_index(forest, key) for key in keys}
+
+    immutable = positions(user.immutable)
+    bounded = positions(user.bounds)
+    grouped = {j for group in user.one_hot for j in positions(group)}
+    data = np.vstack([reference, rows])
+    finite = np.isfinite(data)
+    filled = np.where(finite, data, 0.0)
+    whole = (filled == np.round(filled)).all(axis=0) & finite.any(axis=0)
+    flags = whole & np.isin(filled, (0.0, 1.0)).all(axis=0) & finite.all(axis=0)
+    integer = set(positions(user.integer))
+    bounds = dict(user.bounds)
+    one_hot: list[list[Any]] = [list(group) for group in user.one_hot]
+    if "one_hot" in kinds:
+        for run in _one_hot_runs(flags, filled):
+            if set(run) & (grouped | immutable):
+                continue
+            one_hot.append(run)
+            grouped |= set(run)
+            inferred["one_hot"].append([names[j] for j in run])
+    for j in range(n):
+        if j in grouped:
+            continue
+        if "flags" in kinds and flags[j] and j not in bounded:
+            integer.add(j)
+            bounds[j] = (0.0, 1.0)
+            inferred["flags"].append(names[j])
+        elif "integer" in kinds and whole[j] and j not in integer:
+            integer.add(j)
+            inferred["integer"].append(names[j])
+    if not any(inferred.values()):
+        return constraints, inferred
+    return (
+        Constraints(
+            immutable=user.immutable,
+            increase_only=user.increase_only,
+            decrease_only=user.decrease_only,
+            bounds=bounds,
+            integer=sorted(integer),
+            one_hot=one_hot,
+        ),
+        inferred,
+    )

@@ -1,0 +1,120 @@
+"""Several different counterfactuals of one row: the cuts that keep them apart.
+
+With ``n_counterfactuals=k`` the exact search returns, in cost order, the least-cost
+counterfactual, then the least-cost one that differs from it, and so on, each
+proven optimal given the earlier ones.  "Differs" is one of:
+
+``"moves"`` (the default)
+    A *move* is a changed feature with its direction (up or down).  Each new
+    option leaves out at least one move of every earlier option: it is neither
+    an earlier option again nor an earlier option plus further changes, so
+    "raise income" and "raise income and lower debt" are not two options, but
+    "lower income" is a different one.
+``"features"``
+    As DiCE's diverse sets: each new option leaves out at least one *feature*
+    changed by every earlier option, whatever the direction, so the changed
+    feature sets are pairwise different and none contains an earlier one.
+
+On the cell grid of the program each cell's point lies above, at, or below
+``x_j``, so "option ``o`` makes move ``(j, s)``" is the sum of the cell binaries
+of feature ``j`` whose points lie on side ``s``; the condition is one linear row
+per earlier option (a no-good cut): the sum over its moves is at most their
+number less one.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._exceptions import InputError
+from ._milp._program import ForestProgram
+
+__all__ = ["Diversity", "Option", "check_options", "option_cut"]
+
+Diversity = Literal["moves", "features"]
+
+
+def check_options(n_counterfactuals: object, diversity: object) -> int:
+    """Check ``n_counterfactuals`` (a positive integer) and ``diversity``.
+
+    Raises
+    ------
+    InputError
+        On anything else.
+    """
+    if (
+        isinstance(n_counterfactuals, bool)
+        or not isinstance(n_counterfactuals, (int, np.integer))
+        or n_counterfactuals < 1
+    ):
+        raise InputError(
+            "`n_counterfactuals` must be a positive integer (options per row); got "
+            f"{n_counterfactuals!r}."
+        )
+    if diversity not in ("moves", "features"):
+        raise InputError(
+            f"`diversity` must be 'moves' or 'features'; got {diversity!r}."
+        )
+    return int(n_counterfactuals)
+
+
+class Option:
+    """An earlier option of one row, as the condition later options must meet.
+
+    Parameters
+    ----------
+    x : ndarray of shape (n_features,)
+        The row.
+    x_cf : ndarray of shape (n_features,)
+        The option.
+    diversity : {"moves", "features"}
+    """
+
+    def __init__(
+        self, x: NDArray[np.float64], x_cf: NDArray[np.float64], diversity: Diversity
+    ) -> None:
+        self.sign = np.sign(x_cf - x)
+        self.moved = self.sign != 0
+        self.diversity = diversity
+
+    def allows(
+        self, x: NDArray[np.float64], X_cf: NDArray[np.float64]
+    ) -> NDArray[np.bool_]:
+        """Whether each row of ``X_cf`` leaves out a move (or a feature) of this option."""
+        sign = np.sign(X_cf - x)
+        if self.diversity == "moves":
+            kept = sign == self.sign
+        else:
+            kept = sign != 0
+        return ~(kept | ~self.moved).all(axis=1)
+
+    def blocked_cells(
+        self,
+        program: ForestProgram,
+        points: NDArray[np.float64],
+        x: NDArray[np.float64],
+    ) -> list[NDArray[np.intp]]:
+        """Per move (or changed feature), the cells whose choice would repeat it."""
+        f = program.cell_feature
+        side = np.sign(points - x[f])
+        if self.diversity == "moves":
+            repeats = self.moved[f] & (side == self.sign[f])
+        else:
+            repeats = self.moved[f] & (side != 0) & np.isfinite(points)
+        return [np.flatnonzero(repeats & (f == j)) for j in np.flatnonzero(self.moved)]
+
+
+def option_cut(
+    option: Option,
+    program: ForestProgram,
+    points: NDArray[np.float64],
+    x: NDArray[np.float64],
+) -> tuple[NDArray[np.intp], float]:
+    """The no-good row of an earlier option: cells and their upper bound
+    (``sum z[cells] <= bound``)."""
+    blocks = option.blocked_cells(program, points, x)
+    cells = np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.intp)
+    return cells, float(len(blocks) - 1)

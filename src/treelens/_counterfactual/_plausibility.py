@@ -1,0 +1,109 @@
+"""How typical a counterfactual is: leaf support and distance to the data.
+
+- *Leaf support* of a point: the fewest rows that any tree's leaf reached by it
+  held, counted by routing the reference data when it is given, else from the
+  training counts the model stores (``n_node_samples``).  ``min_leaf_samples``
+  asks every reached leaf to hold at least that many: in the exact search the
+  leaves below it are removed from the program, so the answer is the least-cost
+  counterfactual in well-supported leaves.
+- *Distance to the nearest reference row*, under the result's cost (L1 in median
+  absolute deviations when the cost is not separable).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._exceptions import InputError
+
+if TYPE_CHECKING:
+    from .._core._forest import Forest
+    from ._costs import Cost
+
+__all__ = [
+    "check_min_leaf_samples",
+    "nearest_distance",
+    "node_support",
+    "point_support",
+]
+
+# Numbers (reference rows x counterfactuals x features) compared per block.
+_BLOCK = 4_000_000
+
+
+def check_min_leaf_samples(value: Any) -> int | None:
+    """``None`` or a positive whole number.
+
+    Raises
+    ------
+    InputError
+        On anything else.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise InputError(
+            "`min_leaf_samples` must be None or a positive integer (rows each "
+            f"reached leaf must hold); got {value!r}."
+        )
+    return int(value)
+
+
+def node_support(
+    forest: Forest, reference: NDArray[np.float64] | None
+) -> NDArray[np.float64] | None:
+    """Rows reaching every node of the forest's flat node array.
+
+    Counted by routing ``reference`` when given, else the stored training
+    counts; None when neither is known.
+    """
+    offsets = forest._flat["offsets"]
+    n_nodes = int(forest._flat["left"].size)
+    if reference is not None:
+        leaves = forest._apply(reference.astype(forest.input_dtype))
+        flat = (offsets[None, :] + leaves).ravel()
+        return np.bincount(flat, minlength=n_nodes).astype(np.float64)
+    stored = np.concatenate([tree.n_node_samples for tree in forest.trees])
+    if (stored < 0).any():
+        return None
+    return stored.astype(np.float64)
+
+
+def point_support(
+    forest: Forest, support: NDArray[np.float64] | None, X: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Leaf support of each row of ``X`` (NaN without support counts)."""
+    if support is None or not len(X):
+        return np.full(len(X), np.nan)
+    leaves = forest._apply(X.astype(forest.input_dtype))
+    return support[forest._flat["offsets"][None, :] + leaves].min(axis=1)
+
+
+def nearest_distance(
+    cost: Cost,
+    reference: NDArray[np.float64] | None,
+    X: NDArray[np.float64],
+    mad: NDArray[np.float64] | None = None,
+) -> NDArray[np.float64]:
+    """Distance of each row of ``X`` to its nearest reference row (NaN without
+    reference), under ``cost`` when separable, else L1 scaled by ``mad``."""
+    out = np.full(len(X), np.nan)
+    if reference is None or not len(reference) or not len(X):
+        return out
+    ref = reference[np.isfinite(reference).all(axis=1)]
+    if not len(ref):
+        return out
+    step = max(1, _BLOCK // (len(ref) * X.shape[1]))
+    for start in range(0, len(X), step):
+        block = X[start : start + step]
+        delta = ref[None, :, :] - block[:, None, :]
+        if cost.separable:
+            terms = cost.terms(delta)
+            out[start : start + step] = cost.combine(terms).min(axis=1)
+        else:
+            weights = np.ones(X.shape[1]) if mad is None else mad
+            out[start : start + step] = np.abs(weights * delta).sum(axis=2).min(axis=1)
+    return out

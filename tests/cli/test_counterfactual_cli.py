@@ -1,0 +1,84 @@
+"""The tweak command's counterfactual options: auto by default, several options."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import skops.io
+from sklearn.datasets import load_breast_cancer
+from sklearn.ensemble import RandomForestClassifier
+from typer.testing import CliRunner
+
+from tests.cli.test_cli import assert_bad_input
+from treelens._cli._app import app
+
+
+@pytest.fixture(scope="module")
+def cancer(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cf-cli")
+    data = load_breast_cancer(as_frame=True)
+    X = data.data
+    X.columns = [c.replace(" ", "_") for c in X.columns]
+    model = RandomForestClassifier(n_estimators=20, max_depth=4, random_state=0)
+    model.fit(X, data.target)
+    skops.io.dump(model, root / "forest.skops")
+    X.to_csv(root / "rows.csv", index=False)
+    return root, model, X
+
+
+def _run(*args):
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def test_default_finds_a_change_for_every_row_tweaking_misses(cancer):
+    root, _, _ = cancer
+    args = ("tweak", root / "forest.skops", root / "rows.csv", "--target-class", "1")
+    auto = _run(*args, "--max-rows", "8", "--json")
+    tweak = _run(*args, "--max-rows", "8", "--method", "tweak", "--json")
+    assert auto.exit_code == 0, auto.output
+    rows = json.loads(auto.stdout)["rows"]
+    missed = [r for r in json.loads(tweak.stdout)["rows"] if not r["found"]]
+    assert missed  # tweaking finds nothing for some rows
+    assert all(r["found"] and r["status"] == "optimal" for r in rows)
+
+
+def test_options_are_one_table_with_an_option_number(cancer):
+    root, _, _ = cancer
+    result = _run(
+        "tweak",
+        root / "forest.skops",
+        root / "rows.csv",
+        "--target-class",
+        "1",
+        "--max-rows",
+        "2",
+        "--options",
+        "2",
+        "--json",
+    )
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["rows"]
+    assert [r["option"] for r in rows] == [1, 2, 1, 2]
+    assert rows[0]["cost"] <= rows[1]["cost"]
+    assert rows[0]["changes"] != rows[1]["changes"]
+    changes = json.loads(result.stdout)["changes"]
+    assert {c["option"] for c in changes} == {1, 2}
+    assert np.isfinite([r["cost"] for r in rows]).all()
+
+
+@pytest.mark.parametrize(
+    ("extra", "pattern"),
+    [
+        (("--options", "0"), "n_counterfactuals"),
+        (("--method", "fast"), "--method"),
+        (("--method", "tweak", "--options", "2"), "n_counterfactuals"),
+    ],
+)
+def test_bad_counterfactual_options_exit_2(cancer, extra, pattern):
+    root, _, _ = cancer
+    result = _run(
+        "tweak", root / "forest.skops", root / "rows.csv", "--target-class", "1", *extra
+    )
+    assert_bad_input(result, pattern)

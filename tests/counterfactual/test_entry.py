@@ -1,0 +1,104 @@
+"""treelens.counterfactual: one entry point over the exact search and tweaking."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer
+from sklearn.ensemble import RandomForestClassifier
+
+from tests.counterfactual.test_optimal_counterfactual import _model
+from treelens import (
+    InputError,
+    Margin,
+    counterfactual,
+    feature_tweak,
+    optimal_counterfactual,
+)
+from treelens._counterfactual._problem import REASON_TIME_LIMIT
+
+
+@pytest.fixture(scope="module")
+def cancer():
+    X, y = load_breast_cancer(return_X_y=True)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    model = RandomForestClassifier(n_estimators=30, max_depth=4, random_state=0)
+    model.fit(X, y)
+    rows = X[model.predict(X) == 0][:12]
+    return model, X, rows
+
+
+def test_auto_finds_every_row_tweaking_misses(cancer):
+    model, X, rows = cancer
+    tweak = counterfactual(model, rows, target=1, method="tweak", reference=X)
+    auto = counterfactual(model, rows, target=1, reference=X)
+    assert auto.method_ == "optimal_counterfactual" and tweak.method_ == "feature_tweak"
+    assert auto.found_.all() and not tweak.found_.all()
+    assert (auto.status_ == "optimal").all()
+    assert (auto.cost_[tweak.found_] <= tweak.cost_[tweak.found_] * (1 + 1e-6)).all()
+    assert (model.predict(auto.X_cf_) == 1).all()
+
+
+def test_methods_match_the_functions(cancer):
+    model, X, rows = cancer
+    rows = rows[:3]
+    exact = optimal_counterfactual(model, rows, target=1, reference=X, time_limit=10)
+    same = counterfactual(model, rows, target=1, method="optimal", reference=X)
+    np.testing.assert_array_equal(same.X_cf_, exact.X_cf_)
+    tweak = feature_tweak(model, rows, target=1, cost="l2", mode="paper")
+    again = counterfactual(
+        model, rows, target=1, method="tweak", cost="l2", mode="paper"
+    )
+    np.testing.assert_array_equal(again.X_cf_, tweak.X_cf_)
+
+
+def test_auto_tweaks_costs_without_a_program():
+    model, X = _model("rf_binary", 0)
+    result = counterfactual(model, X[:3], target=1, cost="cosine")
+    assert result.method_ == "feature_tweak" and result.cost_name_ == "cosine"
+
+
+def test_a_time_limit_returns_the_best_found_with_its_gap(cancer):
+    model, _, rows = cancer
+    result = counterfactual(model, rows[:4], target=1, time_limit=0.02)
+    assert set(result.status_) <= {"optimal", "time_limit"}
+    stopped = result.status_ == "time_limit"
+    assert (result.gap_[stopped & result.found_] >= 0).all()
+    assert (result.gap_[~stopped] == 0).all()
+    # "Not found" only with the time-out stated.
+    assert (result.reason_[~result.found_] == REASON_TIME_LIMIT).all()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"method": "fast"}, "method"),
+        ({"method": "tweak", "margin": 0.1}, "margin"),
+        ({"cost": "cosine", "margin": Margin(vote=0.1)}, "margin"),
+    ],
+)
+def test_bad_input(kwargs, match):
+    model, X = _model("rf_binary", 0)
+    with pytest.raises(InputError, match=match):
+        counterfactual(model, X[:1], target=1, **kwargs)
+
+
+def test_auto_reaches_target_ranges_of_boosted_regressors():
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    y = X[:, 0] + np.sin(2 * X[:, 1]) + 0.5 * X[:, 2] * X[:, 3]
+    model = GradientBoostingRegressor(n_estimators=40, max_depth=3, random_state=0)
+    model.fit(X, y)
+    rows = X[model.predict(X) < 0][:8]
+    low = float(np.quantile(model.predict(X), 0.95))
+    target = (low, low + 0.1)
+    tweak = counterfactual(model, rows, target=target, method="tweak")
+    auto = counterfactual(model, rows, target=target)
+    assert auto.found_.all() and (auto.status_ == "optimal").all()
+    predicted = model.predict(auto.X_cf_)
+    assert ((predicted >= low) & (predicted <= low + 0.1)).all()
+    assert tweak.found_.sum() < auto.found_.sum()
+    found = tweak.found_
+    assert (auto.cost_[found] <= tweak.cost_[found] * (1 + 1e-6)).all()
