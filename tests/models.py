@@ -300,6 +300,9 @@ def library_predictions(model: Any, X: NDArray[np.float64]) -> dict[str, Any]:
         raw = model.predict(X, output_margin=True)
     elif module == "lightgbm":
         raw = model.predict(X, raw_score=True)
+    elif name.startswith("GradientBoosting"):
+        # scikit-learn's compiled stage loop reads float32, as its predict casts.
+        raw = model._raw_predict(np.asarray(X, dtype=np.float32))
     elif hasattr(model, "_raw_predict"):
         raw = model._raw_predict(X)
     else:

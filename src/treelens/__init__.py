@@ -29,6 +29,8 @@ from ._exceptions import (
     UnsafeModelError,
     UnsupportedModelError,
 )
+from ._explain._contributions import SaabasValues, saabas_values
+from ._explain._path import DecisionPath, decision_path
 from ._explain._shap import ShapResult, shap_interaction_values, shap_values
 from ._importance._debiased import DebiasedMDIImportance, debiased_mdi_importance
 from ._importance._gain import gain_importance
@@ -40,6 +42,10 @@ from ._importance._permutation import (
     permutation_importance,
 )
 from ._importance._result import ImportanceResult
+from ._plots._display_contributions import (
+    ContributionSummaryDisplay,
+    WaterfallDisplay,
+)
 from ._plots._display_counterfactual import CounterfactualDisplay
 from ._plots._display_data import DataDisplay
 from ._plots._display_importance import ImportanceDisplay
@@ -53,11 +59,13 @@ from ._version import __version__ as __version__
 __all__ = [
     "BackgroundError",
     "Constraints",
+    "ContributionSummaryDisplay",
     "CounterfactualCheckWarning",
     "CounterfactualDisplay",
     "CounterfactualResult",
     "DataDisplay",
     "DebiasedMDIImportance",
+    "DecisionPath",
     "DecisionRegionDisplay",
     "FeatureSpec",
     "Forest",
@@ -76,6 +84,7 @@ __all__ = [
     "OutputTooLargeError",
     "PartitionDisplay",
     "RegressionStepsDisplay",
+    "SaabasValues",
     "SchedulerUnreachableError",
     "ShapResult",
     "SolverError",
@@ -84,8 +93,10 @@ __all__ = [
     "TreelensError",
     "UnsafeModelError",
     "UnsupportedModelError",
+    "WaterfallDisplay",
     "counterfactual",
     "debiased_mdi_importance",
+    "decision_path",
     "export_dot",
     "feature_tweak",
     "gain_importance",
@@ -96,6 +107,7 @@ __all__ = [
     "optimal_counterfactual",
     "permutation_importance",
     "register_adapter",
+    "saabas_values",
     "shap_interaction_values",
     "shap_values",
     "supported_models",

@@ -633,6 +633,104 @@ def tweak(
     _emit(render(tables, fmt), out=out, inputs=inputs)
 
 
+# --------------------------------------------------------------------------- explain
+
+
+@app.command()
+@_command
+def explain(
+    model_path: ModelArg,
+    data: Annotated[
+        Path,
+        typer.Argument(
+            metavar="DATA", help="CSV/Parquet rows to explain.", show_default=False
+        ),
+    ],
+    row: Annotated[
+        int,
+        typer.Option(
+            "--row", help="The data row to explain (0-based, as in the file)."
+        ),
+    ],
+    target: TargetCol = None,
+    target_class: Annotated[
+        str | None,
+        typer.Option(
+            "--target-class",
+            metavar="C",
+            help="Counterfactual: class to reach; default 'other' (any other class).",
+        ),
+    ] = None,
+    target_range: Annotated[
+        str | None,
+        typer.Option(
+            "--target-range", metavar="LOW:HIGH", help="Counterfactual of a regressor."
+        ),
+    ] = None,
+    top: Annotated[
+        int, typer.Option("--top", help="Contributions and features shown.", min=1)
+    ] = 8,
+    cost: Annotated[
+        str, typer.Option("--cost", help="Counterfactual cost: l2, l1, mad, ...")
+    ] = "l2",
+    immutable: Annotated[
+        str | None, typer.Option("--immutable", metavar="A,B", help="Never change.")
+    ] = None,
+    increase_only: Annotated[
+        str | None, typer.Option("--increase-only", metavar="A,B")
+    ] = None,
+    decrease_only: Annotated[
+        str | None, typer.Option("--decrease-only", metavar="A,B")
+    ] = None,
+    optimal: Annotated[
+        bool,
+        typer.Option("--optimal", help="Proven least-cost counterfactual (MILP)."),
+    ] = False,
+    time_limit: Annotated[
+        float, typer.Option("--time-limit", help="--optimal: seconds.")
+    ] = 30.0,
+    json_out: JsonOpt = False,
+    out: OutOpt = None,
+    trust_pickle: TrustPickle = False,
+    trust: TrustTypes = None,
+) -> None:
+    """Why one row was decided so: its path in words, the contributions of its
+    features, and the smallest change that would alter the decision.
+
+    Example: treelens explain model.skops applicants.csv --row 7 --target-class 1
+    """
+    from ._explain import check_row, explain_row, render_explanation
+
+    inputs = _inputs(model_path, data)
+    _check_out(out, inputs)
+    model, forest, X, _ = _load(
+        model_path, data, target=target, trust_pickle=trust_pickle, trust=trust
+    )
+    check_row(row, X.shape[0])
+    if target_class is None and target_range is None:
+        goal = "other" if forest.is_classifier else None
+    else:
+        goal = _parse_target(forest, target_class, target_range)
+    constraints = {
+        "immutable": _names(immutable),
+        "increase_only": _names(increase_only),
+        "decrease_only": _names(decrease_only),
+    }
+    with _Progress(enabled=not json_out or out is not None):
+        explanation = explain_row(
+            model,
+            X,
+            row,
+            target=goal,
+            top=top,
+            cost=cost,
+            constraints=constraints,
+            optimal=optimal,
+            time_limit=time_limit,
+        )
+    _emit(render_explanation(explanation, json_out=json_out), out=out, inputs=inputs)
+
+
 # ------------------------------------------------------------------------------ plot
 
 

@@ -456,9 +456,14 @@ def _counterfactual_section(
                 arrow,
             )
         )
+    from ._why import why_this_decision
+
     return {
         "intro": intro,
         "rows": table_context(rows),
         "changes": table_context(tables["changes"][1], max_rows=60),
         "pictures": pictures,
+        "why": why_this_decision(
+            model, X, chosen, result, picture=_picture, table=table_context
+        ),
     }

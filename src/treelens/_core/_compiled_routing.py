@@ -94,20 +94,23 @@ def map_compiled(
     trees: list[Any],
     X: NDArray[np.float32],
     function: Callable[[int, NDArray[np.intp]], T],
+    *,
+    threads: int | None = None,
 ) -> list[T]:
     """``function(j, leaves_j)`` for every tree ``j``, routed and run on a thread pool.
 
     ``leaves_j`` holds the leaf each row of ``X`` (float32) reaches in tree ``j``.
     While one thread runs ``function`` (numpy work that mostly holds the GIL),
     the others route trees in compiled code that releases it.  Results come back
-    in tree order.
+    in tree order.  ``threads`` caps the pool (default :func:`routing_threads`);
+    one thread routes in the calling thread, without a pool.
     """
     X = np.ascontiguousarray(X, dtype=np.float32)
 
     def work(j: int) -> T:
         return function(j, trees[j].apply(X))
 
-    n_threads = min(routing_threads(), len(trees))
+    n_threads = min(routing_threads() if threads is None else threads, len(trees))
     if n_threads <= 1:
         return [work(j) for j in range(len(trees))]
     with ThreadPoolExecutor(n_threads) as pool:
@@ -116,16 +119,20 @@ def map_compiled(
 
 
 def apply_compiled(
-    trees: list[Any], X: NDArray[np.float32], out: NDArray[np.intp]
+    trees: list[Any],
+    X: NDArray[np.float32],
+    out: NDArray[np.intp],
+    *,
+    threads: int | None = None,
 ) -> NDArray[np.intp]:
     """Leaf of every row of ``X`` in every tree, written into ``out`` (n, n_trees).
 
     ``X`` is float32; ``out`` is best a transposed tree-major array, so that each
-    tree's column is one contiguous write.
+    tree's column is one contiguous write.  ``threads`` as in :func:`map_compiled`.
     """
 
     def store(j: int, leaves: NDArray[np.intp]) -> None:
         out[:, j] = leaves
 
-    map_compiled(trees, X, store)
+    map_compiled(trees, X, store, threads=threads)
     return out
