@@ -99,3 +99,14 @@ def least_cost(model, x, target, cost, *, keep=None, **kwargs):
     costs = cost_of(x, points[valid], cost)
     best = int(np.argmin(costs))
     return float(costs[best]), points[valid][best]
+
+
+# "optimal" means proven within HiGHS' relative gap, which the README states as 1e-6:
+# two moves whose costs differ by less (one float32 step apart) may be chosen either way.
+PROVEN_GAP = 1e-6
+
+
+def assert_proven_optimal(cost, least):
+    """A proven optimum costs no less than the cheapest valid point, and no more than
+    that by the documented relative gap."""
+    assert least - 1e-12 <= cost <= least * (1 + PROVEN_GAP) + 1e-12, (cost, least)

@@ -56,7 +56,7 @@ def test_min_leaf_samples_is_the_optimum_over_supported_points(kind, seed, least
     if np.isinf(expected):
         assert result.status_[0] == "infeasible"
         return
-    np.testing.assert_allclose(result.cost_[0], expected, rtol=1e-9, atol=1e-12)
+    brute.assert_proven_optimal(result.cost_[0], expected)
     assert _support(model, X, result.X_cf_)[0] >= least
     assert result.leaf_support_[0] == _support(model, X, result.X_cf_)[0]
 
