@@ -35,7 +35,7 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -45,11 +45,12 @@ from ._counterfactual._optimal import optimal_counterfactual as _optimal_single
 from ._counterfactual._problem import CounterfactualResult
 from ._counterfactual._tweak import feature_tweak as _tweak_single
 from ._exceptions import InputError, SchedulerUnreachableError
+from ._explain._shap import ShapResult
 from ._importance._mdi import MDIImportance
 from ._importance._node_statistics import NodeStatistics
 from ._importance._node_sums import NodeSums
 from ._io._cluster import connect, local_cluster
-from ._types import ModelLike, TargetLike
+from ._types import ArrayLike, ModelLike, TargetLike
 
 if TYPE_CHECKING:
     import dask.dataframe as dd
@@ -63,6 +64,7 @@ __all__ = [
     "mdi_importance",
     "node_statistics",
     "optimal_counterfactual",
+    "shap_values",
 ]
 
 
@@ -492,3 +494,67 @@ def mdi_importance(
         model, X, y, sample_weight=sample_weight, scheduler=scheduler, progress=progress
     )
     return mdi_from_sums(to_forest(model), sums)
+
+
+# ------------------------------------------------------------- SHAP values
+def _shap_part(shared: Any, part: Any) -> Any:
+    from ._explain._shap import shap_values as single
+
+    model, kwargs = shared
+    return single(model, part, **kwargs)
+
+
+def shap_values(
+    model: ModelLike,
+    X: Any,
+    *,
+    method: Literal["path", "interventional"] = "path",
+    background: ArrayLike | None = None,
+    memory_budget: float | None = None,
+    scheduler: str | None = None,
+    progress: bool = False,
+) -> ShapResult:
+    """:func:`treelens.shap_values` of a Dask collection, one task per partition.
+
+    The model and the background travel once to each worker; the values of the
+    partitions are concatenated in order.
+
+    Parameters
+    ----------
+    model : fitted tree model or Forest
+    X : dask.dataframe.DataFrame or dask.array of shape (n_samples, n_features)
+    method, background, memory_budget
+        As :func:`treelens.shap_values` (``memory_budget`` None: its default).
+    scheduler, progress
+        As :func:`feature_tweak` of this module.
+
+    Returns
+    -------
+    ShapResult
+        Equal to the single-machine result on the computed rows.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> import treelens.dask
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> model = DecisionTreeRegressor(max_depth=3).fit(X, y)
+    >>> result = treelens.dask.shap_values(model, da.from_array(X, chunks=(100, 10)))
+    >>> result.values_.shape
+    (442, 10)
+    """
+    import dask
+
+    from ._explain._shap import concat_shap_results
+
+    forest = to_forest(model)
+    parts = _feature_partitions(forest, X)
+    kwargs: dict[str, Any] = {"method": method, "background": background}
+    if memory_budget is not None:
+        kwargs["memory_budget"] = memory_budget
+    shared = ship((model, kwargs), scheduler)
+    task = dask.delayed(_shap_part, pure=True)
+    results = _compute([task(shared, part) for part in parts], scheduler, progress)
+    return concat_shap_results(list(results))

@@ -97,6 +97,19 @@ def test_gain_is_catboost_prediction_values_change_by_hand():
     np.testing.assert_allclose(total, [a, b + b_second], rtol=1e-12)
 
 
+def test_border_at_the_float32_extreme_separates_missing_values():
+    lowest = float(np.finfo(np.float32).min)
+    tree = {
+        "leaf_values": [1.0, 2.0],
+        "leaf_weights": [1, 1],
+        "splits": [_split(1, lowest)],
+    }
+    forest = forest_from_catboost_json(_model([tree], bias=0.0))
+    assert forest.trees[0].threshold[0] == -np.inf
+    X = np.array([[0.0, np.nan], [0.0, -1e30], [0.0, 5.0]])
+    np.testing.assert_array_equal(forest.predict(X), [1.0, 2.0, 2.0])
+
+
 def test_contradicting_splits_are_pruned():
     # b <= 2 above b > 3: the subtree where b > 3 under b <= 2 is unreachable.
     tree = {
@@ -412,3 +425,14 @@ def test_one_hot_models_predict_like_catboost(seed, labels, grow_policy, task):
     raw = model.predict(probe, prediction_type="RawFormulaVal")
     np.testing.assert_array_equal(forest.raw_predict(probe)[:, 0], raw)
     np.testing.assert_array_equal(forest.predict(probe), model.predict(probe))
+
+
+def test_counterfactuals_without_reference_on_models_with_missing_values():
+    from tests.models import MODEL_FACTORIES
+
+    case = MODEL_FACTORIES["catboost.CatBoostRegressor"]()
+    rows = np.nan_to_num(case.X[:3])
+    result = treelens.feature_tweak(case.model, rows, target=(1.0, None))
+    assert np.isfinite(result.cost_[result.found_]).all()
+    moved = result.X_cf_[result.found_]
+    assert (case.model.predict(moved) >= 1.0).all()

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import treelens
 from tests.categorical_forests import random_codes, random_forest
-from tests.models import MODEL_FACTORIES
+from tests.models import MODEL_FACTORIES, NATIVE_CATEGORICAL_FACTORIES
 from treelens import BackgroundError, Forest, InputError, OutputTooLargeError, Tree
 from treelens._explain._shap_leaves import tree_cover
 
@@ -118,9 +118,11 @@ def _conditional(forest, tree, cover, value, Xc, S, node, weight):
         rule = _rule(forest, tree, node, x)
         go = np.where(np.isnan(x), tree.missing_go_left[node], rule)
         w_left, w_right = weight * go, weight * ~go
-    else:
+    elif cover[node] > 0:
         w_left = weight * cover[left] / cover[node]
         w_right = weight * cover[right] / cover[node]
+    else:  # a branch no training row reached weighs nothing
+        w_left = w_right = weight * 0.0
     args = (forest, tree, cover, value, Xc, S)
     return _conditional(*args, left, w_left) + _conditional(*args, right, w_right)
 
@@ -205,6 +207,23 @@ def test_brute_force_categorical_splits(seed):
         result = treelens.shap_values(forest, X, method=method, background=bg)
         np.testing.assert_allclose(result.values_, _squeeze(phi), atol=1e-10, rtol=0)
         assert result.expected_value_ == pytest.approx(base[0, 0], abs=1e-10)
+
+
+@pytest.mark.parametrize("name", sorted(NATIVE_CATEGORICAL_FACTORIES))
+def test_brute_force_native_categorical(name):
+    case = NATIVE_CATEGORICAL_FACTORIES[name](0)
+    forest = treelens.to_forest(
+        case.model, **({"categories": case.categories} if case.categories else {})
+    )
+    X = forest.validate_X(case.X.iloc[:5]).astype(np.float64)
+    background = forest.validate_X(case.X.iloc[-6:]).astype(np.float64)
+    for method, game, bg in (
+        ("path", _path_game(forest, X), None),
+        ("interventional", _interventional_game(forest, X, background), background),
+    ):
+        phi, _ = _shapley(game, forest.n_features)
+        result = treelens.shap_values(forest, X, method=method, background=bg)
+        np.testing.assert_allclose(result.values_, _squeeze(phi), atol=1e-10, rtol=0)
 
 
 # ------------------------------------------------------------------- shap

@@ -290,3 +290,32 @@ def test_refusals():
     regressor.fit(X, X[:, 0])
     with pytest.raises(treelens.UnsupportedModelError, match="squared-error"):
         treelens.debiased_mdi_importance(regressor, X, X[:, 0], definition="ufi")
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        GradientBoostingClassifier(
+            n_estimators=6, subsample=0.6, max_depth=2, random_state=3
+        ),
+        GradientBoostingRegressor(
+            n_estimators=6, subsample=0.5, max_features=2, random_state=4
+        ),
+    ],
+)
+def test_boosting_subsamples_reproduce_scikit_learn(model):
+    X, y = _data(300)
+    y = np.digitize(X[:, 0], [-0.5, 0.5]) if hasattr(model, "predict_proba") else y
+    model.fit(X, y)
+    counts = bootstrap_counts(model, len(X))
+    trees = np.asarray(model.estimators_).ravel()
+    assert counts.shape == (len(trees), len(X))
+    for tree, in_bag in zip(trees, counts):
+        # Every node's training rows are the in-bag rows reaching it.
+        path = tree.decision_path(X[in_bag > 0])
+        np.testing.assert_array_equal(
+            np.asarray(path.sum(axis=0)).ravel(), tree.tree_.n_node_samples
+        )
+    result = treelens.debiased_mdi_importance(model, X, y, oob=True, n_bootstrap=0)
+    assert result.n_rows_.tolist() == (counts == 0).sum(axis=1).tolist()
+    assert np.isfinite(result.importances_).all()

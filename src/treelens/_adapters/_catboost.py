@@ -17,7 +17,8 @@ values, which is the Forest's ``x <= threshold`` goes left with ``input_dtype``
 float32 and the border as threshold.  NaN follows each feature's
 ``nan_value_treatment``: ``"AsFalse"`` (``nan_mode="Min"``) and ``"AsIs"``
 (``"Forbidden"``: NaN compares false) go left, ``"AsTrue"`` (``nan_mode="Max"``)
-goes right.
+goes right.  A border at the float32 extreme, which CatBoost adds to split the
+missing values off, becomes an infinite threshold.
 
 Scores.  ``raw = scale * (sum of leaf values) + bias`` (``scale_and_bias``); the
 learning rate is already in the leaf values.  The bias is added after the trees,
@@ -90,6 +91,8 @@ _REPLAY_LOSSES = {
     "MultiClass": "log_loss",
     "RMSE": "squared_error",
 }
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 _CTR_ADVICE = (
     "expected one-hot or numeric features only: refit with `one_hot_max_size` at "
@@ -224,6 +227,11 @@ def _split_rule(
     if kind == "FloatFeature":
         position = int(split["float_feature_index"])
         border = float(np.float32(split["border"]))
+        if abs(border) >= _FLOAT32_MAX:
+            # The border CatBoost puts at the float32 extreme only separates
+            # missing values; an infinite threshold says so, as for the other
+            # libraries (it differs only for an input of exactly -3.4028235e38).
+            border = float(np.copysign(np.inf, border))
         return (
             features["float_column"][position],
             border,
@@ -463,8 +471,10 @@ def _live_nodes(
         frontier = np.concatenate([left[split], right[split]])
     ids = np.arange(n_nodes, dtype=np.intp)
     f = np.maximum(feature, 0)
-    always_left = (left != -1) & (threshold >= upper[ids, f])
-    always_right = (left != -1) & (threshold <= lower[ids, f])
+    # Infinite thresholds separate missing values, which no bound decides.
+    decidable = (left != -1) & np.isfinite(threshold)
+    always_left = decidable & (threshold >= upper[ids, f])
+    always_right = decidable & (threshold <= lower[ids, f])
     target = np.where(always_left, left, np.where(always_right, right, ids))
     while True:  # at most depth steps
         nxt = target[target]

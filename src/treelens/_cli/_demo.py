@@ -172,6 +172,7 @@ def _ensembles(demo: _Demo) -> None:
     """A random forest and gradient boosting on the same split."""
     from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
 
+    from .._importance._debiased import debiased_mdi_importance
     from .._importance._mdi import mdi_importance
 
     console, X_test, y_test = demo.console, demo.X_test, demo.y_test
@@ -200,6 +201,9 @@ def _ensembles(demo: _Demo) -> None:
             "forest mdi": forest_mdi.importances_,
             "forest std": forest_mdi.std_,
             "forest held-out": mdi_importance(forest, X_test, y_test).importances_,
+            "forest debiased (OOB)": debiased_mdi_importance(
+                forest, demo.X_train, demo.y_train, oob=True, n_bootstrap=0
+            ).importances_,
             "boosting mdi": boosting_mdi.importances_,
         }
     )

@@ -39,18 +39,30 @@ from ._shap_kernels import (
     path_terms,
     table_terms,
 )
-from ._shap_leaves import ForestLeaves, LeafBucket, forest_leaves
+from ._shap_leaves import LeafBucket, expected_value, forest_leaves
 
-__all__ = ["ShapResult", "shap_interaction_values", "shap_values"]
+__all__ = [
+    "ShapResult",
+    "concat_shap_results",
+    "shap_interaction_values",
+    "shap_values",
+]
 
 Method = Literal["path", "interventional"]
 _METHODS = ("path", "interventional")
 
-#: Float cells of one kernel array (rows x leaves x path features x nodes):
-#: tens of megabytes, so that blocks stay near the caches.
-_CELLS = 1 << 21
+#: Float cells of the arrays of one kernel call (a few megabytes, so that
+#: they stay near the caches).
+_CELLS = 1 << 19
+#: Rows of one kernel call: the leaves of a block are prepared once for all
+#: the rows of a chunk, then explained this many rows at a time.
+_SUB_ROWS = 128
 #: Rows explained at once (the leaves of a bucket are then cut in blocks).
 _MAX_CHUNK_ROWS = 2048
+#: Leaves whose paths are extracted at once (a group of trees).
+_GROUP_LEAVES = 1 << 16
+#: Forests with at most this many leaves keep every group between chunks.
+_CACHE_LEAVES = 1 << 18
 #: Largest table of interventional terms, in float cells per bucket block.
 _TABLE_CELLS = 1 << 24
 
@@ -89,6 +101,19 @@ class ShapResult:
     See Also
     --------
     treelens.shap_values, treelens.shap_interaction_values
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> import treelens
+    >>> X, y = load_iris(return_X_y=True, as_frame=True)
+    >>> model = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y)
+    >>> result = treelens.shap_values(model, X.iloc[:2])
+    >>> result.values_.shape, result.output_names
+    ((2, 4, 3), ('0', '1', '2'))
+    >>> list(result.frame(output=2).columns)[:2]
+    ['sepal length (cm)', 'sepal width (cm)']
     """
 
     values_: NDArray[np.float64]
@@ -225,7 +250,10 @@ class _Block:
 
 
 class _Engine:
-    """Everything row-independent, prepared once for a forest and a method."""
+    """Everything row-independent for a forest and a method, built per group of
+    trees (of at most ``_GROUP_LEAVES`` leaves) and kept when the forest is
+    small enough (``_CACHE_LEAVES``), so that deep forests never hold every
+    leaf's path at once."""
 
     def __init__(
         self,
@@ -240,90 +268,130 @@ class _Engine:
         self.forest = forest
         self.method = method
         self.interactions = interactions
-        self.leaves: ForestLeaves = forest_leaves(forest, need_cover=method == "path")
+        self.background = background
         self.n_background = 0 if background is None else background.shape[0]
-        self.blocks: list[_Block] = []
-        expected = self.leaves.base + self.leaves.root_value
-        for bucket in self.leaves.buckets:
+        self.chunk_rows = chunk_rows
+        self.expected_rows = expected_rows
+        self.n_features = forest.n_features
+        self.n_outputs = forest.n_outputs
+        self.expected = expected_value(forest, background)
+        n_leaves = np.array([t.n_leaves for t in forest.trees], dtype=np.intp)
+        self.groups: list[tuple[int, int]] = []
+        start, total = 0, 0
+        for j, count in enumerate(n_leaves):
+            if total and total + count > _GROUP_LEAVES:
+                self.groups.append((start, j))
+                start, total = j, 0
+            total += int(count)
+        self.groups.append((start, forest.n_trees))
+        self.cache: dict[int, list[_Block]] | None = (
+            {} if int(n_leaves.sum()) <= _CACHE_LEAVES else None
+        )
+
+    def blocks(self, group: int) -> list[_Block]:
+        """The blocks of leaves of one group of trees, prepared for the method."""
+        if self.cache is not None and group in self.cache:
+            return self.cache[group]
+        start, stop = self.groups[group]
+        leaves = forest_leaves(
+            self.forest, need_cover=self.method == "path", start=start, stop=stop
+        )
+        blocks = []
+        for bucket in leaves.buckets:
             d = bucket.d
             q = (d + 1) // 2
-            per_leaf = chunk_rows * d * max(q, d if interactions else 1)
-            if method == "interventional":
-                per_leaf = chunk_rows * d * 2
+            rows = min(self.chunk_rows, _SUB_ROWS)
+            if self.interactions:
+                per_leaf = rows * d * (d + q)
+            else:
+                per_leaf = rows * (d + q) * 2
             size = max(1, _CELLS // max(1, per_leaf))
             for part in _split(bucket, size):
                 block = _Block(part)
-                if method == "interventional":
-                    assert background is not None
-                    expected = expected + self._prepare_background(block, background)
-                elif not interactions and self._path_table_pays(part, expected_rows):
+                if self.method == "interventional":
+                    self._prepare_background(block)
+                elif not self.interactions and self._path_table_pays(part):
                     block.table = path_table(part)
-                self.blocks.append(block)
-        if method == "path":
-            assert self.leaves.path_expected is not None
-            expected = self.leaves.path_expected
-        self.expected = expected
+                blocks.append(block)
+        if self.cache is not None:
+            self.cache[group] = blocks
+        return blocks
 
-    @staticmethod
-    def _path_table_pays(bucket: LeafBucket, expected_rows: int | None) -> bool:
-        rows = expected_rows if expected_rows is not None else 0
+    def _all_blocks(self) -> Any:
+        for group in range(len(self.groups)):
+            yield from self.blocks(group)
+
+    def _path_table_pays(self, bucket: LeafBucket) -> bool:
+        rows = self.expected_rows if self.expected_rows is not None else 0
         return 2 ** (bucket.d + 1) <= rows and 2**bucket.d * bucket.d <= 4096
 
-    def _prepare_background(
-        self, block: _Block, background: NDArray[Any]
-    ) -> NDArray[np.float64]:
+    def _prepare_background(self, block: _Block) -> None:
+        assert self.background is not None
         bucket = block.bucket
-        patterns = background_patterns(bucket, background)
-        full = 2**bucket.d - 1
-        reach = (patterns == full).mean(axis=0)
-        if 2**bucket.d * bucket.d * bucket.n_leaves <= _TABLE_CELLS:
+        patterns = background_patterns(bucket, np.ascontiguousarray(self.background.T))
+        groups = background_groups(patterns)
+        # A table of the 2**d patterns costs about 3 (d + 1) 2**d per leaf once;
+        # the background patterns cost (distinct patterns) d per leaf and row.
+        size = 2**bucket.d
+        rows = self.expected_rows if self.expected_rows is not None else 2**30
+        table_cost = 3 * (bucket.d + 1) * size
+        pattern_cost = rows * groups[0].shape[1] * bucket.d
+        if size * bucket.d * bucket.n_leaves <= _TABLE_CELLS and (
+            table_cost <= pattern_cost
+        ):
             block.table = interventional_table(bucket, patterns, self.n_background)
         else:
-            block.groups = background_groups(patterns)
-        return np.asarray(reach @ bucket.value, dtype=np.float64)
+            block.groups = groups
 
-    def terms(self, block: _Block, X: NDArray[Any]) -> NDArray[np.float64]:
-        o = block.bucket.pattern(X)
+    def terms(self, block: _Block, Xt: NDArray[Any]) -> NDArray[np.float64]:
+        """Terms of one block for the rows of ``Xt`` (n_features, n_rows):
+        shape (n_leaves, d, n_rows)."""
+        o = block.bucket.pattern(Xt)
         if block.table is not None:
             return table_terms(block.table, o)
         if block.groups is not None:
             distinct, counts = block.groups
-            # The (rows, leaves, patterns, d) arrays: cut the rows further.
-            rows = max(1, _CELLS // max(1, o.shape[1] * distinct.shape[1] * o.shape[2]))
+            # (leaves, patterns, rows) arrays: cut the rows further.
+            per_row = o.shape[0] * distinct.shape[1] * 4
+            rows = max(1, _CELLS // max(1, per_row))
             return np.concatenate(
                 [
                     interventional_terms(
                         block.bucket,
-                        o[i : i + rows],
+                        o[:, :, i : i + rows],
                         distinct,
                         counts,
                         self.n_background,
                     )
-                    for i in range(0, o.shape[0], rows)
-                ]
+                    for i in range(0, o.shape[2], rows)
+                ],
+                axis=2,
             )
         return path_terms(block.bucket, o)
 
     def values(self, X: NDArray[Any]) -> NDArray[np.float64]:
         """SHAP values of the rows of ``X``: (n_rows, n_features, n_outputs)."""
-        n, n_features = X.shape[0], self.leaves.n_features
-        out = np.zeros((self.leaves.n_outputs, n_features, n))
-        for block in self.blocks:
-            terms = self.terms(block, X).reshape(n, -1).T
-            for k, scatter in enumerate(block.bucket.scatter(n_features)):
-                if scatter.nnz:
-                    out[k] += scatter @ terms
+        n = X.shape[0]
+        Xt = np.ascontiguousarray(X.T)
+        parts = [
+            (np.ascontiguousarray(Xt[:, i : i + _SUB_ROWS]), slice(i, i + _SUB_ROWS))
+            for i in range(0, n, _SUB_ROWS)
+        ]
+        out = np.zeros((self.n_outputs, self.n_features, n))
+        for block in self._all_blocks():
+            for part, rows in parts:
+                block.bucket.add_to(out[:, :, rows], self.terms(block, part))
         return out.transpose(2, 1, 0)
 
     def interaction_values(self, X: NDArray[Any]) -> NDArray[np.float64]:
         """Interaction values: (n_rows, n_features, n_features, n_outputs)."""
-        n, n_features = X.shape[0], self.leaves.n_features
-        n_out = self.leaves.n_outputs
+        n, n_features = X.shape[0], self.n_features
+        Xt = np.ascontiguousarray(X.T)
+        n_out = self.n_outputs
         pairs = np.zeros((n_out, n_features * n_features, n))
-        for block in self.blocks:
+        for block in self._all_blocks():
             bucket = block.bucket
-            o = bucket.pattern(X)
-            terms = path_interactions(bucket, o).reshape(n, -1).T
+            terms = path_interactions(bucket, bucket.pattern(Xt)).reshape(-1, n)
             for k, scatter in enumerate(_pair_scatter(bucket, n_features)):
                 if scatter.nnz:
                     pairs[k] += scatter @ terms
@@ -649,4 +717,25 @@ def shap_interaction_values(
         interactions=True,
         memory_budget=memory_budget,
         progress=progress,
+    )
+
+
+def concat_shap_results(results: list[ShapResult]) -> ShapResult:
+    """One result from the results of consecutive blocks of rows (the blocks of
+    one model, method and background: their expected values are equal)."""
+    first = results[0]
+    indexes = [r.index for r in results]
+    if all(isinstance(i, pd.RangeIndex) for i in indexes):
+        index: pd.Index = pd.RangeIndex(sum(len(i) for i in indexes))
+    else:
+        index = pd.Index(np.concatenate([np.asarray(i) for i in indexes]))
+    return ShapResult(
+        values_=np.concatenate([r.values_ for r in results]),
+        expected_value_=first.expected_value_,
+        feature_names=first.feature_names,
+        output_names=first.output_names,
+        output=first.output,
+        method=first.method,
+        interactions=first.interactions,
+        index=index,
     )

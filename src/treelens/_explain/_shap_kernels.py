@@ -38,6 +38,7 @@ the background patterns directly.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from math import factorial
 
 import numpy as np
@@ -56,6 +57,7 @@ __all__ = [
 ]
 
 
+@lru_cache(maxsize=64)
 def gauss_legendre(d: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Nodes and weights on [0, 1] exact for polynomials of degree ``d - 1``."""
     q = max(1, (d + 1) // 2)
@@ -66,32 +68,85 @@ def gauss_legendre(d: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
 def _factors(
     o: NDArray[np.bool_], z: NDArray[np.float64], t: NDArray[np.float64]
 ) -> NDArray[np.float64]:
-    """``z + t (o - z)`` at every node ``t``: shape ``o.shape + (q,)``."""
-    zt = z[..., None]
-    met = zt + t * (1.0 - zt)
-    failed = zt * (1.0 - t)
-    return np.where(o[..., None], met, failed)
+    """``z + t (o - z)`` at every node ``t``: shape (n_leaves, d, q, n_rows) for
+    patterns ``o`` of shape (n_leaves, d, n_rows)."""
+    zt = z[:, :, None]
+    met = (zt + t * (1.0 - zt))[..., None]
+    failed = (zt * (1.0 - t))[..., None]
+    return np.where(o[:, :, None, :], met, failed)
 
 
-def _others(f: NDArray[np.float64], axis: int) -> NDArray[np.float64]:
-    """Product of ``f`` over ``axis`` leaving each position out (no division)."""
-    f = np.moveaxis(f, axis, -1)
-    n = f.shape[-1]
-    out = np.ones_like(f)
+def _others(f: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Product of ``f`` over axis 1 leaving each position out (no division)."""
+    n = f.shape[1]
+    out = np.empty_like(f)
+    out[:, 0] = 1.0
     if n > 1:
-        np.cumprod(f[..., :-1], axis=-1, out=out[..., 1:])
-        suffix = np.cumprod(f[..., :0:-1], axis=-1)[..., ::-1]
-        out[..., :-1] *= suffix
-    return np.moveaxis(out, -1, axis)
+        np.cumprod(f[:, :-1], axis=1, out=out[:, 1:])
+        suffix = f[:, -1].copy()
+        for s in range(n - 2, -1, -1):
+            out[:, s] *= suffix
+            if s:
+                suffix *= f[:, s]
+    return out
 
 
 def path_terms(bucket: LeafBucket, o: NDArray[np.bool_]) -> NDArray[np.float64]:
     r"""Path-dependent terms :math:`(o_i - z_i)\int\prod_{j\ne i}` (without
-    :math:`v`): shape ``o.shape`` = (n_rows, n_leaves, d)."""
+    :math:`v`) of patterns ``o`` of shape (n_leaves, d, n_rows); same shape.
+
+    With every cover fraction positive, the product over a leaf's slots is
+    :math:`\prod_s A_s \prod_{s: o_s} B_s / A_s` (:math:`A = z (1 - t)`,
+    :math:`B = z + t (1 - z)`): its logarithm is one small matrix product per
+    leaf, and the integrals of the products leaving one slot out are two more
+    (weights :math:`w_q / A_s` and :math:`w_q / B_s`), so no array of shape
+    (leaves, d, nodes, rows) is ever formed.
+    """
+    if not bucket.z_positive:
+        return _path_terms_direct(bucket, o)
+    log_ratio, log_base, weight_failed, weight_met = bucket_quadrature(bucket)
+    met = o.astype(np.float64)
+    # einsum's optimized contraction is several times faster than matmul's
+    # loop over many small matrices.
+    log_product = np.einsum("lqd,ldr->lqr", log_ratio, met, optimize=True)
+    log_product += log_base[:, :, None]
+    product = np.exp(log_product, out=log_product)
+    integral = np.einsum("ldq,lqr->ldr", weight_met, product, optimize=True)
+    failed = np.einsum("ldq,lqr->ldr", weight_failed, product, optimize=True)
+    np.copyto(integral, failed, where=~o)
+    met -= bucket.z[..., None]
+    integral *= met
+    return integral
+
+
+def bucket_quadrature(
+    bucket: LeafBucket,
+) -> tuple[NDArray[np.float64], ...]:
+    """Per leaf: log(B / A) as (l, q, d), sum of log A (l, q), w / A and w / B
+    as (l, d, q); cached on the bucket."""
+    cache = bucket.__dict__
+    if "_quadrature" not in cache:
+        t, w = gauss_legendre(bucket.d)
+        z = bucket.z[:, :, None]
+        failed = z * (1.0 - t)
+        met = z + t * (1.0 - z)
+        log_failed, log_met = np.log(failed), np.log(met)
+        cache["_quadrature"] = (
+            np.ascontiguousarray((log_met - log_failed).transpose(0, 2, 1)),
+            log_failed.sum(axis=1),
+            w / failed,
+            w / met,
+        )
+    return cache["_quadrature"]
+
+
+def _path_terms_direct(bucket: LeafBucket, o: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """:func:`path_terms` with empty branches (zero cover fractions)."""
     t, w = gauss_legendre(bucket.d)
-    f = _factors(o, bucket.z, t)
-    integral = _others(f, axis=-2) @ w
-    return (o - bucket.z) * integral
+    f = _factors(o, bucket.z, t)  # (l, d, q, r)
+    integral = np.einsum("ldqr,q->ldr", _others(f), w)
+    integral *= o - bucket.z[..., None]
+    return integral
 
 
 def _all_patterns(d: int) -> NDArray[np.bool_]:
@@ -100,25 +155,33 @@ def _all_patterns(d: int) -> NDArray[np.bool_]:
 
 
 def pattern_index(o: NDArray[np.bool_]) -> NDArray[np.intp]:
-    """The integer ``sum_s o_s 2**s`` of each pattern (last axis)."""
-    return o.astype(np.intp) @ (np.intp(1) << np.arange(o.shape[-1], dtype=np.intp))
+    """The integer ``sum_s o[:, s] 2**s`` of patterns (n_leaves, d, n): (n_leaves, n)."""
+    index = o[:, 0].astype(np.intp)
+    for s in range(1, o.shape[1]):
+        index |= o[:, s].astype(np.intp) << s
+    return index
 
 
 def path_table(bucket: LeafBucket) -> NDArray[np.float64]:
-    """Path-dependent terms of every pattern: shape (n_leaves, 2**d, d)."""
-    patterns = _all_patterns(bucket.d)
-    o = np.broadcast_to(patterns[:, None, :], (patterns.shape[0], *bucket.z.shape))
-    return np.ascontiguousarray(path_terms(bucket, o).transpose(1, 0, 2))
+    """Path-dependent terms of every pattern: shape (n_leaves, d, 2**d)."""
+    patterns = _all_patterns(bucket.d).T  # (d, 2**d)
+    o = np.broadcast_to(patterns, (bucket.n_leaves, *patterns.shape))
+    return np.ascontiguousarray(path_terms(bucket, o))
 
 
 def table_terms(
     table: NDArray[np.float64], o: NDArray[np.bool_]
 ) -> NDArray[np.float64]:
-    """Terms of the rows' patterns looked up in a per-leaf table."""
-    index = pattern_index(o)  # (n_rows, n_leaves)
-    n_leaves, n_patterns, d = table.shape
-    flat = table.reshape(n_leaves * n_patterns, d)
-    return flat[index + np.arange(n_leaves) * n_patterns]
+    """Terms of the rows' patterns looked up in a per-leaf table (n_leaves, d,
+    2**d): shape (n_leaves, d, n_rows)."""
+    n_leaves, d, n_patterns = table.shape
+    index = pattern_index(o)  # (n_leaves, n_rows)
+    index += (np.arange(n_leaves, dtype=np.intp) * (d * n_patterns))[:, None]
+    out = np.empty(o.shape)
+    flat = table.reshape(-1)
+    for s in range(d):
+        np.take(flat[s * n_patterns :], index, out=out[:, s, :])
+    return out
 
 
 # ------------------------------------------------------------ interventional
@@ -137,22 +200,24 @@ def _weights(d: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
 
 
 def background_patterns(
-    bucket: LeafBucket, background: NDArray[np.float64]
+    bucket: LeafBucket, background_t: NDArray[np.float64]
 ) -> NDArray[np.intp]:
-    """Pattern index of every background row for every leaf: (n_bg, n_leaves)."""
-    return pattern_index(bucket.pattern(background))
+    """Pattern index of every background row (given transposed) for every
+    leaf: (n_leaves, n_background)."""
+    return pattern_index(bucket.pattern(background_t))
 
 
 def interventional_table(
     bucket: LeafBucket, patterns: NDArray[np.intp], n_background: int
 ) -> NDArray[np.float64]:
     """Interventional terms (without ``v``, averaged over the background) of
-    every row pattern: shape (n_leaves, 2**d, d)."""
+    every row pattern: shape (n_leaves, d, 2**d)."""
     d, n_leaves = bucket.d, bucket.n_leaves
     size = 2**d
     popcount = _all_patterns(d).sum(axis=1)
     # counts[l, r, mask]: background rows of pattern `mask` (popcount r).
-    flat = (np.arange(n_leaves) * (d + 1) + popcount[patterns]) * size + patterns
+    flat = (np.arange(n_leaves)[:, None] * (d + 1) + popcount[patterns]) * size
+    flat += patterns
     counts = np.bincount(flat.reshape(-1), minlength=n_leaves * (d + 1) * size)
     counts = counts.reshape(n_leaves, d + 1, size).astype(np.float64)
     # Sum over supersets, one bit at a time.
@@ -160,41 +225,38 @@ def interventional_table(
         view = counts.reshape(n_leaves, d + 1, size >> (bit + 1), 2, 1 << bit)
         view[:, :, :, 0, :] += view[:, :, :, 1, :]
     wa, wb = _weights(d)
-    ranks = np.arange(d + 1)
     # w[r, mask] for a = d - r and z = popcount(mask) (or popcount - 1).
-    a = (d - ranks)[:, None]
+    a = (d - np.arange(d + 1))[:, None]
     wa0 = wa[a, popcount[None, :]]
     wa1 = wa[a, np.maximum(popcount - 1, 0)[None, :]] * (popcount >= 1)
     wb0 = wb[a, popcount[None, :]]
     ea0 = np.einsum("lrm,rm->lm", counts, wa0)
     ea1 = np.einsum("lrm,rm->lm", counts, wa1)
     eb0 = np.einsum("lrm,rm->lm", counts, wb0)
-    full = size - 1
-    zero_mask = full - np.arange(size)  # Z = complement of the row pattern o
-    bits = np.intp(1) << np.arange(d)
-    o = _all_patterns(d)  # (size, d)
-    zmask = zero_mask[:, None]
-    met = ea0[:, zero_mask][:, :, None] - ea1[:, zmask | bits]
-    failed = -eb0[:, zero_mask][:, :, None]
-    return np.where(o[None], met, failed) / n_background
+    zero_mask = size - 1 - np.arange(size)  # Z: the complement of the pattern o
+    bits = (np.intp(1) << np.arange(d))[:, None]
+    o = _all_patterns(d).T  # (d, size)
+    met = ea0[:, None, zero_mask] - ea1[:, zero_mask[None, :] | bits]
+    failed = -eb0[:, None, zero_mask]
+    return np.ascontiguousarray(np.where(o[None], met, failed) / n_background)
 
 
 def background_groups(
     patterns: NDArray[np.intp],
 ) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
-    """Distinct background patterns per leaf and their counts, padded:
-    shapes (n_leaves, n_distinct) (padding has count 0)."""
-    n_bg, n_leaves = patterns.shape
-    ordered = np.sort(patterns, axis=0)
+    """Distinct background patterns per leaf (``patterns`` of shape (n_leaves,
+    n_background)) and their counts, padded with count 0: (n_leaves, n_distinct)."""
+    n_leaves, n_bg = patterns.shape
+    ordered = np.sort(patterns, axis=1)
     new = np.ones_like(ordered, dtype=bool)
-    new[1:] = ordered[1:] != ordered[:-1]
-    n_distinct = int(new.sum(axis=0).max())
-    rank = np.cumsum(new, axis=0) - 1  # (n_bg, n_leaves)
+    new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    n_distinct = int(new.sum(axis=1).max())
+    rank = np.cumsum(new, axis=1) - 1
     distinct = np.zeros((n_leaves, n_distinct), dtype=np.intp)
     counts = np.zeros((n_leaves, n_distinct))
-    cols = np.broadcast_to(np.arange(n_leaves), (n_bg, n_leaves))
-    distinct[cols, rank] = ordered
-    np.add.at(counts, (cols, rank), 1.0)
+    rows = np.broadcast_to(np.arange(n_leaves)[:, None], (n_leaves, n_bg))
+    distinct[rows, rank] = ordered
+    np.add.at(counts, (rows, rank), 1.0)
     return distinct, counts
 
 
@@ -206,36 +268,42 @@ def interventional_terms(
     n_background: int,
 ) -> NDArray[np.float64]:
     """Interventional terms from the distinct background patterns of each leaf
-    (for leaves too deep for a table): shape (n_rows, n_leaves, d)."""
+    (leaves with too many path features for a table): shape (n_leaves, d,
+    n_rows) for patterns ``o`` of that shape."""
     d = bucket.d
     u = (distinct[..., None] >> np.arange(d)) & 1 == 1  # (n_leaves, n_distinct, d)
     wa, wb = _weights(d)
-    n_failed = d - o.sum(axis=-1)  # (n_rows, n_leaves)
-    oo = o[:, :, None, :]
-    counts_ok = np.all(oo | u[None], axis=-1) * counts[None]  # (rows, leaves, p)
-    a = np.sum(oo & ~u[None], axis=-1)
-    zf = n_failed[:, :, None]
-    gain = counts_ok * wa[a, zf]
-    loss = (counts_ok * wb[a, zf]).sum(axis=-1)
-    met = np.einsum("rlp,lps->rls", gain, ~u)
-    return np.where(o, met, -loss[..., None]) / n_background
+    n_failed = d - o.sum(axis=1)  # (n_leaves, n_rows)
+    qualifies = np.ones((*u.shape[:2], o.shape[2]), dtype=bool)
+    a = np.zeros(qualifies.shape, dtype=np.intp)
+    for s in range(d):
+        row_meets = o[:, None, s, :]
+        qualifies &= row_meets | u[:, :, s, None]
+        a += row_meets & ~u[:, :, s, None]
+    weight = qualifies * counts[:, :, None]
+    zf = n_failed[:, None, :]
+    gain = weight * wa[a, zf]
+    loss = np.einsum("lpr,lpr->lr", weight, wb[a, zf])
+    met = np.einsum("lpr,lps->lsr", gain, ~u)
+    return np.where(o, met, -loss[:, None, :]) / n_background
 
 
 # --------------------------------------------------------------- interactions
 def path_interactions(bucket: LeafBucket, o: NDArray[np.bool_]) -> NDArray[np.float64]:
-    r"""Off-diagonal path-dependent interaction terms (without :math:`v`):
-    shape (n_rows, n_leaves, d, d), zero on the diagonal."""
-    d = bucket.d
-    out = np.zeros((*o.shape, d))
+    r"""Off-diagonal path-dependent interaction terms (without :math:`v`) of
+    patterns (n_leaves, d, n_rows): shape (n_leaves, d, d, n_rows), zero on the
+    diagonal."""
+    n_leaves, d, n = o.shape
+    out = np.zeros((n_leaves, d, d, n))
     if d < 2:
         return out
     t, w = gauss_legendre(d)
-    f = _factors(o, bucket.z, t)  # (r, l, d, q)
-    delta = o - bucket.z  # (r, l, d)
+    f = _factors(o, bucket.z, t)  # (l, d, q, r)
+    delta = o - bucket.z[..., None]  # (l, d, r)
     for s in range(d):
         g = f.copy()
-        g[:, :, s, :] = 1.0
-        integral = _others(g, axis=-2) @ w  # (r, l, d): prod over k != s, s'
-        out[:, :, s, :] = 0.5 * delta[:, :, s, None] * delta * integral
-        out[:, :, s, s] = 0.0
+        g[:, s] = 1.0
+        integral = np.einsum("ldqr,q->ldr", _others(g), w)  # prod over k != s, s'
+        out[:, s] = 0.5 * delta[:, s, None, :] * delta * integral
+        out[:, s, s] = 0.0
     return out

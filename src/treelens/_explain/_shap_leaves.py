@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -27,7 +28,14 @@ from scipy import sparse
 from .._core._forest import Forest, Tree
 from .._exceptions import InputError
 
-__all__ = ["ForestLeaves", "LeafBucket", "forest_leaves", "tree_cover"]
+__all__ = [
+    "ForestLeaves",
+    "LeafBucket",
+    "expected_value",
+    "forest_leaves",
+    "leaf_values",
+    "tree_cover",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,48 +72,62 @@ class LeafBucket:
     def n_leaves(self) -> int:
         return int(self.leaf.shape[0])
 
-    def pattern(self, X: NDArray[np.float64]) -> NDArray[np.bool_]:
-        """Decision patterns of the rows of ``X``: shape (n_rows, n_leaves, d)."""
-        x = X[:, self.feature]
-        met = (x > self.lo) & (x <= self.hi)
+    @cached_property
+    def z_positive(self) -> bool:
+        """Whether every cover fraction is positive (no empty branch)."""
+        return bool((self.z > 0).all())
+
+    def pattern(self, Xt: NDArray[Any]) -> NDArray[np.bool_]:
+        """Decision patterns of the rows of ``X`` given transposed (``Xt`` of shape
+        (n_features, n_rows)): shape (n_leaves, d, n_rows)."""
+        x = Xt[self.feature]
+        met = x > self.lo[..., None]
+        met &= x <= self.hi[..., None]
         if self.allowed is not None:
+            assert self.n_categories is not None
             width = self.allowed.shape[2]
-            k = self.n_categories
+            k = self.n_categories[..., None]
             # As the routing: a code that is not one of 0 .. k - 1 is unknown (k).
             known = (x >= 0) & (x < k) & (x == np.floor(x))
             code = np.where(known, x, k).astype(np.intp)
             code = np.clip(code, 0, width - 1)
-            _, leaves, d = x.shape
-            flat = self.allowed.reshape(-1)
+            leaves, d = self.feature.shape
             base = (np.arange(leaves)[:, None] * d + np.arange(d)) * width
-            met &= flat[base + code]
+            met &= self.allowed.reshape(-1)[base[..., None] + code]
         missing = np.isnan(x)
         if missing.any():
-            met |= missing & self.nan_ok
+            met |= missing & self.nan_ok[..., None]
         return met
 
-    def scatter(self, n_features: int) -> list[sparse.csr_matrix]:
-        """Per output, the (n_features, n_leaves * d) matrix adding each leaf's
-        per-slot terms, times the leaf's value, to the slot's feature."""
-        return self._scatter(n_features)
+    def add_to(self, out: NDArray[np.float64], terms: NDArray[np.float64]) -> None:
+        """Add each slot's ``terms`` (n_leaves, d, n_rows), times its leaf's
+        value, to its feature in ``out`` (n_outputs, n_features, n_rows)."""
+        flat = terms.reshape(-1, terms.shape[2])
+        for k, matrix in self._scatter(out.shape[1]):
+            out[k] += matrix @ flat
 
-    def _scatter(self, n_features: int) -> list[sparse.csr_matrix]:
+    def _scatter(self, n_features: int) -> list[tuple[int, sparse.csr_matrix]]:
+        """Per output with a nonzero leaf, the (n_features, n_leaves * d) matrix
+        of the leaves' values at their slots' features (built once)."""
         cache = self.__dict__.setdefault("_scatter_cache", {})
         if n_features not in cache:
-            n, d = self.feature.shape
-            columns = np.arange(n * d)
-            rows = self.feature.reshape(-1)
-            out = []
+            flat = self.feature.reshape(-1)
+            order = np.argsort(flat, kind="stable")
+            indptr = np.concatenate(
+                [[0], np.cumsum(np.bincount(flat, minlength=n_features))]
+            )
+            d = self.d
+            matrices = []
             for k in range(self.value.shape[1]):
-                weights = np.repeat(self.value[:, k], d)
-                keep = weights != 0
-                out.append(
-                    sparse.csr_matrix(
-                        (weights[keep], (rows[keep], columns[keep])),
-                        shape=(n_features, n * d),
-                    )
+                column = self.value[:, k]
+                if not column.any():
+                    continue
+                data = np.repeat(column, d)[order]
+                matrix = sparse.csr_matrix(
+                    (data, order, indptr), shape=(n_features, flat.size)
                 )
-            cache[n_features] = out
+                matrices.append((k, matrix))
+            cache[n_features] = matrices
         return cache[n_features]
 
 
@@ -123,8 +145,6 @@ class ForestLeaves:
         What every prediction starts from (boosting's initial raw score).
     root_value : ndarray of shape (n_outputs,)
         Summed values of leaves whose path tests no feature.
-    path_expected : ndarray of shape (n_outputs,) or None
-        ``base + sum of value * cover(leaf) / cover(root)`` (None without covers).
     """
 
     n_features: int
@@ -132,7 +152,6 @@ class ForestLeaves:
     buckets: tuple[LeafBucket, ...]
     base: NDArray[np.float64]
     root_value: NDArray[np.float64]
-    path_expected: NDArray[np.float64] | None
 
     @cached_property
     def max_d(self) -> int:
@@ -157,18 +176,22 @@ def tree_cover(forest: Forest, tree: Tree) -> NDArray[np.float64] | None:
     return None
 
 
-def _leaf_values(forest: Forest) -> tuple[list[NDArray[np.float64]], int]:
-    """Per tree, its nodes' values in the explained output space."""
+def leaf_values(
+    forest: Forest, start: int = 0, stop: int | None = None
+) -> tuple[list[NDArray[np.float64]], int]:
+    """Per tree ``start:stop``, its nodes' values in the explained output space."""
     n_outputs = forest.n_outputs
     out = []
+    stop = forest.n_trees if stop is None else stop
     if forest.kind == "boosting":
-        for j, tree in enumerate(forest.trees):
+        for j in range(start, stop):
+            tree = forest.trees[j]
             v = np.zeros((tree.n_nodes, n_outputs))
             v[:, forest.tree_output[j]] = forest.learning_rate * tree.value[:, 0]
             out.append(v)
     else:
         scale = 1.0 / max(1, forest.n_trees) if forest.kind == "forest" else 1.0
-        for tree in forest.trees:
+        for tree in forest.trees[start:stop]:
             if tree.value.shape[1] != n_outputs:
                 raise InputError(
                     f"Every tree must hold {n_outputs} values per node; got "
@@ -178,8 +201,10 @@ def _leaf_values(forest: Forest) -> tuple[list[NDArray[np.float64]], int]:
     return out, n_outputs
 
 
-def forest_leaves(forest: Forest, *, need_cover: bool) -> ForestLeaves:
-    """Extract and bucket the leaves of every tree of ``forest``.
+def forest_leaves(
+    forest: Forest, *, need_cover: bool, start: int = 0, stop: int | None = None
+) -> ForestLeaves:
+    """Extract and bucket the leaves of trees ``start:stop`` of ``forest``.
 
     Parameters
     ----------
@@ -187,9 +212,11 @@ def forest_leaves(forest: Forest, *, need_cover: bool) -> ForestLeaves:
     need_cover : bool
         Whether cover fractions are needed (path-dependent TreeSHAP); raises
         when a tree stores no cover.
+    start, stop : int
+        The trees to extract (all by default).
     """
-    values, n_outputs = _leaf_values(forest)
-    trees = forest.trees
+    values, n_outputs = leaf_values(forest, start, stop)
+    trees = forest.trees[start:stop]
     sizes = np.array([t.n_nodes for t in trees], dtype=np.intp)
     offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
 
@@ -299,17 +326,39 @@ def forest_leaves(forest: Forest, *, need_cover: bool) -> ForestLeaves:
         else np.zeros(n_outputs)
     )
     root_value = leaf_value[d == 0].sum(axis=0)
-    path_expected = None
-    if has_cover:
-        roots = offsets[np.searchsorted(offsets, leaf_node, side="right") - 1]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            fraction = np.where(cover[roots] > 0, cover[leaf_node] / cover[roots], 0.0)
-        path_expected = base + fraction @ leaf_value
     return ForestLeaves(
         n_features=n_features,
         n_outputs=n_outputs,
         buckets=tuple(buckets),
         base=base,
         root_value=root_value,
-        path_expected=path_expected,
     )
+
+
+def expected_value(
+    forest: Forest, background: NDArray[np.float64] | None
+) -> NDArray[np.float64]:
+    """The explained output averaged over the training cover (``background``
+    None) or over the background rows: shape (n_outputs,)."""
+    values, n_outputs = leaf_values(forest)
+    out = (
+        np.asarray(forest.init_raw, dtype=np.float64).copy()
+        if forest.kind == "boosting"
+        else np.zeros(n_outputs)
+    )
+    if background is not None:
+        leaves = forest._apply(background)
+        for j, value in enumerate(values):
+            out += value[leaves[:, j]].mean(axis=0)
+        return out
+    for tree, value in zip(forest.trees, values):
+        cover = tree_cover(forest, tree)
+        if cover is None:
+            raise InputError(
+                f"Path-dependent TreeSHAP needs the training cover of every node, "
+                f"but this model ({forest.source}) stores none."
+            )
+        leaf = tree.is_leaf
+        fraction = cover[leaf] / cover[0] if cover[0] > 0 else np.zeros(leaf.sum())
+        out += fraction @ value[leaf]
+    return out

@@ -51,6 +51,7 @@ the training rows (``train=``).
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -65,7 +66,7 @@ from .._core._validation import check_sample_weight, check_X, check_y
 from .._exceptions import InputError, UnsupportedModelError
 from .._types import ArrayLike, ModelLike
 from ._intervals import DEFAULT_N_BOOTSTRAP, bootstrap_interval, check_interval_options
-from ._node_statistics import _levels, _sum_up, node_statistics
+from ._node_statistics import _levels, _sum_up, node_statistics, tree_statistics
 from ._oob import bootstrap_counts
 from ._replay import check_replayable, row_class_weights, stage_residuals
 from ._result import ImportanceResult
@@ -167,12 +168,15 @@ def debiased_mdi_importance(
     ----------
     model : fitted estimator or Forest
         Classification (any criterion) or regression trees, forests, and
-        scikit-learn gradient boosting (held-out data only).
+        scikit-learn gradient boosting (out-of-bag rows when fitted with
+        ``subsample < 1`` and an integer ``random_state``).
     X : array-like of shape (n_samples, n_features)
     y : array-like of shape (n_samples,)
     oob : bool, default=False
         Use the out-of-bag rows of each tree (a forest fitted with
-        ``bootstrap=True`` on exactly these rows, or ``in_bag`` given).
+        ``bootstrap=True``, or gradient boosting with ``subsample < 1``, on
+        exactly these rows; or ``in_bag`` given).  Boosting's in-bag node means
+        are then taken from the in-bag rows.
     definition : {"mdi_oob", "ufi"}, default="mdi_oob"
         UFI of regression trees needs the squared-error criterion.
     sample_weight : array-like of shape (n_samples,), optional
@@ -227,7 +231,10 @@ def debiased_mdi_importance(
     target = check_y(forest, y, n_samples)
     weights = check_sample_weight(sample_weight, n_samples)
     fitted = _fitted_nodes(forest, train)
-    _check_model(forest, target, definition, fitted_from_train=train is not None)
+    in_bag_means = oob and forest.kind == "boosting" and train is None
+    _check_model(
+        forest, target, definition, fitted_from_train=train is not None or in_bag_means
+    )
     if forest.is_classifier and forest.kind != "boosting":
         weights = weights * row_class_weights(forest, target, weights)
     out_of_bag = _out_of_bag(model, forest, n_samples, oob=oob, in_bag=in_bag)
@@ -239,9 +246,18 @@ def debiased_mdi_importance(
 
     def part(j: int, leaves: NDArray[np.intp], y_j: NDArray[Any]) -> _TreePart:
         v = weights if out_of_bag is None else weights * (out_of_bag[j] == 0)
+        own = fitted[j]
+        if in_bag_means:
+            # Boosting on its training rows: in-bag means of the pseudo-residuals
+            # (the stored leaves may be line-search steps).
+            assert out_of_bag is not None
+            _, total, value, impurity = tree_statistics(
+                forest.trees[j], leaves, y_j, weights * out_of_bag[j], "squared_error"
+            )
+            own = _Fitted(np.nan_to_num(value), impurity, total)
         return _tree_part(
             forest.trees[j],
-            fitted[j],
+            own,
             leaves,
             y_j,
             v,
@@ -251,22 +267,9 @@ def debiased_mdi_importance(
             lock,
         )
 
-    if forest.kind == "boosting":
-        leaves_all = forest._apply(X)
-        residuals = stage_residuals(forest, leaves_all, target, weights)
-        parts = [
-            part(j, leaves_all[:, j], residuals[:, j]) for j in range(forest.n_trees)
-        ]
-    elif forest._compiled_trees is not None and n_samples >= _PER_TREE_MIN_ROWS:
-        parts = map_compiled(
-            forest._compiled_trees, X, lambda j, leaves: part(j, leaves, target)
-        )
-    else:
-        leaves_all = forest._apply(X)
-        parts = [part(j, leaves_all[:, j], target) for j in range(forest.n_trees)]
     return _assemble(
         forest,
-        parts,
+        _route(forest, X, target, weights, part),
         rows,
         definition=definition,
         source="held-out" if out_of_bag is None else "out-of-bag",
@@ -294,6 +297,27 @@ def _fitted_nodes(forest: Forest, train: tuple[Any, Any] | None) -> list[_Fitted
             stats.value_, stats.impurity_, stats.weighted_n_node_samples_
         )
     ]
+
+
+def _route(
+    forest: Forest,
+    X: NDArray[Any],
+    target: NDArray[Any],
+    weights: NDArray[np.float64],
+    part: Callable[[int, NDArray[np.intp], NDArray[Any]], _TreePart],
+) -> list[_TreePart]:
+    """``part(j, leaves, targets)`` of every tree, routing as node_statistics does."""
+    if forest.kind == "boosting":
+        leaves = forest._apply(X)
+        residuals = stage_residuals(forest, leaves, target, weights)
+        return [part(j, leaves[:, j], residuals[:, j]) for j in range(forest.n_trees)]
+    if forest._compiled_trees is not None and X.shape[0] >= _PER_TREE_MIN_ROWS:
+        # Each tree scored as soon as it is routed, while other threads route.
+        return map_compiled(
+            forest._compiled_trees, X, lambda j, leaves: part(j, leaves, target)
+        )
+    leaves = forest._apply(X)
+    return [part(j, leaves[:, j], target) for j in range(forest.n_trees)]
 
 
 def _check_model(

@@ -19,7 +19,10 @@ from numpy.typing import NDArray
 
 from .._exceptions import InputError, UnsupportedModelError
 
-__all__ = ["bootstrap_counts", "bootstrap_indices"]
+__all__ = ["bootstrap_counts", "bootstrap_indices", "subsample_masks"]
+
+# scikit-learn's RAND_R_MAX: each tree draws one seed below it when it is fitted.
+_RAND_R_MAX = 2**31 - 1
 
 
 def bootstrap_indices(
@@ -89,6 +92,8 @@ def bootstrap_counts(model: Any, n_samples: int) -> NDArray[np.int64]:
         Zero marks a row out of that tree's bag.
     """
     estimators = getattr(model, "estimators_", None)
+    if hasattr(model, "subsample") and estimators is not None:
+        return subsample_masks(model, n_samples).astype(np.int64)
     if not getattr(model, "bootstrap", False) or estimators is None:
         raise UnsupportedModelError(
             "Out-of-bag rows exist only for a scikit-learn forest fitted with "
@@ -113,3 +118,75 @@ def bootstrap_counts(model: Any, n_samples: int) -> NDArray[np.int64]:
         )
         counts[t] = np.bincount(drawn, minlength=n_samples)
     return counts
+
+
+def subsample_masks(model: Any, n_samples: int) -> NDArray[np.bool_]:
+    """In-bag rows of every stage tree of scikit-learn gradient boosting.
+
+    With ``subsample < 1`` each stage fits its trees on ``int(subsample *
+    n_samples)`` rows drawn without replacement from the model's
+    ``RandomState(random_state)``: ``uniform(size=n_samples)`` and the rule
+    ``u_i (n - i) < n_inbag - n_bagged`` (``_random_sample_mask``), after which
+    each of the stage's trees draws one seed from the same stream when it is fitted.
+    The stream is replayed here.
+
+    Parameters
+    ----------
+    model : fitted GradientBoostingClassifier or GradientBoostingRegressor
+        With an integer ``random_state``, ``subsample < 1`` and no early stopping.
+    n_samples : int
+        Rows of the training data.
+
+    Returns
+    -------
+    ndarray of shape (n_trees, n_samples), dtype bool
+        True for the rows each tree was fitted on, trees in stage order.
+    """
+    subsample = float(getattr(model, "subsample", 1.0))
+    seed = getattr(model, "random_state", None)
+    if subsample >= 1.0:
+        raise UnsupportedModelError(
+            "Gradient boosting has out-of-bag rows only with subsample < 1; got "
+            f"subsample={subsample}.  Give held-out data instead (oob=False)."
+        )
+    if not isinstance(seed, Integral) or isinstance(seed, bool):
+        raise UnsupportedModelError(
+            "The subsamples of gradient boosting can be drawn again only from an "
+            f"integer random_state; got random_state={seed!r}."
+        )
+    if getattr(model, "n_iter_no_change", None) is not None:
+        raise UnsupportedModelError(
+            "Gradient boosting fitted with n_iter_no_change holds out a validation "
+            "split first; expected n_iter_no_change=None for out-of-bag rows."
+        )
+    estimators = np.asarray(model.estimators_)
+    n_stages, per_stage = estimators.shape
+    n_inbag = max(1, int(subsample * n_samples))
+    random_state = np.random.RandomState(int(seed))
+    masks = np.zeros((n_stages * per_stage, n_samples), dtype=bool)
+    steps = np.arange(n_samples, 0, -1, dtype=np.float64)  # n - i
+    for stage in range(n_stages):
+        u = random_state.uniform(size=n_samples)
+        mask = _mask_from_uniform(u, steps, n_inbag)
+        masks[stage * per_stage : (stage + 1) * per_stage] = mask
+        for _ in range(per_stage):
+            random_state.randint(0, _RAND_R_MAX)
+    return masks
+
+
+def _mask_from_uniform(
+    u: NDArray[np.float64], steps: NDArray[np.float64], n_inbag: int
+) -> NDArray[np.bool_]:
+    """scikit-learn's ``_random_sample_mask`` rule for given uniforms.
+
+    Row ``i`` is taken when ``u_i (n - i) < n_inbag - n_taken`` (selection
+    sampling): each decision depends on the count taken before it, so this is a
+    loop over the rows, once per stage (not on the path of the trees' nodes).
+    """
+    mask = np.zeros(u.size, dtype=bool)
+    taken = 0
+    for i, (ui, step) in enumerate(zip(u.tolist(), steps.tolist())):
+        if ui * step < n_inbag - taken:
+            mask[i] = True
+            taken += 1
+    return mask

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
@@ -92,9 +93,10 @@ def _whiskers(
         low = pd.Series(interval["low"], dtype=float).reindex(index).to_numpy()
         high = pd.Series(interval["high"], dtype=float).reindex(index).to_numpy()
         what = getattr(result, "interval_method", "") or "bootstrap interval"
-        return np.maximum(low, floor), high, f"whiskers: {what.split(',')[0]}"
+        what = re.sub(r"\s*\(.*?\)", "", what).split(",")[0]
+        return np.maximum(low, floor), high, f"whiskers: {what}"
     rows = _tree_rows(result)
-    if rows is not None and error_bars != "std":
+    if rows is not None and per_tree is not None and error_bars != "std":
         frame = pd.DataFrame(rows, columns=per_tree.columns)[list(index)]
         values = frame.to_numpy()
         if error_bars == "iqr":
@@ -362,7 +364,7 @@ class ImportanceDisplay(RenamedAttributes):
                     ]
                 )
                 whiskers = LineCollection(
-                    segments, colors="k", linewidths=1.0, zorder=3
+                    list(segments), colors="k", linewidths=1.0, zorder=3
                 )
                 ax.add_collection(whiskers)
             self.whiskers_.append(whiskers)

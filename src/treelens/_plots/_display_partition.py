@@ -349,12 +349,12 @@ class PartitionDisplay(RenamedAttributes):
         faces = self.region_colors().copy()
         faces[:, 3] = alpha
         self.collection_ = PolyCollection(
-            corners, **{"facecolors": faces, "edgecolors": "none", **kwargs}
+            list(corners), **{"facecolors": faces, "edgecolors": "none", **kwargs}
         )
         ax.add_collection(self.collection_, autolim=False)
         if show_splits and len(self.split_segments):
             style = {"colors": "k", "linewidths": 0.8, **(boundary_kwargs or {})}
-            self.splits_ = LineCollection(self.split_segments, **style)
+            self.splits_ = LineCollection(list(self.split_segments), **style)
             ax.add_collection(self.splits_, autolim=False)
         self.points_ = []
         if show_points and self.X is not None:
@@ -723,7 +723,7 @@ def _oob_figures(
     least one out-of-bag tree; the others are left out, with a warning.
     """
     values = forest._tree_values(forest._apply(X.astype(forest.input_dtype)))
-    classes = forest.classes_
+    classes = np.asarray(forest.classes_)
     tree_pred = classes.take(np.argmax(values, axis=2))  # (n_samples, n_trees)
     hits = (tree_pred == y[:, None]) & masks.T
     counts = masks.sum(axis=1)

@@ -560,19 +560,19 @@ class DecisionRegionDisplay(RenamedAttributes):
                 self.surface_ = ax.pcolormesh(
                     self.x_edges, self.y_edges, codes, **style
                 )
-            edges = (self.x_edges, self.y_edges)
+            x_edges, y_edges = self._cell_edges(exact=True)
         else:
             if show_regions:
                 self.surface_ = self._draw_grid(
                     ax, colors, codes, alpha, colorbar, kwargs
                 )
-            edges = (_pixel_edges(self.xx[0]), _pixel_edges(self.yy[:, 0]))
-        self.boundary_segments_ = boundary_segments(*edges, codes)
+            x_edges, y_edges = self._cell_edges()
+        self.boundary_segments_ = boundary_segments(x_edges, y_edges, codes)
         self.boundaries_ = None
         if show_boundaries and len(self.classes) > 1:
             style = {"colors": "k", "linewidths": 0.8, **(boundary_kwargs or {})}
             # autolim=False: the limits are the window, set below.
-            self.boundaries_ = LineCollection(self.boundary_segments_, **style)
+            self.boundaries_ = LineCollection(list(self.boundary_segments_), **style)
             ax.add_collection(self.boundaries_, autolim=False)
         self.margins_ = self._draw_margins(ax, margin_kwargs or {})
         names = class_labels(self.classes, self.class_names)
@@ -623,6 +623,20 @@ class DecisionRegionDisplay(RenamedAttributes):
         self.ax_, self.figure_ = ax, ax.figure
         return self
 
+    def _cell_edges(
+        self, *, exact: bool = False
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Edges of the exact cells (``exact``, or when there is no grid), else
+        of the grid's pixels."""
+        if exact or self.xx is None or self.yy is None:
+            if self.x_edges is None or self.y_edges is None:
+                raise InputError(
+                    "A DecisionRegionDisplay needs a grid (xx, yy) or exact cell "
+                    "edges (x_edges, y_edges); got neither."
+                )
+            return self.x_edges, self.y_edges
+        return _pixel_edges(self.xx[0]), _pixel_edges(self.yy[:, 0])
+
     def _legend_handles(
         self,
         colors: NDArray[np.float64],
@@ -633,7 +647,9 @@ class DecisionRegionDisplay(RenamedAttributes):
         support vectors and decision-function levels."""
         from matplotlib.patches import Patch
 
-        handles = [Patch(color=colors[k], label=names[k]) for k in range(len(names))]
+        handles: list[Any] = [
+            Patch(color=colors[k], label=names[k]) for k in range(len(names))
+        ]
         if self.points_ and self.y is not None:
             handles = list(self.points_)
         if self.boundaries_ is not None and "label" in (boundary_kwargs or {}):
@@ -850,7 +866,7 @@ def outputs_from_leaves(
     for j, tree in enumerate(forest.trees):
         total += tree.value[leaves[:, j]]
     proba = total if forest.kind == "tree" else total / forest.n_trees
-    predictions = forest.classes_.take(np.argmax(proba, axis=1))
+    predictions = np.asarray(forest.classes_).take(np.argmax(proba, axis=1))
     return predictions, predictions if method == "predict" else proba
 
 

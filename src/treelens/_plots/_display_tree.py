@@ -231,7 +231,7 @@ class TreeDiagramDisplay(RenamedAttributes):
             dtype=bool,
         )
         self.edge_collection_ = LineCollection(
-            segments,
+            list(segments),
             colors=np.where(highlighted[:, None], to_rgba("#d62728"), to_rgba("0.4")),
             linewidths=np.where(highlighted, 3.0, 1.0),
             zorder=1,
