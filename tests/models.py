@@ -279,6 +279,11 @@ def library_predictions(model: Any, X: NDArray[np.float64]) -> dict[str, Any]:
     regressors) and raw scores (None when not boosting) of ``model`` on ``X``."""
     name = type(model).__name__
     module = type(model).__module__.split(".")[0]
+    if module == "sklearn" and name == "Pipeline":
+        # The final model's own, on what the preprocessing gives it.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return library_predictions(model[-1], model[:-1].transform(X))
     if module == "xgboost" and name == "Booster":
         import xgboost
 
@@ -308,6 +313,211 @@ def library_predictions(model: Any, X: NDArray[np.float64]) -> dict[str, Any]:
     else:
         raw = None
     return {"predict": model.predict(X), "proba": proba, "raw": raw}
+
+
+# ------------------------------------------------------ pipelines
+EMPLOYMENT = ("salaried", "self-employed", "unemployed", "retired")
+REGIONS = ("north", "south", "east", "west", "centre")
+
+
+def make_mixed_data(
+    seed: int, *, task: str, n_samples: int = N_SAMPLES
+) -> tuple[Any, NDArray[Any]]:
+    """A small synthetic table of loan applicants: numbers with missing values,
+    strings with a missing value and a rare category, a boolean, a constant
+    column and an identifier no model reads."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    income = rng.normal(50_000, 15_000, n_samples).round(2)
+    age = rng.integers(18, 80, n_samples)
+    employment = rng.choice(EMPLOYMENT, n_samples).astype(object)
+    region = rng.choice(REGIONS, n_samples, p=[0.4, 0.3, 0.2, 0.07, 0.03])
+    owner = rng.random(n_samples) < 0.5
+    signal = (
+        (income - 50_000) / 15_000
+        + (employment == "unemployed") * -1.5
+        + (employment == "self-employed") * 0.7
+        + owner * 0.5
+        + (age - 50) / 30
+        + 0.3 * rng.normal(size=n_samples)
+    )
+    income[rng.random(n_samples) < 0.1] = np.nan
+    employment[rng.random(n_samples) < 0.05] = None
+    X = pd.DataFrame(
+        {
+            "income": income,
+            "age": age,
+            "employment": employment,
+            "region": region.astype(object),
+            "owner": owner,
+            "constant": np.ones(n_samples),
+            "id": [f"applicant-{i}" for i in range(n_samples)],
+        }
+    )
+    if task == "classification":
+        y: NDArray[Any] = (signal > np.median(signal)).astype(int)
+    else:
+        y = signal
+    return X, y
+
+
+def _one_hot_forest_pipeline(seed: int = 0) -> FittedCase:
+    """One-hot (drop, infrequent, unknown ignored) + scaler + imputer + forest."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.feature_selection import VarianceThreshold
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import Pipeline, make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, RobustScaler, StandardScaler
+
+    X, y = make_mixed_data(seed, task="classification")
+    columns = ColumnTransformer(
+        [
+            ("income", make_pipeline(SimpleImputer(), StandardScaler()), ["income"]),
+            (
+                "categories",
+                OneHotEncoder(
+                    handle_unknown="infrequent_if_exist", min_frequency=6, drop="first"
+                ),
+                ["employment", "region"],
+            ),
+            ("age", RobustScaler(), ["age"]),
+            ("id", "drop", ["id"]),
+        ],
+        remainder="passthrough",
+    )
+    model = Pipeline(
+        [
+            ("columns", columns),
+            ("select", VarianceThreshold()),
+            ("forest", RandomForestClassifier(5, max_depth=4, random_state=seed)),
+        ]
+    )
+    return FittedCase(_fit_pipeline(model, X, y), X, y, None, True)
+
+
+def _ordinal_boosting_pipeline(seed: int = 0) -> FittedCase:
+    """Ordinal encoding (unknown and missing codes) + scalers + gradient boosting."""
+    from sklearn.compose import ColumnTransformer, make_column_selector
+    from sklearn.ensemble import GradientBoostingRegressor
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import Pipeline, make_pipeline
+    from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, OrdinalEncoder
+
+    X, y = make_mixed_data(seed, task="regression")
+    columns = ColumnTransformer(
+        [
+            (
+                "ordinal",
+                OrdinalEncoder(
+                    handle_unknown="use_encoded_value",
+                    unknown_value=-1,
+                    encoded_missing_value=-2,
+                ),
+                make_column_selector(pattern="^(employment|region)$"),
+            ),
+            (
+                "income",
+                make_pipeline(SimpleImputer(strategy="median"), MinMaxScaler()),
+                ["income"],
+            ),
+            ("age", MaxAbsScaler(), ["age"]),
+        ],
+        remainder="drop",
+    )
+    model = Pipeline(
+        [
+            ("columns", columns),
+            (
+                "boosting",
+                GradientBoostingRegressor(
+                    n_estimators=5, max_depth=3, random_state=seed
+                ),
+            ),
+        ]
+    )
+    return FittedCase(_fit_pipeline(model, X, y), X, y, None, True)
+
+
+def _fit_pipeline(model: Any, X: Any, y: Any) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return model.fit(X, y)
+
+
+#: Pipelines lifted to their input columns; ``X`` is a DataFrame of labels.
+PIPELINE_FACTORIES: dict[str, Callable[..., FittedCase]] = {
+    "sklearn.Pipeline": _one_hot_forest_pipeline,
+    "sklearn.Pipeline[ordinal+boosting]": _ordinal_boosting_pipeline,
+}
+MODEL_FACTORIES.update(PIPELINE_FACTORIES)
+
+
+def probe_frame(
+    forest: Any, X: Any, seed: int = 0, *, missing: bool = True, unknown: bool = True
+) -> Any:
+    """Probe rows (as :func:`probe_inputs`) in the user's columns: numbers at,
+    just below and just above every threshold, every category, a category the
+    model never saw, and (with ``missing``) missing values."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    n = 3 * X.shape[0]
+    codes = np.vstack([forest.encode(X)] * 3)
+    out = {}
+    for j, spec in enumerate(forest.features):
+        column = X.iloc[:, j]
+        if spec.dropped:
+            out[spec.name] = np.resize(column.to_numpy(), n)
+            continue
+        if spec.is_categorical:
+            k = spec.n_categories
+            labels = list(spec.categories)
+            unseen: Any = "never seen" if isinstance(labels[0], str) else 10**6
+            pool = np.array([*labels, unseen], dtype=object)
+            values = pool[rng.integers(0, k + 1 if unknown else k, n)]
+            out[spec.name] = values
+            continue
+        values = codes[:, j].copy()
+        thresholds = np.concatenate(
+            [t.threshold[~t.is_leaf & (t.feature == j)] for t in forest.trees]
+        )
+        thresholds = thresholds[np.isfinite(thresholds)]
+        if thresholds.size:
+            pick = rng.choice(thresholds, n)
+            step = rng.integers(-1, 2, n)
+            moved = np.where(
+                step < 0,
+                np.nextafter(pick, -np.inf),
+                np.where(step > 0, np.nextafter(pick, np.inf), pick),
+            )
+            use = rng.random(n) < 0.6
+            values = np.where(use, moved, values)
+        out[spec.name] = values
+    frame = pd.DataFrame(out)
+    for name in frame.columns:
+        if X[name].dtype.kind == "b":
+            frame[name] = frame[name].astype(float) > 0.5
+        elif (
+            X[name].dtype.kind in "iu" and not np.isnan(frame[name].astype(float)).any()
+        ):
+            frame[name] = frame[name].astype(float)
+    if missing:
+        for spec in forest.features:
+            if (
+                spec.dropped
+                or X[spec.name].dtype.kind == "b"
+                or spec.accepts_missing is False
+            ):
+                continue
+            holes = rng.random(n) < 0.1
+            column = frame[spec.name].to_numpy(dtype=object)
+            column[holes] = np.nan
+            frame[spec.name] = column
+            if X[spec.name].dtype.kind in "fiu":
+                frame[spec.name] = frame[spec.name].astype(float)
+    return frame
 
 
 # ------------------------------------------- native categorical splits

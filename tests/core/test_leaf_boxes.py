@@ -8,15 +8,28 @@ from sklearn.ensemble import RandomForestRegressor
 from sklearn.tree import DecisionTreeRegressor
 
 import treelens
-from tests.models import MODEL_FACTORIES, make_data, probe_inputs
+from tests.models import (
+    MODEL_FACTORIES,
+    PIPELINE_FACTORIES,
+    make_data,
+    probe_frame,
+    probe_inputs,
+)
 
 
 def inside(boxes, rows, X, dtype=np.float32):
-    """(n_rows_of_boxes, n_samples) membership of finite samples in boxes."""
+    """(n_rows_of_boxes, n_samples) membership of finite samples in boxes; a
+    categorical feature's code must be allowed."""
     X = X.astype(dtype).astype(np.float64)
     lower = boxes.lower[rows][:, np.newaxis, :]
     upper = boxes.upper[rows][:, np.newaxis, :]
-    return np.all((lower < X[np.newaxis]) & (X[np.newaxis] <= upper), axis=2)
+    member = np.all((lower < X[np.newaxis]) & (X[np.newaxis] <= upper), axis=2)
+    for j, allowed in boxes.allowed.items():
+        k = allowed.shape[1] - 1
+        x = X[:, j]
+        code = np.where((x >= 0) & (x < k) & (x == np.floor(x)), x, k).astype(int)
+        member &= allowed[rows][:, code]
+    return member
 
 
 def check_boxes(forest, X):
@@ -39,7 +52,10 @@ def check_boxes(forest, X):
 def test_rows_lie_in_their_leaf_box_only(name):
     case = MODEL_FACTORIES[name]()
     forest = treelens.to_forest(case.model)
-    X = probe_inputs(forest, np.nan_to_num(case.X), missing=False)
+    if name in PIPELINE_FACTORIES:
+        X = np.nan_to_num(forest.encode(probe_frame(forest, case.X, missing=False)))
+    else:
+        X = probe_inputs(forest, np.nan_to_num(case.X), missing=False)
     check_boxes(forest, X)
 
 

@@ -17,7 +17,9 @@ import treelens
 from tests.models import (
     MODEL_FACTORIES,
     NATIVE_BOOSTING_FACTORIES,
+    PIPELINE_FACTORIES,
     make_data,
+    probe_frame,
     probe_inputs,
 )
 
@@ -48,7 +50,10 @@ def assert_same_predictions(model, X):
 def test_factory_models_predict_alike(name):
     case = MODEL_FACTORIES[name]()
     forest = treelens.to_forest(case.model)
-    X = probe_inputs(forest, case.X, missing=case.missing)
+    if name in PIPELINE_FACTORIES:
+        X = probe_frame(forest, case.X, missing=case.missing)
+    else:
+        X = probe_inputs(forest, case.X, missing=case.missing)
     assert_same_predictions(case.model, X)
 
 

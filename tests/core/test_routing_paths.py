@@ -14,7 +14,13 @@ from hypothesis import strategies as st
 from sklearn.ensemble import ExtraTreesClassifier, RandomForestRegressor
 
 import treelens
-from tests.models import MODEL_FACTORIES, make_data, probe_inputs
+from tests.models import (
+    MODEL_FACTORIES,
+    PIPELINE_FACTORIES,
+    make_data,
+    probe_frame,
+    probe_inputs,
+)
 from treelens._core import _compiled_routing
 from treelens._core._compiled_routing import apply_compiled, compiled_trees
 
@@ -46,7 +52,10 @@ def _assert_agree(paths):
 def test_every_path_agrees_on_every_supported_model(name):
     case = MODEL_FACTORIES[name]()
     forest = treelens.to_forest(case.model)
-    X = probe_inputs(forest, case.X, missing=case.missing)
+    if name in PIPELINE_FACTORIES:
+        X = probe_frame(forest, case.X, missing=case.missing)
+    else:
+        X = probe_inputs(forest, case.X, missing=case.missing)
     paths = _all_paths(forest, X)
     # float32 models (scikit-learn, XGBoost) use the compiled trees; LightGBM
     # compares float64 inputs, which scikit-learn's trees cannot.

@@ -119,7 +119,10 @@ def test_regressors_equal_a_per_row_walk(name):
 def test_additive_and_in_the_models_output_space(name):
     case = MODEL_FACTORIES[name](seed=0)
     forest = treelens.to_forest(case.model)
-    X = case.X[:50] if case.missing else np.nan_to_num(case.X[:50])
+    if hasattr(case.X, "iloc"):  # a pipeline's raw rows
+        X = case.X.iloc[:50]
+    else:
+        X = case.X[:50] if case.missing else np.nan_to_num(case.X[:50])
     result = saabas_values(case.model, X)
     total = result.bias_ + result.values_.sum(axis=1)
     scale = max(1.0, float(np.abs(result.prediction_).max()))

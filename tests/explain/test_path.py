@@ -10,7 +10,7 @@ import pytest
 import treelens
 from treelens import InputError, decision_path
 
-from ..models import MODEL_FACTORIES, probe_inputs
+from ..models import MODEL_FACTORIES, probe_frame, probe_inputs
 from .toys import toy_forest, toy_tree
 
 
@@ -99,12 +99,15 @@ def test_an_ensemble_sentence_ranks_features_by_trees_and_depth():
 def test_nodes_equal_scikit_learns_decision_path(name):
     case = MODEL_FACTORIES[name](seed=0)
     forest = treelens.to_forest(case.model)
-    X = probe_inputs(forest, np.nan_to_num(case.X), missing=case.missing)[:80]
+    X = _probe(forest, case)[:80]
     result = decision_path(case.model, X)
-    estimators = np.ravel(getattr(case.model, "estimators_", [case.model]))
+    final, Xt = case.model, X
+    if hasattr(X, "iloc"):  # a pipeline: its final model on the transformed rows
+        final, Xt = case.model[-1], case.model[:-1].transform(X)
+    estimators = np.ravel(getattr(final, "estimators_", [final]))
     conditions = result.conditions_
     for j, estimator in enumerate(estimators):
-        indicator = estimator.decision_path(X.astype(np.float32)).toarray()
+        indicator = estimator.decision_path(Xt.astype(np.float32)).toarray()
         mine = np.zeros_like(indicator)
         in_tree = conditions[conditions["tree"] == j]
         mine[in_tree["row"].to_numpy(), in_tree["node"].to_numpy()] = 1
@@ -112,11 +115,19 @@ def test_nodes_equal_scikit_learns_decision_path(name):
         np.testing.assert_array_equal(mine, indicator)
 
 
+def _probe(forest, case):
+    """Rows that test routing, in the model's input columns (a pipeline's raw
+    DataFrame: every category, an unseen one, missing values)."""
+    if hasattr(case.X, "iloc"):
+        return probe_frame(forest, case.X, missing=case.missing)
+    return probe_inputs(forest, np.nan_to_num(case.X), missing=case.missing)
+
+
 @pytest.mark.parametrize("name", sorted(MODEL_FACTORIES))
 def test_every_merged_rule_holds_for_its_row(name):
     case = MODEL_FACTORIES[name](seed=1)
     forest = treelens.to_forest(case.model)
-    X = probe_inputs(forest, np.nan_to_num(case.X), missing=case.missing)[:120]
+    X = _probe(forest, case)[:120]
     result = decision_path(case.model, X)
     routed = forest.validate_X(X).astype(np.float64)
     rules = result.rules_

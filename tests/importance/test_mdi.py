@@ -15,16 +15,49 @@ from sklearn.ensemble import (
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 import treelens
-from tests.models import MODEL_FACTORIES, NO_IMPURITY_FACTORIES, make_data
+from tests.models import (
+    MODEL_FACTORIES,
+    NO_IMPURITY_FACTORIES,
+    PIPELINE_FACTORIES,
+    make_data,
+)
 
 TOL = 1e-12
 
 
-def check_result(model, result):
+def encoded_columns_of(pipeline, X):
+    """For each input column, the columns of ``pipeline[:-1].transform(X)`` it
+    feeds: those that change when only that column is shuffled."""
+    import warnings
+
+    rng = np.random.default_rng(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        base = np.asarray(pipeline[:-1].transform(X), dtype=float)
+        owners = []
+        for column in X.columns:
+            moved = X.copy()
+            moved[column] = rng.permutation(moved[column].to_numpy())
+            other = np.asarray(pipeline[:-1].transform(moved), dtype=float)
+            changed = ~np.all((base == other) | (np.isnan(base) & np.isnan(other)), 0)
+            owners.append(np.flatnonzero(changed))
+    return owners
+
+
+def sklearn_importances(model, X=None):
+    """``feature_importances_``; for a pipeline, summed over the encoded columns
+    of each input column."""
+    if not hasattr(model, "steps"):
+        return model.feature_importances_
+    encoded = model[-1].feature_importances_
+    return np.array([encoded[cols].sum() for cols in encoded_columns_of(model, X)])
+
+
+def check_result(model, result, X=None):
     forest = treelens.to_forest(model)
     importances = result.importances_.to_numpy()
     np.testing.assert_allclose(
-        importances, model.feature_importances_, rtol=0, atol=TOL
+        importances, sklearn_importances(model, X), rtol=0, atol=TOL
     )
     assert list(result.importances_.index) == list(forest.feature_names)
     # Shares summed per feature give the importances.
@@ -62,7 +95,22 @@ def test_factory_models(name):
     case = MODEL_FACTORIES[name]()
     result = treelens.mdi_importance(case.model)
     assert result.method == "MDI (train)"
-    check_result(case.model, result)
+    check_result(case.model, result, case.X)
+
+
+def test_pipeline_mdi_merges_one_hot_columns_exactly():
+    case = PIPELINE_FACTORIES["sklearn.Pipeline"]()
+    result = treelens.mdi_importance(case.model)
+    owners = encoded_columns_of(case.model, case.X)
+    encoded = case.model[-1].feature_importances_
+    assert len(owners[2]) > 1  # employment: several one-hot columns
+    for column, cols in zip(case.X.columns, owners):
+        assert abs(result.importances_[column] - encoded[cols].sum()) < TOL
+    # The per-node table speaks of the input column, with categorical rules.
+    nodes = result.nodes_
+    assert set(nodes["feature_name"]) <= set(case.X.columns)
+    categorical = nodes[nodes.feature_name == "employment"]
+    assert categorical.condition.str.startswith("employment in {").all()
 
 
 def test_forest_input_gives_the_same_result():
@@ -316,6 +364,23 @@ def test_permutation_importance_wraps_sklearn():
     np.testing.assert_allclose(ours.importances_, theirs.importances_mean)
     np.testing.assert_allclose(ours.std_, theirs.importances_std)
     assert isinstance(ours, treelens.ImportanceResult)
+
+
+def test_pipeline_importances_on_the_raw_frame():
+    import warnings
+
+    case = PIPELINE_FACTORIES["sklearn.Pipeline[ordinal+boosting]"]()
+    held_out = treelens.mdi_importance(case.model, case.X, case.y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        permutation = treelens.permutation_importance(
+            case.model, case.X, case.y, n_repeats=2, random_state=0
+        )
+    for result in (held_out, permutation):
+        assert list(result.importances_.index) == list(case.X.columns)
+    # The columns the pipeline drops are worth nothing.
+    assert held_out.importances_[["owner", "constant", "id"]].eq(0).all()
+    assert held_out.importances_["employment"] > 0
 
 
 def test_intervals_over_trees():

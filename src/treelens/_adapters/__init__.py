@@ -21,6 +21,7 @@ from .._types import ModelLike
 from . import (  # noqa: F401 (registration)
     _catboost,
     _lightgbm,
+    _pipeline,
     _sklearn,
     _sklearn_hist,
     _xgboost,
@@ -147,6 +148,13 @@ _FORESTS: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], Forest]] = (
 
 
 def _fitted_signature(model: Any) -> tuple[Any, ...] | None:
+    steps = getattr(model, "steps", None)
+    if isinstance(steps, list):  # a Pipeline: the fitted attributes of its steps
+        out: list[Any] = []
+        for name, step in steps:
+            inner = _fitted_signature(step) if not isinstance(step, str) else ()
+            out.extend((f"{name}.{n}", v, size) for n, v, size in inner or ())
+        return tuple(out)
     try:
         attributes = vars(model)
     except TypeError:

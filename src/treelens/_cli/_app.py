@@ -189,6 +189,7 @@ def _load(
             feature_names=forest.feature_names,
             has_feature_names=forest.has_feature_names,
             target=target,
+            features=forest.features,
         )
         if not forest.has_feature_names:
             X = X.to_numpy()

@@ -94,6 +94,10 @@ def run_demo(
        feature tweaking for iris rows towards class 2.
     4. The partition, decision-region, forest-grid and regression-step pictures,
        the importance tables as CSV, and an HTML report on the forest.
+    5. A synthetic mixed table (numbers with missing values, text, a boolean)
+       through a scikit-learn Pipeline: importance per input column and
+       counterfactuals in categories and units
+       (:mod:`treelens._cli._demo_mixed`).
 
     Parameters
     ----------
@@ -424,6 +428,13 @@ def _csv_tables(demo: _Demo) -> None:
         )
 
 
+def _mixed_table(demo: _Demo) -> None:
+    """A synthetic mixed table through a pipeline (:mod:`._demo_mixed`)."""
+    from ._demo_mixed import mixed_table_section
+
+    mixed_table_section(demo.console, demo.out, demo.written, show=_show, save=_save)
+
+
 def _report(demo: _Demo) -> None:
     """The HTML report on the forest."""
     from .._io._files import atomic_write
@@ -457,5 +468,6 @@ SECTIONS: tuple[Callable[[_Demo], None], ...] = (
     _iris,
     _pictures,
     _csv_tables,
+    _mixed_table,
     _report,
 )

@@ -204,9 +204,7 @@ def _tree_picture(request: PictureRequest) -> Any:
         max_depth=3 if request.max_depth is None else request.max_depth,
         annotate=annotate,
         importance=mdi,
-        path_of=None
-        if row is None
-        else np.asarray(_row(request.X, row), dtype=float)[0],
+        path_of=None if row is None else _path_row(request.X, row),
         ax=ax,
         grow_figure=True,  # the figure is ours: widen it rather than shrink text
     )
@@ -316,6 +314,17 @@ _PICTURES: dict[str, Callable[[PictureRequest], Any]] = {
 }
 #: Kinds drawn from the model alone.
 _WITHOUT_DATA = frozenset({"importance", "tree"})
+
+
+def _path_row(X: Any, row: int) -> Any:
+    """One data row for a diagram's path: a one-row frame when the table holds
+    labels (the forest encodes it), else numbers."""
+    selected = _row(X, row)
+    if hasattr(selected, "dtypes") and any(
+        d.kind not in "biuf" for d in selected.dtypes
+    ):
+        return selected
+    return np.asarray(selected, dtype=float)[0]
 
 
 def _row(X: Any, row: int) -> Any:

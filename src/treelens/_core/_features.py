@@ -31,6 +31,8 @@ __all__ = [
     "encode",
     "has_labels",
     "numeric_features",
+    "split_condition",
+    "split_conditions",
 ]
 
 FeatureKind = Literal["numeric", "categorical", "boolean"]
@@ -50,6 +52,12 @@ class FeatureSpec:
         for a value the model never saw); booleans as 0 and 1.
     categories : tuple or None
         Categorical columns only: the labels, in code order.
+    dropped : bool
+        Whether the model never reads the column (a pipeline drops it): any
+        value is accepted and no tree splits on it.
+    accepts_missing : bool or None
+        Whether a missing value in this column is routed (True) or refused
+        (False); None: as the forest's ``allow_missing``.
 
     Examples
     --------
@@ -61,6 +69,8 @@ class FeatureSpec:
     name: str
     kind: FeatureKind = "numeric"
     categories: tuple[Any, ...] | None = None
+    dropped: bool = False
+    accepts_missing: bool | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in ("numeric", "categorical", "boolean"):
@@ -155,6 +165,8 @@ def _encode_categorical(spec: FeatureSpec, column: pd.Series) -> NDArray[np.floa
 
 
 def _encode_column(spec: FeatureSpec, column: pd.Series) -> NDArray[np.float64]:
+    if spec.dropped:
+        return np.zeros(column.shape[0])
     if spec.kind == "categorical":
         return _encode_categorical(spec, column)
     if column.dtype.kind == "b":
@@ -242,8 +254,9 @@ def decode(
     """A DataFrame in the user's columns from a routing matrix.
 
     Categorical codes become their labels (the unknown code and NaN become
-    missing), booleans become ``bool``; with ``like``, each column takes the
-    dtype of ``like``'s column where the values allow it.
+    missing), booleans become ``bool``; with ``like`` (the user's frame), each
+    column takes the dtype of ``like``'s column where no value changes, and
+    columns the model never reads hold ``like``'s first value.
     """
     codes = np.asarray(codes, dtype=np.float64)
     columns: dict[str, Any] = {}
@@ -259,10 +272,73 @@ def decode(
         else:
             column = pd.Series(x)
         if like is not None and spec.name in like.columns:
-            try:
-                column = column.astype(like[spec.name].dtype)
-            except (TypeError, ValueError):
-                pass
-        columns[spec.name] = column.to_numpy() if like is None else column.values
+            column = _like(column, like[spec.name], spec)
+        columns[spec.name] = column.to_numpy()
     index = like.index if like is not None and len(like) == len(codes) else None
     return pd.DataFrame(columns, index=index)
+
+
+def _like(column: pd.Series, model: pd.Series, spec: FeatureSpec) -> pd.Series:
+    """``column`` in the dtype of the user's ``model`` column when no value
+    changes (an integer column stays integer while the values are whole)."""
+    if spec.dropped:
+        first = model.iloc[0] if len(model) else None
+        return pd.Series([first] * len(column), dtype=model.dtype)
+    dtype = model.dtype
+    if spec.kind == "categorical" and isinstance(dtype, pd.CategoricalDtype):
+        return column.astype(dtype)
+    if spec.kind != "numeric" and dtype.kind != "b":
+        return column
+    try:
+        cast = column.astype(dtype)
+    except (TypeError, ValueError):
+        return column
+    same = (cast.astype(object) == column.astype(object)) | (
+        cast.isna() & column.isna()
+    )
+    return cast if bool(same.all()) else column
+
+
+def split_condition(
+    forest: Forest,
+    tree_index: int,
+    node: int,
+    *,
+    names: Sequence[str] | None = None,
+    number_format: str = ".4g",
+) -> str:
+    """The rule sending a row left at a split node, in the user's terms.
+
+    ``"income <= 4.12e+04"`` for a numeric split; ``"employment in {retired,
+    unemployed}"`` for a categorical one (the categories going left; a category
+    the model never saw is listed as ``<unknown>`` when it goes left too).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treelens import FeatureSpec, Forest, Tree
+    >>> tree = Tree([1, -1, -1], [2, -1, -1], [0, -2, -2], [np.nan, -2, -2],
+    ...             [False] * 3, [[0.0]] * 3, [0.0] * 3, [1] * 3, [1.0] * 3,
+    ...             is_categorical=[True, False, False],
+    ...             categorical_left=[[True, False, True]] + [[False] * 3] * 2)
+    >>> spec = FeatureSpec("color", "categorical", ("red", "blue"))
+    >>> forest = Forest((tree,), "tree", "regression", 1, ("color",), features=(spec,))
+    >>> split_condition(forest, 0, 0)
+    'color in {red, <unknown>}'
+    """
+    tree = forest.trees[tree_index]
+    feature = int(tree.feature[node])
+    name = (names if names is not None else forest.feature_names)[feature]
+    if not tree.is_categorical[node]:
+        return f"{name} <= {format(float(tree.threshold[node]), number_format)}"
+    spec = forest.features[feature]
+    labels = [str(c) for c in spec.categories or ()] + ["<unknown>"]
+    left = tree.categorical_left[node, : len(labels)]
+    return f"{name} in {{{', '.join(np.asarray(labels, dtype=object)[left])}}}"
+
+
+def split_conditions(
+    forest: Forest, tree_index: int, nodes: NDArray[np.intp]
+) -> list[str]:
+    """:func:`split_condition` of several split nodes of one tree."""
+    return [split_condition(forest, tree_index, int(n)) for n in nodes]

@@ -417,7 +417,7 @@ class Forest:
     def has_labels(self) -> bool:
         """Whether some input column is categorical or boolean (so raw tables
         need :meth:`encode`)."""
-        return any(spec.kind != "numeric" for spec in self.features)
+        return any(spec.kind != "numeric" or spec.dropped for spec in self.features)
 
     def encode(self, X: Any) -> NDArray[np.float64]:
         """The float64 matrix the trees route, from ``X`` in the model's columns.

@@ -91,8 +91,17 @@ def check_X(forest: Forest, X: Any) -> NDArray[Any]:
             "X must hold finite values; got infinity at row "
             f"{rows[0]}, feature {forest.feature_names[cols[0]]!r}."
         )
-    if not forest.allow_missing and np.isnan(array).any():
-        rows, cols = np.nonzero(np.isnan(array))
+    refused = np.array(
+        [
+            not forest.allow_missing
+            if spec.accepts_missing is None
+            else not spec.accepts_missing
+            for spec in forest.features
+        ],
+        dtype=bool,
+    )
+    if refused.any() and np.isnan(array[:, refused]).any():
+        rows, cols = np.nonzero(np.isnan(array) & refused)
         raise InputError(
             "X contains NaN at row "
             f"{rows[0]}, feature {forest.feature_names[cols[0]]!r}, but the model "

@@ -56,6 +56,10 @@ class Constraints:
     one_hot : iterable of iterables of str or int, default=()
         Groups of 0/1 features of which exactly one is 1, in the rows given and in
         every counterfactual.  A group is either wholly immutable or not at all.
+    allowed : mapping of column to iterable of categories, optional
+        Categorical columns only (a pipeline's or a model's categorical
+        columns): the categories a counterfactual may hold there.  A row whose
+        category is not allowed must change it.
 
     Examples
     --------
@@ -73,6 +77,7 @@ class Constraints:
         bounds: Mapping[FeatureKey, Sequence[float | None]] | None = None,
         integer: Iterable[FeatureKey] = (),
         one_hot: Iterable[Iterable[FeatureKey]] = (),
+        allowed: Mapping[FeatureKey, Iterable[object]] | None = None,
     ) -> None:
         self.immutable = list(immutable)
         self.increase_only = list(increase_only)
@@ -80,6 +85,7 @@ class Constraints:
         self.bounds = dict(bounds or {})
         self.integer = list(integer)
         self.one_hot = [list(group) for group in one_hot]
+        self.allowed = {key: list(values) for key, values in (allowed or {}).items()}
 
     def __repr__(self) -> str:
         parts = [
@@ -91,6 +97,7 @@ class Constraints:
                 "bounds",
                 "integer",
                 "one_hot",
+                "allowed",
             )
             if getattr(self, name)
         ]
@@ -112,6 +119,13 @@ class Constraints:
 
         n = forest.n_features
         names = forest.feature_names
+        for key in self.allowed:
+            j = feature_index(forest, key)
+            if not forest.features[j].is_categorical:
+                raise InputError(
+                    f"`allowed` applies to categorical columns; {names[j]!r} is "
+                    f"{forest.features[j].kind}."
+                )
 
         def mask(keys: Iterable[FeatureKey]) -> NDArray[np.bool_]:
             out = np.zeros(n, dtype=bool)

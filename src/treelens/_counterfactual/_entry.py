@@ -22,6 +22,7 @@ from .._types import (
     ModelLike,
     TargetLike,
 )
+from ._categorical import CategoryCost
 from ._constraints import Constraints
 from ._costs import is_separable
 from ._optimal import DEFAULT_MEMORY_BUDGET, optimal_counterfactual
@@ -56,6 +57,7 @@ def counterfactual(
     mode: Literal["minimal", "paper"] = "minimal",
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     progress: bool = False,
+    category_cost: CategoryCost = None,
 ) -> CounterfactualResult:
     """Counterfactuals: the least-cost changes that give each row the target.
 
@@ -64,7 +66,9 @@ def counterfactual(
     model : fitted estimator or Forest
         Any model :func:`~treelens.to_forest` reads.
     X : array-like of shape (n_samples, n_features)
-        Rows to explain (one row may be 1-D), or an iterable of chunks.
+        Rows to explain (one row may be 1-D), or an iterable of chunks; for a
+        pipeline or a model with categorical columns, the DataFrame it takes
+        (``X_cf_`` is then a DataFrame in its columns, categories as labels).
     target : class label, "other", or (low, high)
         A class label or ``"other"`` for classifiers, a closed interval of the
         prediction for regressors (``None`` for an open side).
@@ -101,7 +105,7 @@ def counterfactual(
         Options per row, each differing from the earlier ones and proven
         least-cost given them (see :func:`optimal_counterfactual`); the result
         holds one entry per row and option (``row_``, ``option_``).  Needs the
-        exact search.
+        exact search; not yet with categorical splits or missing values.
     diversity : {"moves", "features"}, default="moves"
         How options differ (see :func:`optimal_counterfactual`).
     min_leaf_samples : int, optional
@@ -111,6 +115,10 @@ def counterfactual(
         Candidates of ``"tweak"`` (see :func:`feature_tweak`).
     memory_budget : int, default=2**30
     progress : bool, default=False
+    category_cost : float, mapping or None, default=None
+        Cost of a change of category, added to the numeric cost: 1 per changed
+        categorical column (None), a number, or per column a number or a table
+        of ``(from, to)`` costs (see :func:`feature_tweak`).
 
     Returns
     -------
@@ -167,6 +175,7 @@ def counterfactual(
             infer=infer,
             memory_budget=memory_budget,
             progress=progress,
+            category_cost=category_cost,
         )
     return optimal_counterfactual(
         model,
@@ -184,4 +193,5 @@ def counterfactual(
         min_leaf_samples=min_leaf_samples,
         memory_budget=memory_budget,
         progress=progress,
+        category_cost=category_cost,
     )

@@ -53,6 +53,8 @@ def split_thresholds(forest: Forest) -> list[NDArray[np.float64]]:
     """Sorted distinct thresholds of every feature over all trees."""
     flat = forest._flat
     inner = ~flat["is_leaf"]
+    if "is_categorical" in flat:
+        inner &= ~flat["is_categorical"]  # their threshold is NaN and unused
     feature, threshold = flat["feature"][inner], flat["threshold"][inner]
     return [np.unique(threshold[feature == j]) for j in range(forest.n_features)]
 

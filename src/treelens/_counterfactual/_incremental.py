@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._core._cache import derived
+from .._core._features import category_codes
 
 if TYPE_CHECKING:
     from .._core._forest import Forest
@@ -70,6 +71,14 @@ class Router:
             self.code_offset[j + 1] = start
         self.code = code
         self.n_codes = max(start, 1)
+        # Categorical nodes: a row of code c goes left iff categorical_left[node, c].
+        self.categorical: tuple[NDArray[Any], ...] | None = None
+        if "categorical_left" in flat:
+            self.categorical = (
+                flat["is_categorical"],
+                flat["k"],
+                flat["categorical_left"],
+            )
 
     @classmethod
     def of(cls, forest: Forest) -> Router:
@@ -87,8 +96,19 @@ class Router:
         node = self.offsets[tree]
         for _ in range(self.depth):
             value = flat_x.take(base + self.feature.take(node))
-            node = self.child.take(2 * node + (value > self.threshold.take(node)))
+            node = self.child.take(2 * node + self._right(node, value))
         return node
+
+    def _right(self, node: NDArray[np.intp], value: NDArray[np.float64]) -> Any:
+        go_right = value > self.threshold.take(node)
+        if self.categorical is not None:
+            is_categorical, k, categorical_left = self.categorical
+            at = np.flatnonzero(is_categorical.take(node))
+            if at.size:
+                nodes = node[at]
+                code = category_codes(value[at], k[nodes])
+                go_right[at] = ~categorical_left[nodes, code]
+        return go_right
 
     def paths(
         self, X: NDArray[np.float64]
@@ -105,7 +125,7 @@ class Router:
             rows.append(sample[inner])
             nodes.append(node[inner])
             value = flat_x.take(base + self.feature.take(node))
-            node = self.child.take(2 * node + (value > self.threshold.take(node)))
+            node = self.child.take(2 * node + self._right(node, value))
         return np.concatenate(rows), np.concatenate(nodes)
 
 

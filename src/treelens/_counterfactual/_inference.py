@@ -142,13 +142,14 @@ def infer_constraints(
     one_hot: list[list[Any]] = [list(group) for group in user.one_hot]
     if "one_hot" in kinds:
         for run in _one_hot_runs(flags, filled):
-            if set(run) & (grouped | immutable):
+            if set(run) & (grouped | immutable | categorical_columns(forest)):
                 continue
             one_hot.append(run)
             grouped |= set(run)
             inferred["one_hot"].append([names[j] for j in run])
+    labelled = categorical_columns(forest)
     for j in range(n):
-        if j in grouped:
+        if j in grouped or j in labelled:  # a category's code is no number
             continue
         if "flags" in kinds and flags[j] and j not in bounded:
             integer.add(j)
@@ -167,6 +168,12 @@ def infer_constraints(
             bounds=bounds,
             integer=sorted(integer),
             one_hot=one_hot,
+            allowed=user.allowed,
         ),
         inferred,
     )
+
+
+def categorical_columns(forest: Forest) -> set[int]:
+    """Positions of the categorical columns (their codes are labels)."""
+    return {j for j, spec in enumerate(forest.features) if spec.is_categorical}

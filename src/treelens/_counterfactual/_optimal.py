@@ -44,6 +44,7 @@ from .._types import (
     ModelLike,
     TargetLike,
 )
+from ._categorical import CategoryCost, needs_fixed_search, search_with_fixed
 from ._constraints import Constraints
 from ._milp._program import ForestProgram, forest_program
 from ._milp._search import GridSearch, descend, greedy_ascent, kick
@@ -101,6 +102,7 @@ def optimal_counterfactual(
     min_leaf_samples: int | None = None,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     progress: bool = False,
+    category_cost: CategoryCost = None,
 ) -> CounterfactualResult:
     """Least-cost counterfactuals over the whole ensemble, proven optimal.
 
@@ -118,6 +120,8 @@ def optimal_counterfactual(
     ----------
     model : fitted estimator or Forest
     X : array-like of shape (n_samples, n_features), or an iterable of chunks
+        Rows to explain, as for :func:`~treelens.feature_tweak` (for a pipeline
+        or a model with categorical columns, the DataFrame it takes).
     target : class label, "other", or (low, high)
         As for :func:`~treelens.feature_tweak` (ties follow the model).
     cost : str, array-like or mapping, default="auto"
@@ -126,15 +130,12 @@ def optimal_counterfactual(
         :func:`~treelens.feature_tweak` (``"l2"`` minimizes the sum of squared
         terms, same minimizer).  ``"cosine"`` and callables are refused.
     epsilon : float, array-like of shape (n_features,) or "auto", default=0.0
-        How far inside a cell a moved value lands; ``0`` is its nearest value.
-        ``"auto"`` (1% of each feature's spread, the former default) gives a
-        costlier point and no guarantee: use ``margin`` for robustness.
+        How far inside a cell a moved value lands; ``0`` is its nearest value
+        (``"auto"``: 1% of each feature's spread; use ``margin`` for robustness).
     margin : float, array-like of shape (n_features,) or Margin, optional
         A robustness margin (:class:`~treelens.Margin`): every mutable feature
-        that is not a one-hot member keeps its margin from every threshold, so
-        moving all of them within it reaches the same leaves, and the target
-        leads the vote by at least ``vote``.  Stated in ``margin_`` and
-        ``vote_margin_``.
+        but one-hot members keeps it from every threshold (moves within it reach
+        the same leaves), and the target leads the vote by at least ``vote``.
     constraints : Constraints, optional
     reference : array-like of shape (n_reference, n_features), optional
         Data for ``"mad"`` costs, margins as fractions of spread, inferred
@@ -145,21 +146,23 @@ def optimal_counterfactual(
     time_limit : float, default=30.0
         Seconds per row and option (a tenth at most for the local search).
     warm_start : bool, default=True
-        Feature tweaking's answer and a local search over the cells give a
-        first counterfactual whose cost HiGHS prunes against.
+        Start HiGHS from feature tweaking's answer improved by a local search.
     n_counterfactuals : int, default=1
         Options per row, in cost order, each proven optimal given the earlier
         ones (no-good cuts); one entry per row and option (``row_``, ``option_``).
+        Not yet with categorical splits or missing values (refused).
     diversity : {"moves", "features"}, default="moves"
         Each option leaves out a (feature, direction) change (``"moves"``) or a
         changed feature (``"features"``) of every earlier one (:mod:`._options`).
     min_leaf_samples : int, optional
         Every reached leaf holds at least this many rows (of ``reference``,
-        routed, else the stored training counts); the other leaves are
-        removed from the program.
+        routed, else the stored training counts).
     memory_budget : int, default=2**30
         Largest number of bytes the model's program may need.
     progress : bool, default=False
+    category_cost : float, mapping or None, default=None
+        As :func:`~treelens.feature_tweak`; one solve per combination of
+        categories (each with ``time_limit``), so optimal over all of them.
 
     Returns
     -------
@@ -204,18 +207,14 @@ def optimal_counterfactual(
     _check_time_limit(time_limit)
     check_memory_budget(memory_budget)
     n_options = check_options(n_counterfactuals, diversity)
+    if needs_fixed_search(model, X):
+        return search_with_fixed(optimal_counterfactual, model, X,
+                                 **_arguments(locals()))  # fmt: skip
     problem = prepare_problem(
-        model,
-        X,
-        target=target,
-        cost=cost,
-        epsilon=epsilon,
-        constraints=constraints,
-        reference=reference,
-        margin=margin,
-        infer=infer,
+        model, X, target=target, cost=cost, epsilon=epsilon, constraints=constraints,
+        reference=reference, margin=margin, infer=infer,
         min_leaf_samples=min_leaf_samples,
-    )
+    )  # fmt: skip
     program = _program_of(problem, float(memory_budget))
     todo = np.flatnonzero(~problem.at_target)
     tweak = (
@@ -224,15 +223,9 @@ def optimal_counterfactual(
         else None
     )
     return _solve_rows(
-        problem,
-        program,
-        todo,
-        tweak,
-        float(time_limit),
-        warm_start,
-        n_options,
+        problem, program, todo, tweak, float(time_limit), warm_start, n_options,
         diversity,
-    )
+    )  # fmt: skip
 
 
 def _program_of(problem: Problem, memory_budget: float) -> ForestProgram:
@@ -322,6 +315,27 @@ class _Answers:
             status=np.full((k, n), "optimal", dtype=object),
             gap=np.zeros((k, n)),
         )
+
+
+def _arguments(given: dict[str, Any]) -> dict[str, Any]:
+    """The arguments of :func:`optimal_counterfactual` the search over
+    categories passes on."""
+    shared = ("target", "cost", "epsilon", "constraints", "reference", "category_cost")
+    options = (
+        "time_limit",
+        "warm_start",
+        "memory_budget",
+        "margin",
+        "infer",
+        "min_leaf_samples",
+        "n_counterfactuals",
+        "diversity",
+    )
+    return {
+        **{name: given[name] for name in shared},
+        "options": {name: given[name] for name in options},
+        "method": "optimal_counterfactual",
+    }
 
 
 def _solve_rows(

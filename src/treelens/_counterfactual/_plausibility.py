@@ -25,11 +25,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "check_min_leaf_samples",
+    "keep_support",
     "nearest_distance",
     "node_support",
     "point_support",
 ]
 
+# Where a forest keeps the node support it was given (see keep_support).
+_KEPT_SUPPORT = "_kept_node_support"
 # Numbers (reference rows x counterfactuals x features) compared per block.
 _BLOCK = 4_000_000
 
@@ -60,6 +63,9 @@ def node_support(
     Counted by routing ``reference`` when given, else the stored training
     counts; None when neither is known.
     """
+    kept = forest.__dict__.get(_KEPT_SUPPORT)
+    if kept is not None:
+        return kept
     offsets = forest._flat["offsets"]
     n_nodes = int(forest._flat["left"].size)
     if reference is not None:
@@ -70,6 +76,13 @@ def node_support(
     if (stored < 0).any():
         return None
     return stored.astype(np.float64)
+
+
+def keep_support(forest: Forest, support: NDArray[np.float64] | None) -> None:
+    """Give ``forest`` the node support of another forest with the same nodes
+    (a forest whose nodes on fixed categories route one way reads the support
+    of the whole forest, not counts of its own)."""
+    forest.__dict__[_KEPT_SUPPORT] = support
 
 
 def point_support(

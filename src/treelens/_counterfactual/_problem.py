@@ -50,6 +50,7 @@ __all__ = [
     "as_float64",
     "finish",
     "prepare_problem",
+    "search_at_target",
     "source_predict",
     "stack_options",
 ]
@@ -85,11 +86,14 @@ class CounterfactualResult:
 
     Attributes
     ----------
-    X_ : ndarray of shape (n_samples, n_features)
+    X_ : ndarray or DataFrame of shape (n_samples, n_features)
         The rows given.
-    X_cf_ : ndarray of shape (n_samples, n_features)
+    X_cf_ : ndarray or DataFrame of shape (n_samples, n_features)
         The counterfactual of each row; NaN where none was found; the row itself
-        where it already met the target.
+        where it already met the target.  When the rows were given as a
+        DataFrame with categorical or boolean columns (a pipeline, a model with
+        categorical splits), a DataFrame with the same columns and dtypes,
+        categories as labels.
     found_ : ndarray of shape (n_samples,), bool
     cost_ : ndarray of shape (n_samples,)
         Cost of each counterfactual; ``inf`` where none was found, 0 where the row
@@ -139,6 +143,13 @@ class CounterfactualResult:
         Position of each entry's row in the rows given.
     option_ : ndarray of shape (n_samples,), int
         Option number of each entry (1 for the least-cost one).
+    missing_ : ndarray of shape (n_samples, n_features), bool, or None
+        Which values of the rows were missing (they stay missing in ``X_cf_``).
+    X_codes_, X_cf_codes_ : ndarray of shape (n_samples, n_features) or None
+        With labelled rows: ``X_`` and ``X_cf_`` as the routing codes
+        (:meth:`Forest.encode`).
+    features_ : tuple of FeatureSpec or None
+        With labelled rows: what each column is.
     """
 
     X_: NDArray[np.float64]
@@ -165,6 +176,10 @@ class CounterfactualResult:
     inferred_: dict[str, Any] = dataclasses.field(default_factory=dict)
     row_: NDArray[np.intp] | None = None
     option_: NDArray[np.intp] | None = None
+    missing_: NDArray[np.bool_] | None = None
+    X_codes_: NDArray[np.float64] | None = None
+    X_cf_codes_: NDArray[np.float64] | None = None
+    features_: tuple[Any, ...] | None = None
 
     def __post_init__(self) -> None:
         n = int(self.found_.shape[0])
@@ -180,15 +195,33 @@ class CounterfactualResult:
     def __len__(self) -> int:
         return int(self.found_.shape[0])
 
+    def _arrays(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        if self.X_codes_ is not None and self.X_cf_codes_ is not None:
+            return self.X_codes_, self.X_cf_codes_
+        return np.asarray(self.X_), np.asarray(self.X_cf_)
+
     @property
     def changed_(self) -> NDArray[np.bool_]:
         """Mask of shape (n_samples, n_features): features each counterfactual changes."""
-        return self.found_[:, None] & (self.X_cf_ != self.X_)
+        before, after = self._arrays()
+        same = (after == before) | (np.isnan(after) & np.isnan(before))
+        return self.found_[:, None] & ~same
 
-    def changes(self, i: int) -> list[tuple[str, float, float]]:
-        """``(feature, before, after)`` for every feature row ``i`` changes."""
+    def _value(self, table: Any, i: Any, j: Any) -> Any:
+        if hasattr(table, "iloc"):
+            value = table.iloc[i, j]
+            return value.item() if isinstance(value, np.generic) else value
+        return float(table[i, j])
+
+    def changes(self, i: int) -> list[tuple[str, Any, Any]]:
+        """``(feature, before, after)`` for every feature row ``i`` changes
+        (labels for categorical columns)."""
         return [
-            (self.feature_names_[j], float(self.X_[i, j]), float(self.X_cf_[i, j]))
+            (
+                self.feature_names_[j],
+                self._value(self.X_, i, j),
+                self._value(self.X_cf_, i, j),
+            )
             for j in np.flatnonzero(self.changed_[i])
         ]
 
@@ -206,7 +239,23 @@ class CounterfactualResult:
 
         assert self.row_ is not None and self.option_ is not None
         rows, cols = np.nonzero(self.changed_)
-        before, after = self.X_[rows, cols], self.X_cf_[rows, cols]
+        codes_before, codes_after = self._arrays()
+        delta = codes_after[rows, cols] - codes_before[rows, cols]
+        if hasattr(self.X_cf_, "iloc"):
+            before: Any = np.array(
+                [self._value(self.X_, r, c) for r, c in zip(rows, cols)], dtype=object
+            )
+            after: Any = np.array(
+                [self._value(self.X_cf_, r, c) for r, c in zip(rows, cols)],
+                dtype=object,
+            )
+            if self.features_ is not None:
+                categorical = np.array(
+                    [self.features_[c].kind != "numeric" for c in cols], dtype=bool
+                )
+                delta = np.where(categorical, np.nan, delta)
+        else:
+            before, after = codes_before[rows, cols], codes_after[rows, cols]
         return pd.DataFrame(
             {
                 "row": self.row_[rows],
@@ -214,7 +263,7 @@ class CounterfactualResult:
                 "feature": np.array(self.feature_names_, dtype=object)[cols],
                 "before": before,
                 "after": after,
-                "delta": after - before,
+                "delta": delta,
                 "cost": self.cost_[rows],
                 "tree": self.tree_[rows],
                 "leaf": self.leaf_[rows],
@@ -259,6 +308,9 @@ class Problem:
         Rows reaching each node (reference replayed, else stored counts).
     min_leaf_samples : int or None
         Least support every reached leaf must have.
+    frame : DataFrame or None
+        The rows as the user gave them, when they hold labels (categorical or
+        boolean columns): results are returned in the same columns and dtypes.
     """
 
     forest: Forest
@@ -276,13 +328,32 @@ class Problem:
     inferred: dict[str, Any]
     support: NDArray[np.float64] | None = None
     min_leaf_samples: int | None = None
+    frame: Any = None
+
+
+# Set on a Forest whose rows already at the target are searched all the same
+# (see search_at_target).
+_SEARCH_AT_TARGET = "_search_rows_at_target"
+
+
+def search_at_target(forest: Forest, search: bool) -> None:
+    """Whether searches on ``forest`` also search rows already at the target
+    (the least-cost point that meets every requirement, perhaps the row itself)
+    instead of returning them as they are: a forest with fixed categories,
+    whose rows reach the target by the change of category alone, but must
+    still keep a margin or leaf support."""
+    forest.__dict__[_SEARCH_AT_TARGET] = bool(search)
 
 
 def as_float64(forest: Forest, X: Any) -> NDArray[np.float64]:
-    """``X`` checked by :meth:`Forest.validate_X`, kept in float64 (not cast)."""
+    """``X`` checked by :meth:`Forest.validate_X`, kept in float64 (not cast);
+    a table of labels is encoded (:meth:`Forest.encode`)."""
+    from .._core._features import has_labels
     from .._core._validation import column_names
 
     forest.validate_X(X)  # every check and its message
+    if forest.has_labels and has_labels(X):
+        return np.atleast_2d(forest.encode(X))
     names = column_names(X)
     if names is not None:
         if forest.has_feature_names:
@@ -303,6 +374,7 @@ def prepare_problem(
     margin: Any = None,
     infer: Any = True,
     min_leaf_samples: Any = None,
+    allow_nan: bool = False,
 ) -> Problem:
     """Validate the public arguments of a counterfactual search (see :class:`Problem`).
 
@@ -310,12 +382,15 @@ def prepare_problem(
     ------
     InputError
         On any bad argument (see :func:`~treelens.feature_tweak`), including NaN
-        in ``X``: counterfactuals are defined for complete rows only.
+        in ``X`` unless ``allow_nan`` (the search over fixed missing values).
     """
+    from .._core._features import has_labels
+
     forest = to_forest(model)
     source = None if isinstance(model, Forest) else model
     rows = as_float64(forest, X)
-    if np.isnan(rows).any():
+    frame = X if forest.has_labels and has_labels(X) and hasattr(X, "iloc") else None
+    if np.isnan(rows).any() and not allow_nan:
         r, j = np.argwhere(np.isnan(rows))[0]
         raise InputError(
             f"X contains NaN at row {r}, feature {forest.feature_names[j]!r}; "
@@ -355,7 +430,8 @@ def prepare_problem(
         leaves=leaves,
         current=current,
         at_target=resolved_target.meets(current, current)
-        & (resolved_target.kind != "other"),
+        & (resolved_target.kind != "other")
+        & (not forest.__dict__.get(_SEARCH_AT_TARGET, False)),
         target=resolved_target,
         cost=resolve_cost(forest, cost, ref),
         epsilon=resolve_epsilon(forest, epsilon, ref),
@@ -365,6 +441,7 @@ def prepare_problem(
         inferred=inferred,
         support=support,
         min_leaf_samples=least,
+        frame=frame,
     )
 
 
@@ -372,6 +449,11 @@ def source_predict(problem: Problem, X: NDArray[np.float64]) -> NDArray[Any]:
     """Predictions of the source model (or the bare Forest) for rows ``X``."""
     if problem.source is None:
         return problem.forest.predict(X)
+    if problem.forest.has_labels:
+        from .._core._features import decode
+
+        frame = decode(problem.forest, X, like=problem.frame)
+        return np.asarray(problem.source.predict(frame))
     from .._adapters._native import booster_predict
 
     predicted = booster_predict(problem.source, X)  # XGBoost / LightGBM Boosters
@@ -441,8 +523,13 @@ def finish(
         rows = np.flatnonzero(check)
         predicted = source_predict(problem, X_cf[rows])
         ok = problem.target.meets(predicted, problem.current[rows])
-        ok &= problem.constraints.satisfied(problem.X[rows], X_cf[rows])
-        ok &= np.isfinite(X_cf[rows]).all(axis=1)
+        # A missing value stays missing; every other value is finite.
+        kept_missing = np.isnan(problem.X[rows]) & np.isnan(X_cf[rows])
+        ok &= problem.constraints.satisfied(
+            np.where(kept_missing, 0.0, problem.X[rows]),
+            np.where(kept_missing, 0.0, X_cf[rows]),
+        )
+        ok &= (np.isfinite(X_cf[rows]) | kept_missing).all(axis=1)
         cf_prediction[rows] = predicted
         bad = rows[~ok]
         if bad.size:
@@ -477,9 +564,24 @@ def finish(
     tree[~found] = -1
     leaf[~found] = -1
     reason[found] = None
+    X_given: Any = problem.X.copy()
+    X_cf_given: Any = X_cf
+    codes: dict[str, Any] = {}
+    if problem.frame is not None:
+        from .._core._features import decode
+
+        codes = {
+            "X_codes_": problem.X.copy(),
+            "X_cf_codes_": X_cf,
+            "features_": problem.forest.features,
+        }
+        X_given = problem.frame.copy()
+        X_cf_given = decode(problem.forest, X_cf, like=problem.frame)
     return CounterfactualResult(
-        X_=problem.X.copy(),
-        X_cf_=X_cf,
+        **codes,
+        missing_=np.isnan(problem.X),
+        X_=X_given,
+        X_cf_=X_cf_given,
         found_=found,
         cost_=cost,
         reason_=reason,

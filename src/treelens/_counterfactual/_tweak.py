@@ -26,10 +26,12 @@ from numpy.typing import NDArray
 from .._adapters import to_forest
 from .._core._boxes import LeafBoxes, leaf_boxes
 from .._core._chunks import DEFAULT_CHUNK_ROWS, is_chunk_stream
+from .._core._features import category_codes
 from .._core._validation import check_memory_budget
 from .._exceptions import InputError
 from .._types import ArrayLike, Chunks, CostLike, EpsilonLike, ModelLike, TargetLike
 from ._candidates import Changes, candidate_changes, change_costs
+from ._categorical import CategoryCost, needs_fixed_search, search_with_fixed
 from ._constraints import Constraints
 from ._incremental import IncrementalPredictor
 from ._problem import (
@@ -67,6 +69,7 @@ def feature_tweak(
     infer: bool | tuple[str, ...] = True,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     progress: bool = False,
+    category_cost: CategoryCost = None,
 ) -> CounterfactualResult:
     """Least-cost counterfactuals built from single leaves (actionable feature tweaking).
 
@@ -81,8 +84,12 @@ def feature_tweak(
     ----------
     model : fitted estimator or Forest
         Any model :func:`~treelens.to_forest` reads.
-    X : array-like of shape (n_samples, n_features)
-        Rows to explain (one row may be 1-D).  NaN is refused.
+    X : array-like or DataFrame of shape (n_samples, n_features)
+        Rows to explain (one row may be 1-D), in the model's input columns: for a
+        pipeline or a model with categorical columns, the DataFrame it takes
+        (labels, booleans, missing values).  A missing value stays missing and
+        is routed as the model routes it (NaN is refused where the model refuses
+        it).
     target : class label, "other", or (low, high)
         Classifiers: a class label, or ``"other"`` (any class but the current
         one).  Regressors: a closed interval of the predicted value (``None``
@@ -125,7 +132,12 @@ def feature_tweak(
         Largest number of bytes one chunk of work allocates (at least one row's).
     progress : bool, default=False
         Show a progress bar over the rows.  ``X`` may also be an iterable of
-        chunks, processed one by one (:mod:`._streaming`).
+        chunks (arrays or DataFrames), processed one by one
+        (:mod:`treelens._counterfactual._streaming`).
+    category_cost : float, mapping or None, default=None
+        Cost of a change of category added to the numeric cost: 1 per changed
+        column (None), a number, or per column a number or ``(from, to)`` table
+        (:mod:`treelens._counterfactual._categorical`).
 
     Returns
     -------
@@ -170,6 +182,7 @@ def feature_tweak(
                 reference=reference,
                 infer=infer,
                 memory_budget=memory_budget,
+                category_cost=category_cost,
             ),
             X,
             chunk_rows=DEFAULT_CHUNK_ROWS,
@@ -179,6 +192,36 @@ def feature_tweak(
     if mode not in ("minimal", "paper"):
         raise InputError(f"`mode` must be 'minimal' or 'paper'; got {mode!r}.")
     check_memory_budget(memory_budget)
+    if needs_fixed_search(model, X):
+        return search_with_fixed(
+            tweak_rows, model, X, target=target, cost=cost, epsilon=epsilon,
+            constraints=constraints, reference=reference,
+            category_cost=category_cost, method="feature_tweak",
+            options={"mode": mode, "memory_budget": memory_budget, "infer": infer},
+            expand=True,
+        )  # fmt: skip
+    given = {
+        k: v for k, v in locals().items() if k not in ("progress", "category_cost")
+    }
+    return tweak_rows(**given)
+
+
+def tweak_rows(
+    model: Any,
+    X: Any,
+    *,
+    target: Any,
+    cost: Any,
+    epsilon: Any,
+    mode: Mode,
+    constraints: Constraints | None,
+    reference: Any,
+    infer: Any = True,
+    memory_budget: int,
+) -> CounterfactualResult:
+    """:func:`feature_tweak` of complete rows, categorical columns held (a row's
+    categories are never changed: leaves that do not admit them are out of
+    reach)."""
     check_candidate_budget(to_forest(model), target, memory_budget)
     problem = prepare_problem(
         model,
@@ -236,6 +279,10 @@ class _Search:
         votes = voting_trees(self.forest, problem.target, leaves, current)
         mask = target_leaf_mask(self.forest, problem.target, leaves, current)
         mask &= votes[:, boxes.tree]
+        for j, allowed in boxes.allowed.items():
+            # Categories are held: a leaf must admit the row's own category.
+            code = category_codes(problem.X[rows, j], allowed.shape[1] - 1)
+            mask &= allowed[:, code].T
         counts = mask.sum(axis=1)
         # Sub-blocks whose (row, leaf) pairs fit the budget; a row is never split.
         limit = max(1, self.budget // self.bytes_per_pair)

@@ -140,11 +140,19 @@ def saabas_values(model: ModelLike, X: ArrayLike) -> SaabasValues:
     ``treeinterpreter``'s ``predict`` for the scikit-learn models it supports,
     and defined for every model treelens reads.
 
+    A scikit-learn ``Pipeline`` is explained in its input columns: every split
+    of the final model is read on the input column it derives from (its
+    lifted Forest), so a column's contribution is the sum of the contributions
+    the final model gives the columns a step derives from it (one-hot columns
+    add up to their column) and equals Saabas on ``pipeline[-1]`` over
+    ``pipeline[:-1].transform(X)`` summed per input column.
+
     Parameters
     ----------
     model : fitted tree model or Forest
     X : array-like of shape (n_rows, n_features)
-        Rows to explain; a DataFrame is matched to the model's features by name.
+        Rows to explain; a DataFrame is matched to the model's features by name
+        (for a pipeline, the raw DataFrame it takes).
 
     Returns
     -------

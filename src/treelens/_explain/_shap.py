@@ -18,6 +18,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from .._adapters import to_forest
+from .._adapters._pipeline import PipelineParts, pipeline_parts
 from .._core._chunks import (
     DEFAULT_MEMORY_BUDGET,
     iter_chunks,
@@ -25,6 +26,7 @@ from .._core._chunks import (
     rows_per_chunk,
     run_in_chunks,
 )
+from .._core._features import decode
 from .._core._forest import Forest
 from .._core._validation import check_X, column_names
 from .._exceptions import BackgroundError, InputError, OutputTooLargeError
@@ -480,6 +482,32 @@ def _check_rows(forest: Forest, X: Any) -> NDArray[Any]:
     return array
 
 
+def _transformed(
+    parts: PipelineParts, forest: Forest, X: Any, codes: NDArray[Any]
+) -> NDArray[Any]:
+    """The final model's input for a pipeline's rows ``X`` (validated as
+    ``codes``): a DataFrame goes through the preprocessing as it is, codes are
+    first decoded to the labels they stand for."""
+    if column_names(X) is not None:
+        frame: Any = X
+    else:
+        frame = decode(forest, codes)
+        if not forest.has_feature_names:
+            frame = frame.to_numpy(dtype=object)
+    return parts.transform(frame).astype(parts.forest.input_dtype)
+
+
+def _per_input_column(
+    parts: PipelineParts, values: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Values of the transformed columns summed per input column of the
+    pipeline (both feature axes of interaction values)."""
+    groups = parts.groups()
+    if values.ndim == 4:
+        return np.einsum("ijlk,jf,lg->ifgk", values, groups, groups)
+    return np.einsum("ijk,jf->ifk", values, groups)
+
+
 def _row_index(X: Any, n: int) -> pd.Index:
     index = getattr(X, "index", None)
     if column_names(X) is not None and index is not None and len(index) == n:
@@ -498,6 +526,10 @@ def _compute(
     progress: bool,
 ) -> ShapResult:
     forest = to_forest(model)
+    # A pipeline is explained as its final model on the transformed columns,
+    # then summed per input column (see shap_values).
+    parts = pipeline_parts(model)
+    inner = forest if parts is None else parts.forest
     method = _check_method(method)
     if interactions and method != "path":
         raise InputError(
@@ -505,8 +537,10 @@ def _compute(
             f"method='path', got {method!r}."
         )
     bg = _check_background(forest, method, background)
+    if parts is not None and bg is not None:
+        bg = _transformed(parts, forest, background, bg)
     output, output_names = _output_kind(forest)
-    n_out, n_features = forest.n_outputs, forest.n_features
+    n_out, n_features = inner.n_outputs, inner.n_features
     total = n_rows(X)
     per_row = 8.0 * n_features * n_out * (3 + (2 * n_features if interactions else 0))
     if interactions and total is not None and memory_budget is not None:
@@ -523,7 +557,7 @@ def _compute(
         rows_per_chunk(memory_budget, per_row, what="the SHAP values of one row"),
     )
     engine = _Engine(
-        forest,
+        inner,
         method,
         bg,
         chunk_rows=min(chunk, total or chunk),
@@ -535,9 +569,12 @@ def _compute(
     def explain(part: Any) -> NDArray[np.float64]:
         array = _check_rows(forest, part)
         indexes.append(_row_index(part, array.shape[0]))
-        if interactions:
-            return engine.interaction_values(array)
-        return engine.values(array)
+        if parts is not None:
+            array = _transformed(parts, forest, part, array)
+        values = (
+            engine.interaction_values(array) if interactions else engine.values(array)
+        )
+        return values if parts is None else _per_input_column(parts, values)
 
     def combine(parts: list[NDArray[np.float64]]) -> NDArray[np.float64]:
         if not parts:
@@ -634,6 +671,17 @@ def shap_values(
     Path-dependent values weigh each branch by the cover the library's own
     TreeSHAP uses: sample counts for LightGBM and HistGradientBoosting, hessian
     sums for XGBoost, weighted sample counts for scikit-learn.
+
+    A scikit-learn ``Pipeline`` takes its raw rows (a DataFrame of labels,
+    booleans, missing values) and is explained in its input columns: TreeSHAP
+    runs on the final model over ``pipeline[:-1].transform(X)`` (the values
+    shap gives ``pipeline[-1]``), and the values of the columns a step derives
+    from one input column (its one-hot columns) are summed into that column,
+    ``phi[employment] = sum of phi[employment_*]``; interaction values are
+    summed over both axes.  The sum keeps additivity (``expected_value_ +
+    values_.sum(axis=1)`` is the output); columns the pipeline drops get 0.  The
+    lifted Forest of a pipeline (``to_forest(pipeline)``) given instead
+    explains the game of the input columns themselves, one player per column.
 
     Examples
     --------

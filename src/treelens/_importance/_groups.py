@@ -138,13 +138,17 @@ def resolve_groups(
     *,
     one_hot: bool,
     correlation_threshold: float | None,
+    searchable: Sequence[bool] | None = None,
 ) -> dict[str, list[int]]:
     """Name -> column indices of every group, covering each column once.
 
     Groups given by the user come first; then, among the other columns, one-hot
     runs (``one_hot``), then correlated components (``correlation_threshold``);
-    every column left is a group of its own, named after it.
+    every column left is a group of its own, named after it.  Only the columns
+    ``searchable`` marks (default: all) join found groups: a categorical
+    column's codes are labels, not numbers to correlate.
     """
+    allowed = [True] * len(names) if searchable is None else list(searchable)
     position = {name: j for j, name in enumerate(names)}
     taken: dict[int, str] = {}
     out: dict[str, list[int]] = {}
@@ -164,7 +168,7 @@ def resolve_groups(
                 f"{taken[position[clash[0]]]!r} and in group {name!r}."
             )
         add(name, cols)
-    free = [j for j in range(len(names)) if j not in taken]
+    free = [j for j in range(len(names)) if j not in taken and allowed[j]]
     if one_hot:
         for cols in one_hot_groups(X[:, free]):
             cols = [free[c] for c in cols]
@@ -176,7 +180,7 @@ def resolve_groups(
                 "`correlation_threshold` must be in (0, 1]; got "
                 f"{correlation_threshold!r}."
             )
-        free = [j for j in range(len(names)) if j not in taken]
+        free = [j for j in range(len(names)) if j not in taken and allowed[j]]
         for cols in correlated_groups(X, threshold, free):
             add("+".join(names[c] for c in cols), cols)
     for j in range(len(names)):

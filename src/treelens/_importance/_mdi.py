@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 
 from .._adapters import to_forest
 from .._core._chunks import DEFAULT_MEMORY_BUDGET, is_chunk_stream
+from .._core._features import split_conditions
 from .._core._forest import Forest
 from .._exceptions import InputError, UnsupportedModelError
 from .._types import ArrayLike, Chunks, ModelLike
@@ -48,7 +49,11 @@ class MDIImportance(ImportanceResult):
         ``right_impurity``, ``decrease`` (:math:`w_p I_p - w_l I_l - w_r I_r`,
         in weighted samples times impurity), ``share`` (the node's part of the
         final importance: summed per feature it gives ``importances_``) and
-        ``n_node_samples``.
+        ``n_node_samples``.  When the model has categorical splits, a
+        ``condition`` column after ``feature_name`` gives each node's rule
+        (``"employment in {retired, unemployed}"``, ``"income <= 4.12e+04"``).
+        For a pipeline, ``feature`` is the input column: the splits on one-hot
+        columns of ``employment`` are all ``employment``'s.
     method : str
         ``"MDI (train)"`` from the model's stored statistics, ``"MDI
         (held-out)"`` from statistics replayed on the data given.
@@ -362,4 +367,15 @@ def _nodes_frame(
         frame[name] = frame[name].astype(np.intp)
     names = np.asarray(forest.feature_names, dtype=object)
     frame.insert(4, "feature_name", names[frame["feature"].to_numpy()])
+    if forest.has_categorical:
+        # Categorical splits read "employment in {...}"; numeric ones as usual.
+        frame.insert(
+            5,
+            "condition",
+            [
+                text
+                for t, (inner, _) in enumerate(node_parts)
+                for text in split_conditions(forest, t, inner)
+            ],
+        )
     return frame

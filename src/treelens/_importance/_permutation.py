@@ -198,11 +198,17 @@ def grouped_permutation_importance(
     every group, the permutation reshuffled at each repeat), so a group of one
     column gives exactly :func:`sklearn.inspection.permutation_importance`.
 
+    A scikit-learn ``Pipeline`` is scored on the raw rows it takes, one group
+    per input column by construction: shuffling an input column shuffles
+    every column its steps derive from it (its one-hot columns) together, so a
+    pipeline's columns need no listing.  Categorical and boolean input columns
+    are never joined into found groups (``one_hot``, ``correlation_threshold``).
+
     Parameters
     ----------
     model : fitted estimator
     X : array-like of shape (n_samples, n_features)
-        Preferably held-out rows.
+        Preferably held-out rows (for a pipeline, the DataFrame it takes).
     y : array-like of shape (n_samples,)
     groups : mapping of name to columns, or sequence of column lists, optional
         Groups given by name or index; they take precedence over found groups.
@@ -267,6 +273,10 @@ def grouped_permutation_importance(
         groups,
         one_hot=one_hot,
         correlation_threshold=correlation_threshold,
+        # A pipeline's (or a categorical model's) labelled columns stay whole.
+        searchable=[spec.kind == "numeric" for spec in forest.features]
+        if forest.features
+        else None,
     )
     scorer = check_scoring(model, scoring=scoring)
     seed = check_random_state(random_state).randint(np.iinfo(np.int32).max + 1)

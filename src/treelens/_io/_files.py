@@ -54,6 +54,11 @@ TRUSTED_MODEL_TYPES: frozenset[str] = frozenset(
         "catboost.core.CatBoostClassifier",
         "catboost.core.CatBoostRegressor",
         "collections.OrderedDict",
+        # Preprocessing of pipelines: a dtype parameter (OneHotEncoder's
+        # dtype=np.float64) and ColumnTransformer's column selector, which only
+        # stores the pattern and dtypes it selects by.
+        "numpy.dtype",
+        "sklearn.compose._column_transformer.make_column_selector",
     }
 )
 
@@ -205,14 +210,16 @@ def _load_native(path: Path) -> Any:
         ) from exc
 
 
-def _read_table(path: Path) -> pd.DataFrame:
+def _read_table(path: Path, text_columns: Sequence[str] = ()) -> pd.DataFrame:
     suffix = path.suffix.lower()
     try:
         if suffix in _PARQUET_SUFFIXES:
             return pd.read_parquet(path)
         if suffix in _CSV_SUFFIXES:
             sep = "\t" if suffix == ".tsv" else ","
-            return pd.read_csv(path, sep=sep)
+            # Columns of text categories are read as text ("007" stays "007").
+            dtype = dict.fromkeys(text_columns, str) or None
+            return pd.read_csv(path, sep=sep, dtype=dtype)
     except (ValueError, OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise InputError(
             f"Could not read data file {str(path)!r}: {type(exc).__name__}: {exc}"
@@ -247,12 +254,35 @@ def _numeric_frame(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
     return pd.DataFrame(out, index=frame.index)
 
 
+def _mixed_frame(
+    frame: pd.DataFrame, path: Path, features: Sequence[Any]
+) -> pd.DataFrame:
+    """Cast each column to what the model expects: numbers for numeric columns,
+    labels for categorical ones (numbers read from text categories become
+    text), as read for columns the model never reads."""
+    out = {}
+    for spec, name in zip(features, frame.columns):
+        column = frame[name]
+        if spec.dropped:
+            out[name] = column
+        elif spec.kind == "categorical":
+            categories = list(spec.categories or ())
+            text = bool(categories) and all(isinstance(c, str) for c in categories)
+            if text and pd.api.types.is_numeric_dtype(column):
+                column = column.astype(object).where(column.isna(), column.astype(str))
+            out[name] = column
+        else:
+            out[name] = _numeric_frame(frame[[name]], path)[name]
+    return pd.DataFrame(out, index=frame.index)
+
+
 def load_data(
     path: str | os.PathLike[str],
     *,
     feature_names: Sequence[str],
     has_feature_names: bool = True,
     target: str | None = None,
+    features: Sequence[Any] | None = None,
 ) -> tuple[pd.DataFrame, pd.Series | None]:
     """Read a CSV or Parquet file into the model's features and an optional target.
 
@@ -268,11 +298,18 @@ def load_data(
         file order and must number ``len(feature_names)``.
     target : str, optional
         Name of the column holding the true labels or values.
+    features : sequence of FeatureSpec, optional
+        What each of the model's columns is (``Forest.features``).  When some
+        are categorical, or never read by the model, those columns keep their
+        labels (CSV text categories are read as text) and only the numeric
+        ones are converted; a label the model never saw is left to the model
+        (routed as it routes unknown categories).
 
     Returns
     -------
     X : DataFrame of shape (n_samples, n_features)
-        The features, float64, in the model's order.  When the model has no feature
+        The features, float64 (labels in categorical columns), in the model's
+        order.  When the model has no feature
         names the file's column names are kept.
     y : Series of shape (n_samples,) or None
         The target column, as read, or None when ``target`` is None.
@@ -286,7 +323,20 @@ def load_data(
     """
     path = Path(path)
     _check_readable(path, "Data")
-    frame = _read_table(path)
+    mixed = features is not None and any(
+        spec.kind != "numeric" or spec.dropped for spec in features
+    )
+    text_columns = (
+        [
+            spec.name
+            for spec in features
+            if spec.kind == "categorical"
+            and all(isinstance(c, str) for c in spec.categories or ())
+        ]
+        if mixed and features is not None
+        else []
+    )
+    frame = _read_table(path, text_columns)
     frame.columns = [str(c) for c in frame.columns]
     if frame.shape[0] == 0:
         raise InputError(f"Data file {str(path)!r} has no rows; expected at least one.")
@@ -316,6 +366,8 @@ def load_data(
             f"(fitted without feature names) expects {len(expected)}; name the "
             "target column with --target."
         )
+    if mixed and features is not None and has_feature_names:
+        return _mixed_frame(frame, path, features), y
     return _numeric_frame(frame, path), y
 
 

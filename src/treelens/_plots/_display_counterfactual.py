@@ -50,6 +50,9 @@ class CounterfactualDisplay(RenamedAttributes):
         Names of every feature that changed.
     background : PartitionDisplay or DecisionRegionDisplay
         The regions under the arrow, drawn by :meth:`plot`.
+    category_labels : (tuple of str or None, tuple of str or None), optional
+        The category labels of each drawn feature that is categorical (the
+        title names categories, not codes).
 
     Attributes
     ----------
@@ -94,6 +97,7 @@ class CounterfactualDisplay(RenamedAttributes):
         x_cf: NDArray[np.float64],
         changed: list[str],
         background: Any,
+        category_labels: tuple[Any, Any] | None = None,
     ) -> None:
         self.features = features
         self.feature_names = feature_names
@@ -102,6 +106,7 @@ class CounterfactualDisplay(RenamedAttributes):
         self.end = x_cf[list(features)]
         self.changed = changed
         self.background = background
+        self.category_labels = category_labels
 
     @classmethod
     def from_result(
@@ -161,7 +166,10 @@ class CounterfactualDisplay(RenamedAttributes):
                 f"{'' if hasattr(result, 'X_cf_') else ' without X_cf_'}."
             )
         Xa = as_array(X, forest)
-        X_cf = np.asarray(result.X_cf_, dtype=np.float64).reshape(Xa.shape[0], -1)
+        # Codes of a result in the user's columns (categories), else its values.
+        cf = getattr(result, "X_cf_codes_", None)
+        X_cf = np.asarray(result.X_cf_ if cf is None else cf, dtype=np.float64)
+        X_cf = X_cf.reshape(Xa.shape[0], -1)
         if not -Xa.shape[0] <= index < Xa.shape[0]:
             raise InputError(f"`index` must be in [0, {Xa.shape[0] - 1}]; got {index}.")
         found = getattr(result, "found_", None)
@@ -228,6 +236,8 @@ class CounterfactualDisplay(RenamedAttributes):
             x_cf=x_cf,
             changed=[names[j] for j in np.flatnonzero(x_cf != x)],
             background=bg,
+            # Categorical axes are titled with their labels, not their codes.
+            category_labels=(_labels(forest, f0), _labels(forest, f1)),
         )
         kwargs.setdefault("background_kwargs", {"show_points": y_bg is not None})
         return display.plot(ax=ax, **kwargs)
@@ -282,9 +292,10 @@ class CounterfactualDisplay(RenamedAttributes):
         self.arrow_ = FancyArrowPatch(tuple(self.start), tuple(self.end), **style)
         ax.add_patch(self.arrow_)
         others = [n for n in self.changed if n not in self.feature_names]
+        labels = self.category_labels or (None, None)
         title = "counterfactual: " + ", ".join(
-            f"{n} {a:.3g} -> {b:.3g}"
-            for n, a, b in zip(self.feature_names, self.start, self.end)
+            f"{n} {_shown(a, c)} -> {_shown(b, c)}"
+            for n, a, b, c in zip(self.feature_names, self.start, self.end, labels)
         )
         if others:
             title += f"\n(also changed: {', '.join(others)})"
@@ -297,3 +308,17 @@ def _predict_rows(model: Any, forest: Any, rows: NDArray[np.float64]) -> NDArray
     if forest is not None:
         return forest.predict(rows)
     return np.asarray(model.predict(rows))
+
+
+def _shown(value: float, categories: Any) -> str:
+    """A value as the title shows it: its category's label, or the number."""
+    if categories is not None and 0 <= value < len(categories) and value == int(value):
+        return str(categories[int(value)])
+    return f"{value:.3g}"
+
+
+def _labels(forest: Any, f: int) -> Any:
+    """The category labels of feature ``f`` (None for a numeric one)."""
+    if forest is not None and forest.n_categories[f]:
+        return forest.features[f].categories
+    return None

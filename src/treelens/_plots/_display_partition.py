@@ -239,7 +239,7 @@ class PartitionDisplay(RenamedAttributes):
                 f"`max_depth` must be a non-negative integer or None; got {max_depth!r}."
             )
         Xa = as_array(X, forest)
-        ref = resolve_reference(Xa, reference, forest.n_features)
+        ref = resolve_reference(Xa, reference, forest.n_features, forest.n_categories)
         box = resolve_window(Xa, (f0, f1), window, margin=margin)
         part = partition_rectangles(
             forest, (f0, f1), ref, box, tree_index=t, max_depth=max_depth
@@ -421,7 +421,9 @@ def _split_segments(
 ) -> NDArray[np.float64]:
     """Split lines of reachable nodes above the depth cut, clipped to the window."""
     tree = forest.trees[tree_index]
-    nodes = slice_nodes(tree, features, reference, forest.input_dtype)
+    nodes = slice_nodes(
+        tree, features, reference, forest.input_dtype, forest.n_categories
+    )
     split = nodes.reachable & ~tree.is_leaf
     if max_depth is not None:
         split &= nodes.depth < max_depth

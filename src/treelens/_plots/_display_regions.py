@@ -8,6 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._adapters import to_forest
+from .._core._features import has_labels
 from .._core._forest import Forest
 from .._core._validation import column_names
 from .._exceptions import InputError, UnsupportedModelError
@@ -66,6 +67,8 @@ def require_classifier(estimator: Any, forest: Forest | None, picture: str) -> N
 
 def as_array(X: Any, forest: Forest | None) -> NDArray[np.float64]:
     """X as a 2-D float64 array (columns matched by name for tree models)."""
+    if forest is not None and forest.has_labels and has_labels(X):
+        return np.atleast_2d(forest.encode(X))  # labels to codes (Forest.encode)
     if forest is not None:
         forest.validate_X(X)  # checks shape, names and values; returns the float32 cast
         if column_names(X) is not None and forest.has_feature_names:
@@ -290,7 +293,9 @@ class DecisionRegionDisplay(RenamedAttributes):
         support_vectors: NDArray[np.float64] | None = None,
         X: NDArray[np.float64] | None = None,
         y: NDArray[Any] | None = None,
+        category_labels: tuple[Any, ...] | None = None,
     ) -> None:
+        self.category_labels = category_labels
         self.features = features
         self.feature_names = feature_names
         self.reference = reference
@@ -428,7 +433,8 @@ class DecisionRegionDisplay(RenamedAttributes):
             else model_feature_names(model, n_features)
         )
         f0, f1 = resolve_features(names, features)
-        ref = resolve_reference(Xa, reference, n_features)
+        k = forest.n_categories if forest is not None else None
+        ref = resolve_reference(Xa, reference, n_features, k)
         box = resolve_window(Xa, (f0, f1), window, margin=margin)
         classes = np.asarray(model.classes_)
         common: dict[str, Any] = {
@@ -447,6 +453,8 @@ class DecisionRegionDisplay(RenamedAttributes):
             raise InputError(
                 f"`grid_resolution` must be at least 2; got {grid_resolution}."
             )
+        if forest is not None and forest.n_categories[[f0, f1]].any():
+            return cls(**_categorical_cells(forest, common, grid_resolution), **common)
         xs = np.linspace(box[0, 0], box[0, 1], grid_resolution)
         ys = np.linspace(box[1, 0], box[1, 1], grid_resolution)
         xx, yy = np.meshgrid(xs, ys)
@@ -620,6 +628,9 @@ class DecisionRegionDisplay(RenamedAttributes):
         ax.set_ylim(*self.window[1])
         ax.set_xlabel(self.feature_names[0])
         ax.set_ylabel(self.feature_names[1])
+        for axis, labels in zip((ax.xaxis, ax.yaxis), self.category_labels or ()):
+            if labels is not None:  # a categorical axis: one band per category
+                axis.set_ticks(np.arange(len(labels)), [str(c) for c in labels])
         self.ax_, self.figure_ = ax, ax.figure
         return self
 
@@ -904,3 +915,73 @@ def _frame_like(estimator: Any, grid: NDArray[np.float64]) -> Any:
     import pandas as pd
 
     return pd.DataFrame(grid, columns=list(names))
+
+
+def _categorical_cells(
+    forest: Forest, common: dict[str, Any], grid_resolution: int
+) -> dict[str, Any]:
+    """Display parameters of regions over a categorical axis: one labelled band
+    per category (see :func:`categorical_regions`); ``common["window"]`` is
+    widened to the bands."""
+    if common["response_method"] != "predict":
+        raise InputError(
+            "Regions over a categorical feature draw predicted classes; expected "
+            f"response_method='predict', got {common['response_method']!r}."
+        )
+    features = common["features"]
+    x_edges, y_edges, labels, window = categorical_regions(
+        forest, features, common["reference"], common["window"], grid_resolution
+    )
+    common["window"] = window
+    return {
+        "predictions": labels,
+        "response": labels,
+        "x_edges": x_edges,
+        "y_edges": y_edges,
+        "category_labels": tuple(
+            forest.features[f].categories if forest.n_categories[f] else None
+            for f in features
+        ),
+    }
+
+
+def categorical_regions(
+    forest: Forest,
+    features: tuple[int, int],
+    reference: NDArray[np.float64],
+    window: NDArray[np.float64],
+    grid_resolution: int,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[Any], NDArray[Any]]:
+    """Predicted classes over two features of which one or both are categorical.
+
+    A categorical axis has one band per category, ``(c - 0.5, c + 0.5]`` around
+    its code ``c``; a numeric axis ``grid_resolution`` equal cells of the window.
+    Every cell is predicted at its centre (the category's code) by the forest's
+    own routing.
+
+    Returns
+    -------
+    x_edges, y_edges : ndarray
+    labels : ndarray of shape (n_y, n_x)
+    window : ndarray of shape (2, 2)
+        The window, categorical axes widened to their bands.
+    """
+    edges, centres = [], []
+    window = np.array(window, dtype=np.float64)
+    for axis, f in enumerate(features):
+        k = int(forest.n_categories[f])
+        if k:
+            centre = np.arange(k, dtype=np.float64)
+            edges.append(np.arange(k + 1, dtype=np.float64) - 0.5)
+            window[axis] = (-0.5, k - 0.5)
+        else:
+            edge = np.linspace(window[axis, 0], window[axis, 1], grid_resolution + 1)
+            centre = 0.5 * (edge[:-1] + edge[1:])
+            edges.append(edge)
+        centres.append(centre)
+    xx, yy = np.meshgrid(centres[0], centres[1])
+    grid = np.tile(reference, (xx.size, 1))
+    grid[:, features[0]], grid[:, features[1]] = xx.ravel(), yy.ravel()
+    leaves = forest._apply(grid.astype(forest.input_dtype))
+    labels, _ = outputs_from_leaves(forest, leaves, "predict")
+    return edges[0], edges[1], labels.reshape(xx.shape), window

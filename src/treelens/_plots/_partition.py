@@ -9,6 +9,7 @@ The reachable leaves tile the plane, each over a rectangle.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -158,10 +159,46 @@ def resolve_tree_index(forest: Forest, tree_index: int | None) -> int:
     return int(tree_index)
 
 
+def _categorical_left(
+    tree: Tree,
+    inner: NDArray[np.intp],
+    plotted: NDArray[np.bool_],
+    ref: NDArray[Any],
+    other_left: NDArray[np.bool_],
+    n_categories: NDArray[np.intp] | None,
+) -> NDArray[np.bool_]:
+    """Where the reference goes at categorical nodes; refuses a plotted one."""
+    from .._core._features import category_codes
+
+    categorical = tree.is_categorical[inner]
+    if not categorical.any():
+        return other_left
+    if (categorical & plotted).any() or n_categories is None:
+        j = int(tree.feature[inner][categorical][0])
+        raise InputError(
+            f"Feature {j} is categorical; this picture draws numeric axes only. "
+            "Expected numeric features, got a categorical one: draw it with "
+            "DecisionRegionDisplay, which shows categories as bands."
+        )
+    nodes = inner[categorical]
+    x = ref[tree.feature[nodes]].astype(np.float64)
+    code = category_codes(x, n_categories[tree.feature[nodes]])
+    out = other_left.copy()
+    out[categorical] = np.where(
+        np.isnan(x), tree.missing_go_left[nodes], tree.categorical_left[nodes, code]
+    )
+    return out
+
+
 def resolve_reference(
-    X: NDArray[np.float64] | None, reference: Any, n_features: int
+    X: NDArray[np.float64] | None,
+    reference: Any,
+    n_features: int,
+    n_categories: NDArray[np.intp] | None = None,
 ) -> NDArray[np.float64]:
-    """The reference row: ``reference`` if given, else the median of ``X``.
+    """The reference row: ``reference`` if given, else the median of ``X`` (for
+    categorical features, given their numbers of categories in
+    ``n_categories``, the most frequent category).
 
     Returns
     -------
@@ -173,7 +210,16 @@ def resolve_reference(
                 "A reference row is needed to hold the other features; expected "
                 "`reference` or non-empty X, got neither."
             )
-        return np.median(np.asarray(X, dtype=np.float64), axis=0)
+        values = np.asarray(X, dtype=np.float64)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-missing columns
+            out = np.nanmedian(values, axis=0)
+        for j in np.flatnonzero(n_categories if n_categories is not None else []):
+            codes = values[:, j][np.isfinite(values[:, j])]
+            codes = codes[(codes >= 0) & (codes < n_categories[j])]  # type: ignore[index]
+            if codes.size:
+                out[j] = float(np.bincount(codes.astype(np.intp)).argmax())
+        return np.nan_to_num(out)
     ref = np.asarray(reference, dtype=np.float64).reshape(-1)
     if ref.shape[0] != n_features or not np.isfinite(ref).all():
         raise InputError(
@@ -195,7 +241,10 @@ def plot_window(
         the feature is constant).
     """
     cols = np.asarray(X, dtype=np.float64)[:, list(features)]
-    low, high = cols.min(axis=0), cols.max(axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-missing columns
+        low, high = np.nanmin(cols, axis=0), np.nanmax(cols, axis=0)
+    low, high = np.nan_to_num(low), np.nan_to_num(high)
     pad = np.where(high > low, (high - low) * margin, 0.5)
     return np.column_stack([low - pad, high + pad])
 
@@ -248,7 +297,11 @@ def resolve_window(
 
 # ----------------------------------------------------------------- geometry
 def slice_nodes(
-    tree: Tree, features: tuple[int, ...], reference: NDArray[Any], dtype: Any
+    tree: Tree,
+    features: tuple[int, ...],
+    reference: NDArray[Any],
+    dtype: Any,
+    n_categories: NDArray[np.intp] | None = None,
 ) -> SliceNodes:
     """Reachability and boxes of every node of ``tree`` in the slice of ``features``.
 
@@ -262,6 +315,11 @@ def slice_nodes(
         thresholds, as prediction does.
     dtype : numpy dtype
         The forest's ``input_dtype``.
+    n_categories : ndarray of shape (n_features,), optional
+        The forest's ``n_categories``: categorical nodes on the other features
+        route the reference's category; a plotted feature may not be
+        categorical (see :class:`~treelens.DecisionRegionDisplay`, which draws
+        categories as bands).
 
     Returns
     -------
@@ -286,6 +344,10 @@ def slice_nodes(
         col = column[feat]
         plotted = col >= 0
         other_left = ref[np.where(plotted, 0, feat)] <= thr
+        if tree.has_categorical:
+            other_left = _categorical_left(
+                tree, inner, plotted, ref, other_left, n_categories
+            )
         lower[left], upper[left] = lower[inner], upper[inner]
         lower[right], upper[right] = lower[inner], upper[inner]
         p = np.flatnonzero(plotted)
@@ -353,7 +415,9 @@ def partition_rectangles(
     (3, 4)
     """
     tree = forest.trees[tree_index]
-    nodes = slice_nodes(tree, features, reference, forest.input_dtype)
+    nodes = slice_nodes(
+        tree, features, reference, forest.input_dtype, forest.n_categories
+    )
     ids = region_nodes(tree, nodes, max_depth)
     x0 = np.maximum(nodes.lower[ids, 0], window[0, 0])
     x1 = np.minimum(nodes.upper[ids, 0], window[0, 1])
@@ -378,7 +442,9 @@ def split_thresholds(
     found: list[list[NDArray[np.float64]]] = [[] for _ in features]
     for t in range(forest.n_trees) if trees is None else trees:
         tree = forest.trees[t]
-        nodes = slice_nodes(tree, features, reference, forest.input_dtype)
+        nodes = slice_nodes(
+            tree, features, reference, forest.input_dtype, forest.n_categories
+        )
         split = nodes.reachable & ~tree.is_leaf
         for k, f in enumerate(features):
             thr = tree.threshold[split & (tree.feature == f)]
@@ -428,7 +494,9 @@ def step_function(
         node at ``max_depth`` predicts its mean.
     """
     tree = forest.trees[tree_index]
-    nodes = slice_nodes(tree, (feature,), reference, forest.input_dtype)
+    nodes = slice_nodes(
+        tree, (feature,), reference, forest.input_dtype, forest.n_categories
+    )
     ids = region_nodes(tree, nodes, max_depth)
     lo = np.maximum(nodes.lower[ids, 0], window[0])
     hi = np.minimum(nodes.upper[ids, 0], window[1])

@@ -13,6 +13,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from .._core._features import split_condition
 from .._core._forest import Forest, Tree
 
 __all__ = [
@@ -166,9 +167,10 @@ def impurity_decrease(tree: Tree) -> NDArray[np.float64]:
 
 def decision_path(forest: Forest, tree_index: int, x: Any) -> NDArray[np.intp]:
     """Nodes the row ``x`` visits in tree ``tree_index``, root first."""
-    leaf = int(
-        forest.apply(np.asarray(x, dtype=np.float64).reshape(1, -1))[0, tree_index]
-    )
+    if hasattr(x, "iloc") and getattr(x, "ndim", 2) == 1:
+        x = x.to_frame().T  # one row of a DataFrame, as a one-row frame
+    row = forest.encode(x) if forest.has_labels else np.asarray(x, dtype=np.float64)
+    leaf = int(forest.apply(np.reshape(row, (1, -1)))[0, tree_index])
     parent = forest.trees[tree_index].parent
     path = [leaf]
     while parent[path[-1]] >= 0:  # one step per level
@@ -276,8 +278,11 @@ def node_texts(
     for node in nodes.tolist():
         lines = []
         if not tree.is_leaf[node]:
-            threshold = format_threshold(tree.threshold[node], precision)
-            lines.append(f"{names[tree.feature[node]]} <= {threshold}")
+            if tree.is_categorical[node]:
+                lines.append(split_condition(forest, tree_index, node, names=names))
+            else:
+                threshold = format_threshold(tree.threshold[node], precision)
+                lines.append(f"{names[tree.feature[node]]} <= {threshold}")
         for item in annotate:
             if item == "samples":
                 n = int(tree.n_node_samples[node])

@@ -1,0 +1,363 @@
+"""scikit-learn Pipelines, lifted to the columns the pipeline takes.
+
+``to_forest(pipeline)`` reads the final tree model and carries every split back
+through the preprocessing (see :mod:`._pipeline_steps`), so the Forest routes the
+DataFrame the pipeline is given:
+
+- a split on a numeric column that went through scalers and imputers becomes a
+  split on the raw column, at the largest raw value that still goes left (found
+  by bisection over doubles with the steps' own ``transform``, so exact), with
+  missing values sent where the imputed value goes;
+- a split on a one-hot or ordinal column becomes a categorical split on the
+  encoded input column: each category, an unknown category (code ``k``) and a
+  missing value go where their encoded value goes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._core._features import FeatureSpec, category_codes
+from .._core._forest import Forest, Tree
+from .._exceptions import InputError, UnsupportedModelError
+from ._pipeline_steps import ColumnMap, input_maps, lift_step
+from ._registry import register_adapter
+
+__all__ = ["PipelineParts", "pipeline_parts"]
+
+# Bisection steps over the ordered bit patterns of doubles: 64 always suffice.
+_BISECTION_STEPS = 66
+
+
+def _ordered_keys(x: NDArray[np.float64]) -> NDArray[np.int64]:
+    bits = np.asarray(x, dtype=np.float64).view(np.int64)
+    return np.where(bits >= 0, bits, np.int64(-(2**63)) - bits)
+
+
+def _from_keys(keys: NDArray[np.int64]) -> NDArray[np.float64]:
+    bits = np.where(keys >= 0, keys, np.int64(-(2**63)) - keys)
+    return bits.view(np.float64)
+
+
+def _inner_go_left(
+    inner: Forest,
+    nodes: dict[str, NDArray[Any]],
+    z: NDArray[np.float64],
+) -> NDArray[np.bool_]:
+    """Whether value ``z[i]`` of the encoded column goes left at node ``i``
+    (arrays of node fields in ``nodes``); ``z`` may be 2-D, one column per probe."""
+    z = np.asarray(z, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        cast = z.astype(inner.input_dtype).astype(np.float64)
+    thr = nodes["threshold"].reshape(-1, *([1] * (z.ndim - 1)))
+    with np.errstate(invalid="ignore"):
+        go = cast <= thr
+    categorical = nodes["is_categorical"]
+    if categorical.any():
+        k = inner.n_categories[nodes["feature"]].reshape(-1, *([1] * (z.ndim - 1)))
+        code = category_codes(z, k)
+        table = nodes["categorical_left"]
+        rows = np.broadcast_to(
+            np.arange(z.shape[0]).reshape(-1, *([1] * (z.ndim - 1))), z.shape
+        )
+        go = np.where(
+            categorical.reshape(-1, *([1] * (z.ndim - 1))), table[rows, code], go
+        )
+    missing_left = nodes["missing_go_left"].reshape(-1, *([1] * (z.ndim - 1)))
+    return np.where(np.isnan(z), missing_left, go)
+
+
+def _raw_thresholds(
+    inner: Forest, nodes: dict[str, NDArray[Any]], column: ColumnMap
+) -> NDArray[np.float64]:
+    """The largest raw value going left at each numeric node: a raw ``x`` goes
+    left iff ``x <= result`` (``-inf``: no finite value goes left)."""
+    n = nodes["threshold"].shape[0]
+    top = np.finfo(np.float64).max
+    lo = np.full(n, _ordered_keys(np.array(-top)))
+    hi = np.full(n, _ordered_keys(np.array(top)))
+    no_nan = {**nodes, "missing_go_left": np.zeros(n, dtype=bool)}
+
+    def left(keys: NDArray[np.int64]) -> NDArray[np.bool_]:
+        return _inner_go_left(inner, no_nan, column.numeric(_from_keys(keys)))
+
+    none_left = ~left(lo)
+    all_left = left(hi)
+    # Invariant: lo goes left, hi goes right.
+    for _ in range(_BISECTION_STEPS):
+        if np.all(hi <= lo + 1):
+            break
+        # (lo + hi) // 2 without overflowing int64.
+        mid = lo // 2 + hi // 2 + (lo % 2 + hi % 2) // 2
+        goes = left(mid)
+        lo = np.where(goes, mid, lo)
+        hi = np.where(goes, hi, mid)
+    out = _from_keys(lo)
+    out = np.where(none_left, -np.inf, out)
+    return np.where(all_left, np.inf, out)
+
+
+def _lift_feature(
+    inner: Forest,
+    flat: dict[str, NDArray[Any]],
+    where: NDArray[np.intp],
+    column: ColumnMap,
+    out: dict[str, NDArray[Any]],
+) -> None:
+    """Rewrite the split nodes ``where`` (flat ids) on one encoded column."""
+    nodes = {
+        name: flat[name][where]
+        for name in ("feature", "threshold", "missing_go_left", "is_categorical")
+    }
+    nodes["categorical_left"] = flat["categorical_left"][where]
+    out["feature"][where] = column.source
+    if column.is_categorical:
+        assert column.values is not None
+        values = np.broadcast_to(column.values, (where.size, column.values.size))
+        go = _inner_go_left(inner, nodes, values)
+        k = len(column.categories or ())
+        out["is_categorical"][where] = True
+        out["threshold"][where] = np.nan
+        out["categorical_left"][where, : k + 1] = go[:, : k + 1]
+        out["missing_go_left"][where] = go[:, k + 1]
+        return
+    if nodes["is_categorical"].any():
+        raise UnsupportedModelError(
+            "A categorical split of the final model reads a column that the "
+            "preprocessing scales or imputes; expected categorical splits on "
+            "encoded or passed-through columns only."
+        )
+    out["threshold"][where] = _raw_thresholds(inner, nodes, column)
+    missing = column.numeric(np.full(where.size, np.nan))
+    out["missing_go_left"][where] = _inner_go_left(inner, nodes, missing)
+
+
+def _column_specs(
+    names: Sequence[str], maps: list[ColumnMap], n_inputs: int
+) -> tuple[FeatureSpec, ...]:
+    specs: list[FeatureSpec | None] = [None] * n_inputs
+    used = np.zeros(n_inputs, dtype=bool)
+    for column in maps:
+        used[column.source] = True
+        spec = FeatureSpec(
+            names[column.source],
+            "categorical" if column.is_categorical else "numeric",
+            column.categories,
+        )
+        previous = specs[column.source]
+        if previous is not None and previous != spec:
+            raise UnsupportedModelError(
+                f"Column {names[column.source]!r} reaches the model both as "
+                f"{previous.kind} (categories {previous.categories}) and as "
+                f"{spec.kind} (categories {spec.categories}); expected one encoding "
+                "per column."
+            )
+        specs[column.source] = spec
+    return tuple(
+        spec if spec is not None else FeatureSpec(names[i], dropped=True)
+        for i, spec in enumerate(specs)
+    )
+
+
+def _with_missing(
+    specs: tuple[FeatureSpec, ...], maps: list[ColumnMap], inner: Forest
+) -> tuple[FeatureSpec, ...]:
+    """Columns whose missing values the pipeline routes: encoded ones, imputed
+    ones, and all when the final model routes NaN."""
+    routed = np.ones(len(specs), dtype=bool)
+    for column in maps:
+        routed[column.source] &= not column.refuses_missing
+        if not column.is_categorical and not inner.allow_missing:
+            filled = not np.isnan(column.numeric(np.array([np.nan])))[0]
+            routed[column.source] &= filled
+    return tuple(
+        replace(spec, accepts_missing=bool(ok)) for spec, ok in zip(specs, routed)
+    )
+
+
+def _lift_trees(
+    inner: Forest, maps: list[ColumnMap], specs: tuple[FeatureSpec, ...]
+) -> tuple[Tree, ...]:
+    flat = dict(inner._flat)
+    n_total = flat["left"].size
+    if "categorical_left" not in flat:
+        flat["categorical_left"] = np.zeros((n_total, 0), dtype=bool)
+        flat["is_categorical"] = np.zeros(n_total, dtype=bool)
+    k_max = max((s.n_categories for s in specs), default=0)
+    out = {
+        "feature": flat["feature"].copy(),
+        "threshold": flat["threshold"].astype(np.float64),
+        "missing_go_left": flat["missing_go_left"].copy(),
+        "is_categorical": np.zeros(n_total, dtype=bool),
+        "categorical_left": np.zeros((n_total, k_max + 1), dtype=bool),
+    }
+    split = ~flat["is_leaf"]
+    for j, column in enumerate(maps):
+        where = np.flatnonzero(split & (flat["feature"] == j))
+        if where.size:
+            _lift_feature(inner, flat, where, column, out)
+    k = np.array([s.n_categories for s in specs], dtype=np.intp)
+    trees = []
+    for tree, start in zip(inner.trees, flat["offsets"]):
+        part = slice(int(start), int(start) + tree.n_nodes)
+        categorical = out["is_categorical"][part]
+        width = (
+            int(k[out["feature"][part][categorical]].max()) + 1
+            if categorical.any()
+            else 0
+        )
+        trees.append(
+            replace(
+                tree,
+                feature=out["feature"][part],
+                threshold=out["threshold"][part],
+                missing_go_left=out["missing_go_left"][part],
+                is_categorical=categorical,
+                categorical_left=out["categorical_left"][part, :width],
+            )
+        )
+    return tuple(trees)
+
+
+def _input_names(
+    pipeline: Any, feature_names: Sequence[str] | None
+) -> tuple[tuple[str, ...], bool]:
+    # The first step that is not "passthrough" saw the pipeline's input.
+    first = next(
+        step
+        for _, step in pipeline.steps
+        if not (step is None or isinstance(step, str))
+    )
+    fitted = getattr(first, "feature_names_in_", None)
+    n = int(first.n_features_in_)
+    if feature_names is not None:
+        names = tuple(map(str, feature_names))
+        if len(names) != n or (fitted is not None and names != tuple(map(str, fitted))):
+            raise InputError(
+                "`feature_names` must be the pipeline's input columns; expected "
+                f"{list(map(str, fitted)) if fitted is not None else n} names, got "
+                f"{list(names)}."
+            )
+        return names, True
+    if fitted is not None:
+        return tuple(map(str, fitted)), True
+    return tuple(f"x{i}" for i in range(n)), False
+
+
+@dataclass(frozen=True, eq=False)
+class PipelineParts:
+    """A pipeline seen as its final model on the transformed columns.
+
+    Attributes
+    ----------
+    forest : Forest
+        The final model's Forest, over the columns the preprocessing outputs.
+    source : ndarray of shape (n_transformed,), int
+        The pipeline's input column each transformed column derives from.
+    n_inputs : int
+        Number of input columns of the pipeline.
+    preprocessing : object
+        ``pipeline[:-1]``: its ``transform`` gives the final model's input.
+    """
+
+    forest: Forest
+    source: NDArray[np.intp]
+    n_inputs: int
+    preprocessing: Any
+
+    def groups(self) -> NDArray[np.float64]:
+        """The ``(n_transformed, n_inputs)`` 0/1 matrix of which input column
+        each transformed column derives from (products with it sum per input
+        column)."""
+        out = np.zeros((self.source.size, self.n_inputs))
+        out[np.arange(self.source.size), self.source] = 1.0
+        return out
+
+    def transform(self, frame: Any) -> NDArray[np.float64]:
+        """The final model's input for the pipeline's input rows ``frame``."""
+        out = self.preprocessing.transform(frame)
+        if hasattr(out, "toarray"):
+            out = out.toarray()
+        return np.asarray(out, dtype=np.float64)
+
+
+def pipeline_parts(model: Any) -> PipelineParts | None:
+    """The final model and the column map of a scikit-learn Pipeline (None for
+    any other model, a Forest included)."""
+    from ._registry import adapter_of
+
+    if isinstance(model, Forest) or adapter_of(model) is not _pipeline:
+        return None
+    _fitted(model)
+    *steps, (_, final) = model.steps
+    adapter = adapter_of(final)
+    if adapter is None or not steps:
+        return None  # to_forest(model) names the problem, or nothing to lift
+    names, _ = _input_names(model, None)
+    maps = input_maps(len(names))
+    for name, step in steps:
+        maps = lift_step(name, step, maps)
+    return PipelineParts(
+        forest=adapter(final, None),
+        source=np.array([column.source for column in maps], dtype=np.intp),
+        n_inputs=len(names),
+        preprocessing=model[:-1],
+    )
+
+
+def _fitted(model: Any) -> None:
+    from sklearn.utils.validation import check_is_fitted
+
+    from .._exceptions import NotFittedError
+
+    try:
+        check_is_fitted(model)
+    except Exception as exc:  # scikit-learn's NotFittedError
+        raise NotFittedError(
+            "This Pipeline is not fitted yet; expected a fitted pipeline. Call "
+            "`fit` first."
+        ) from exc
+
+
+@register_adapter("sklearn.Pipeline")
+def _pipeline(model: Any, feature_names: Sequence[str] | None) -> Forest:
+    from ._registry import adapter_of, registered
+
+    _fitted(model)
+    *steps, (final_name, final) = model.steps
+    adapter = adapter_of(final)
+    if adapter is None:
+        raise UnsupportedModelError(
+            f"The last step of the Pipeline, {final_name!r} "
+            f"({type(final).__name__}), is not a supported tree model; expected "
+            f"one of {', '.join(m for m in registered() if m != 'sklearn.Pipeline')}."
+        )
+    inner = adapter(final, None)
+    names, has_names = _input_names(model, feature_names)
+    maps = input_maps(len(names))
+    for name, step in steps:
+        maps = lift_step(name, step, maps)
+    if len(maps) != inner.n_features:
+        raise UnsupportedModelError(
+            f"The preprocessing of the Pipeline outputs {len(maps)} columns but its "
+            f"last step {final_name!r} reads {inner.n_features}; expected the same."
+        )
+    specs = _with_missing(_column_specs(names, maps, len(names)), maps, inner)
+    trees = _lift_trees(inner, maps, specs)
+    missing_ok = any(spec.accepts_missing for spec in specs if not spec.dropped)
+    return replace(
+        inner,
+        trees=trees,
+        n_features=len(names),
+        feature_names=names,
+        has_feature_names=has_names,
+        features=specs,
+        input_dtype=np.float64,
+        allow_missing=bool(missing_ok),
+        source=f"{type(model).__module__}.{type(model).__qualname__}",
+    )

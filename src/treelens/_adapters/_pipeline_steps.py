@@ -1,0 +1,339 @@
+"""How each column a scikit-learn preprocessing step outputs derives from one input
+column of the pipeline.
+
+The lifting walks the steps with a list of :class:`ColumnMap`, one per column the
+current step outputs: which input column it comes from, and either
+
+- a numeric map: the raw value (missing values first replaced by ``fill``, as a
+  ``SimpleImputer`` does) passed through increasing functions (the scalers); or
+- a categorical map: the value the step outputs for each category of the input
+  column, for a category the encoder never saw, and for a missing value (probed
+  through the encoder's own ``transform``, so ``drop``, ``handle_unknown`` and
+  infrequent categories are as scikit-learn computes them).
+
+Numeric functions repeat the fitted scalers' own float64 operations in their
+order, so the lifted thresholds reproduce scikit-learn's arithmetic bit for bit.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from .._exceptions import UnsupportedModelError
+
+__all__ = ["ColumnMap", "input_maps", "lift_step"]
+
+_SCALERS = ("StandardScaler", "MinMaxScaler", "MaxAbsScaler", "RobustScaler")
+_UNKNOWN_LABEL = "\x00treelens: a category never seen"
+
+
+@dataclass(frozen=True)
+class ColumnMap:
+    """One output column of the preprocessing, as a function of input column
+    ``source``.
+
+    Attributes
+    ----------
+    source : int
+        Index of the pipeline's input column.
+    fill : object or None
+        Value a missing input is replaced with before anything else (a
+        ``SimpleImputer`` on the raw column), or None.
+    functions : tuple of callables
+        Increasing functions applied in order to the (filled) raw value, each
+        ``f(values: ndarray of float64) -> ndarray of float64``.
+    categories : tuple or None
+        For a categorical map: the input column's categories (missing values
+        excluded), in code order.
+    values : ndarray of shape (k + 2,) or None
+        For a categorical map: the output for each category code ``0 .. k - 1``,
+        for an unknown category (code ``k``), and for a missing value.
+    refuses_missing : bool
+        Whether a step the missing value reaches refuses NaN.
+    """
+
+    source: int
+    fill: Any = None
+    functions: tuple[Callable[[NDArray[np.float64]], NDArray[np.float64]], ...] = ()
+    categories: tuple[Any, ...] | None = None
+    values: NDArray[np.float64] | None = field(default=None, compare=False)
+    refuses_missing: bool = False
+
+    @property
+    def is_categorical(self) -> bool:
+        return self.categories is not None
+
+    @property
+    def is_raw(self) -> bool:
+        """Whether the column is still the raw input (possibly imputed)."""
+        return not self.functions and self.categories is None
+
+    def numeric(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The column's value for raw numbers ``x`` (NaN is a missing value)."""
+        out = np.asarray(x, dtype=np.float64)
+        if self.fill is not None:
+            out = np.where(np.isnan(out), float(self.fill), out)
+        for function in self.functions:
+            out = function(out)
+        return out
+
+
+def _refuse(step_name: str, step: Any, reason: str) -> UnsupportedModelError:
+    return UnsupportedModelError(
+        f"Pipeline step {step_name!r} ({type(step).__name__}) {reason}; expected "
+        "ColumnTransformer, OneHotEncoder, OrdinalEncoder, StandardScaler, "
+        "MinMaxScaler, MaxAbsScaler, RobustScaler, SimpleImputer, a feature "
+        "selector, 'passthrough' or 'drop'. To explain the model alone, give "
+        "`pipeline[-1]` and the transformed data `pipeline[:-1].transform(X)`."
+    )
+
+
+def _frame(step: Any, columns: NDArray[Any]) -> Any:
+    names = getattr(step, "feature_names_in_", None)
+    if names is not None:
+        return pd.DataFrame(columns, columns=list(names))
+    return columns
+
+
+def _scaler_function(
+    step: Any, i: int
+) -> Callable[[NDArray[np.float64]], NDArray[np.float64]]:
+    """Column ``i`` of a fitted scaler's ``transform``, with the same float64
+    operations in the same order (so bit for bit)."""
+    name = type(step).__qualname__
+    subtract: float | None = None
+    divide: float | None = None
+    multiply: float | None = None
+    add = 0.0
+    clip: tuple[float, float] | None = None
+    if name == "StandardScaler":
+        subtract = float(step.mean_[i]) if step.with_mean else None
+        divide = float(step.scale_[i]) if step.scale_ is not None else None
+    elif name == "RobustScaler":
+        subtract = float(step.center_[i]) if step.with_centering else None
+        divide = float(step.scale_[i]) if step.with_scaling else None
+    elif name == "MaxAbsScaler":
+        divide = float(step.scale_[i])
+    else:  # MinMaxScaler: X *= scale_; X += min_
+        multiply = float(step.scale_[i])
+        add = float(step.min_[i])
+        if step.clip:
+            clip = (float(step.feature_range[0]), float(step.feature_range[1]))
+
+    def function(x: NDArray[np.float64]) -> NDArray[np.float64]:
+        out = np.array(x, dtype=np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):  # the bisection's ends
+            _apply(out)
+        return out
+
+    def _apply(out: NDArray[np.float64]) -> None:
+        if multiply is not None:
+            out *= multiply
+            out += add
+        elif subtract is not None:
+            out -= subtract
+        if divide is not None:
+            out /= divide
+        if clip is not None:
+            np.clip(out, clip[0], clip[1], out=out)
+
+    return function
+
+
+def _lift_scaler(name: str, step: Any, maps: list[ColumnMap]) -> list[ColumnMap]:
+    scale = getattr(step, "scale_", None)
+    if scale is not None and np.any(np.asarray(scale) <= 0):
+        raise _refuse(name, step, "has a non-positive scale")
+    out = []
+    for i, column in enumerate(maps):
+        if column.is_categorical:
+            raise _refuse(name, step, "scales a one-hot or ordinal encoded column")
+        function = _scaler_function(step, i)
+        out.append(replace(column, functions=(*column.functions, function)))
+    return out
+
+
+def _lift_imputer(name: str, step: Any, maps: list[ColumnMap]) -> list[ColumnMap]:
+    missing = step.missing_values
+    if not (missing is None or (isinstance(missing, float) and np.isnan(missing))):
+        raise _refuse(name, step, f"treats {missing!r} as missing (only NaN is read)")
+    if step.add_indicator:
+        raise _refuse(name, step, "adds missing indicators (add_indicator=True)")
+    statistics = np.asarray(step.statistics_, dtype=object)
+    keep = np.ones(len(maps), dtype=bool)
+    if step.strategy != "constant" and not getattr(step, "keep_empty_features", False):
+        keep = ~np.asarray(pd.isna(statistics), dtype=bool)
+    out = []
+    for i in np.flatnonzero(keep):
+        column, fill = maps[i], statistics[i]
+        if column.is_categorical:
+            raise _refuse(name, step, "imputes an encoded column")
+        if column.is_raw:
+            if column.fill is None:
+                column = replace(column, fill=fill)
+        else:
+            value = float(fill)
+
+            def impute(
+                x: NDArray[np.float64], value: float = value
+            ) -> NDArray[np.float64]:
+                return np.where(np.isnan(x), value, x)
+
+            column = replace(column, functions=(*column.functions, impute))
+        out.append(column)
+    return out
+
+
+def _probe_rows(categories: list[NDArray[Any]], i: int, fill: Any) -> list[Any]:
+    """Probe values for column ``i``: each category, an unknown one, a missing one."""
+    known = [c for c in categories[i] if not pd.isna(c)]
+    if np.asarray(categories[i]).dtype.kind in "iuf":
+        unknown: Any = (max(known) + 1) if known else 0
+    else:
+        unknown = _UNKNOWN_LABEL
+    # scikit-learn keeps None and NaN apart; probe the one the encoder saw.
+    seen_none = any(c is None for c in categories[i])
+    missing = fill if fill is not None else (None if seen_none else np.nan)
+    return [*known, unknown, missing]
+
+
+def _transform_rows(step: Any, matrix: NDArray[Any]) -> NDArray[np.float64] | None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            encoded = step.transform(_frame(step, matrix))
+        except ValueError:
+            return None
+    if hasattr(encoded, "toarray"):
+        encoded = encoded.toarray()
+    return np.asarray(encoded, dtype=np.float64)
+
+
+def _probe(step: Any, maps: list[ColumnMap], i: int) -> NDArray[np.float64]:
+    """The encoder's outputs for column ``i``'s probes (rows: each category, an
+    unknown one, a missing one); NaN rows where the encoder refuses a probe
+    (``handle_unknown="error"``, or a missing value it never saw)."""
+    categories = list(step.categories_)
+    rows = _probe_rows(categories, i, maps[i].fill)
+    base = [next((c for c in cats if not pd.isna(c)), np.nan) for cats in categories]
+    matrix = np.array([base] * len(rows), dtype=object)
+    matrix[:, i] = np.array(rows, dtype=object)
+    known = _transform_rows(step, matrix[:-2])
+    assert known is not None  # the encoder's own categories always transform
+    n = len(rows)
+    # Each extra probe follows a known row: scikit-learn reads a column holding
+    # only None as unknown, but None among labels as missing.
+    extra = [_transform_rows(step, matrix[[0, r]]) for r in (n - 2, n - 1)]
+    extra = [None if e is None else e[1:] for e in extra]
+    width = known.shape[1]
+    return np.vstack(
+        [known] + [np.full((1, width), np.nan) if e is None else e for e in extra]
+    )
+
+
+def _output_slices(step: Any, n_inputs: int) -> list[slice]:
+    counts = getattr(step, "_n_features_outs", None)
+    if counts is None:
+        counts = [1] * n_inputs
+    ends = np.cumsum(counts)
+    return [slice(int(e - c), int(e)) for c, e in zip(counts, ends)]
+
+
+def _lift_encoder(
+    name: str, step: Any, maps: list[ColumnMap], one_hot: bool
+) -> list[ColumnMap]:
+    for column in maps:
+        if not column.is_raw:
+            raise _refuse(name, step, "encodes a column that an earlier step changed")
+    probes = [_probe(step, maps, i) for i in range(len(maps))]
+    slices = _output_slices(step, len(maps))
+    out = []
+    for i, column in enumerate(maps):
+        categories = tuple(
+            c.item() if isinstance(c, np.generic) else c
+            for c in step.categories_[i]
+            if not pd.isna(c)
+        )
+        block = probes[i][:, slices[i]]
+        if one_hot:
+            # A probe the encoder refuses is sent where "no category" goes.
+            block = np.where(np.isnan(block), 0.0, block)
+        for j in range(block.shape[1]):
+            out.append(
+                ColumnMap(column.source, categories=categories, values=block[:, j])
+            )
+    return out
+
+
+def _lift_column_transformer(
+    name: str, step: Any, maps: list[ColumnMap]
+) -> list[ColumnMap]:
+    from sklearn.preprocessing import FunctionTransformer
+
+    indices = step._transformer_to_input_indices
+    out: list[ColumnMap] = []
+    for sub_name, transformer, _ in step.transformers_:
+        columns = [maps[c] for c in indices.get(sub_name, [])]
+        if not columns or (isinstance(transformer, str) and transformer == "drop"):
+            continue
+        if isinstance(transformer, FunctionTransformer) and transformer.func is None:
+            transformer = "passthrough"  # how a fitted ColumnTransformer stores it
+        out.extend(lift_step(f"{name}/{sub_name}", transformer, columns))
+    return out
+
+
+def lift_step(name: str, step: Any, maps: list[ColumnMap]) -> list[ColumnMap]:
+    """The column maps after ``step``, given those of its input columns."""
+    if step is None or (isinstance(step, str) and step == "passthrough"):
+        return list(maps)
+    if isinstance(step, str) and step == "drop":
+        return []
+    cls = type(step)
+    module = cls.__module__
+    if not module.startswith("sklearn."):
+        raise _refuse(name, step, "is not a scikit-learn preprocessing step")
+    qualname = cls.__qualname__
+    if qualname == "Pipeline":
+        for sub_name, sub_step in step.steps:
+            maps = lift_step(f"{name}/{sub_name}", sub_step, maps)
+        return maps
+    if qualname == "ColumnTransformer":
+        return _lift_column_transformer(name, step, maps)
+    if qualname in ("OneHotEncoder", "OrdinalEncoder"):
+        return _lift_encoder(name, step, maps, qualname == "OneHotEncoder")
+    if qualname in _SCALERS:
+        return _lift_scaler(name, step, maps)
+    if qualname == "SimpleImputer":
+        return _lift_imputer(name, step, maps)
+    from sklearn.feature_selection import SelectorMixin
+
+    if isinstance(step, SelectorMixin):
+        support = np.asarray(step.get_support(), dtype=bool)
+        return _mark_missing(step, [c for c, kept in zip(maps, support) if kept])
+    raise _refuse(name, step, "cannot be carried back to the input columns")
+
+
+def _mark_missing(step: Any, maps: list[ColumnMap]) -> list[ColumnMap]:
+    """Maps whose missing values reach ``step`` unfilled, marked if it refuses NaN."""
+    from sklearn.utils import get_tags
+
+    if get_tags(step).input_tags.allow_nan:
+        return maps
+    return [
+        replace(c, refuses_missing=True)
+        if not c.is_categorical and np.isnan(c.numeric(np.array([np.nan])))[0]
+        else c
+        for c in maps
+    ]
+
+
+def input_maps(n_columns: int) -> list[ColumnMap]:
+    """One raw map per input column of the pipeline."""
+    return [ColumnMap(i) for i in range(n_columns)]

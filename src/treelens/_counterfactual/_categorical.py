@@ -1,0 +1,682 @@
+"""Counterfactuals over categorical columns and missing values.
+
+A categorical column's cells are its categories.  A search over a forest with
+categorical splits (or over rows with missing values) enumerates, for each row,
+the *assignments* of its categorical columns: one category per column, among
+those the constraints allow, in increasing order of their change cost.  With an
+assignment fixed, and each missing value of the row fixed as missing, every
+node on those columns routes one way: the search runs on the forest where
+those nodes are constant (thresholds of ``+inf`` or ``-inf``), over the numeric
+columns only, with the numeric engine as it is (:func:`feature_tweak` or
+:func:`optimal_counterfactual`).  The answer of a row is its cheapest over the
+assignments:
+
+    cost = numeric cost (the chosen norm over the numeric columns)
+           + sum of the change costs of the categorical columns changed,
+
+so an exact numeric search stays exact (the minimum over every assignment).
+Assignments whose category cost alone is at least the best total found are
+skipped.  A missing value stays missing.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from .._adapters import to_forest
+from .._core._features import FeatureSpec, category_codes
+from .._core._forest import Forest, Tree
+from .._exceptions import InputError
+from ._constraints import Constraints
+from ._plausibility import keep_support
+from ._problem import (
+    CounterfactualResult,
+    as_float64,
+    finish,
+    prepare_problem,
+    search_at_target,
+)
+
+__all__ = [
+    "CategoryCost",
+    "needs_fixed_search",
+    "resolve_category_cost",
+    "search_with_fixed",
+]
+
+#: Most category assignments searched per row.
+MAX_ASSIGNMENTS = 4096
+
+CategoryCost = float | Mapping[str, Any] | None
+
+
+def needs_fixed_search(model: Any, X: Any) -> bool:
+    """Whether a search must go through assignments: categorical splits, or NaN
+    in the rows."""
+    forest = to_forest(model)
+    if forest.has_categorical:
+        return True
+    try:
+        rows = as_float64(forest, X)
+    except InputError:
+        return False
+    return bool(np.isnan(rows).any())
+
+
+def split_categorical(forest: Forest) -> NDArray[np.intp]:
+    """Categorical features some tree splits on, sorted."""
+    found = [tree.feature[tree.is_categorical] for tree in forest.trees]
+    if not found:
+        return np.empty(0, dtype=np.intp)
+    return np.unique(np.concatenate(found)).astype(np.intp)
+
+
+def resolve_category_cost(
+    forest: Forest, category_cost: CategoryCost
+) -> dict[int, NDArray[np.float64]]:
+    """The ``(k + 1, k + 1)`` change-cost matrix of each categorical feature
+    (rows: from, columns: to; the last code is "unknown"); the diagonal is 0.
+
+    ``None``: 1 per changed column; a number: that for every change; a mapping
+    from column name to a number, or to a table of pairs (a mapping
+    ``{(from, to): cost}`` or a DataFrame indexed by ``from`` with ``to`` as
+    columns; pairs not given cost 1).
+    """
+    out: dict[int, NDArray[np.float64]] = {}
+    per_column: Mapping[str, Any] = {}
+    default = 1.0
+    if category_cost is None:
+        pass
+    elif isinstance(category_cost, (int, float, np.integer, np.floating)):
+        default = float(category_cost)
+    elif isinstance(category_cost, Mapping):
+        per_column = category_cost
+    else:
+        raise InputError(
+            "`category_cost` must be None, a number, or a mapping from column to a "
+            f"number or a table of (from, to) costs; got {type(category_cost).__name__}."
+        )
+    names = forest.feature_names
+    for key in per_column:
+        if key not in names or not forest.features[names.index(key)].is_categorical:
+            raise InputError(
+                f"`category_cost` names {key!r}, which is not a categorical column; "
+                f"expected one of {[s.name for s in forest.features if s.is_categorical]}."
+            )
+    for j, spec in enumerate(forest.features):
+        if not spec.is_categorical:
+            continue
+        k = spec.n_categories
+        matrix = np.full((k + 1, k + 1), default)
+        given = per_column.get(spec.name)
+        if given is not None:
+            matrix = _pair_table(spec, given, matrix)
+        np.fill_diagonal(matrix, 0.0)
+        if (matrix < 0).any() or np.isnan(matrix).any():
+            raise InputError(
+                f"Category change costs of {spec.name!r} must be non-negative numbers."
+            )
+        out[j] = matrix
+    if default < 0:
+        raise InputError(f"`category_cost` must be non-negative; got {default}.")
+    return out
+
+
+def _pair_table(
+    spec: FeatureSpec, given: Any, matrix: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    if isinstance(given, (int, float, np.integer, np.floating)):
+        return np.full_like(matrix, float(given))
+    labels = list(spec.categories or ())
+    if isinstance(given, pd.DataFrame):
+        given = {(a, b): given.loc[a, b] for a in given.index for b in given.columns}
+    for pair, value in dict(given).items():
+        a, b = pair
+        for label in (a, b):
+            if label not in labels:
+                raise InputError(
+                    f"`category_cost` of {spec.name!r} names category {label!r}; "
+                    f"expected one of {labels}."
+                )
+        matrix[labels.index(a), labels.index(b)] = float(value)
+    return matrix
+
+
+def allowed_codes(
+    forest: Forest, constraints: Constraints | None
+) -> dict[int, NDArray[np.bool_]]:
+    """Per categorical feature, the codes a counterfactual may hold: all by
+    default (a row may keep a category the model never saw, code ``k``, but is
+    never moved to it); with ``Constraints(allowed=...)`` the categories given."""
+    out = {}
+    allowed = getattr(constraints, "allowed", None) or {}
+    names = forest.feature_names
+    for key in allowed:
+        j = _categorical_index(forest, key, "allowed")
+        spec = forest.features[j]
+        labels = list(spec.categories or ())
+        mask = np.zeros(spec.n_categories + 1, dtype=bool)
+        for label in allowed[key]:
+            if label not in labels:
+                raise InputError(
+                    f"The allowed categories of {names[j]!r} include {label!r}, "
+                    f"which the model does not know; expected some of {labels}."
+                )
+            mask[labels.index(label)] = True
+        out[j] = mask
+    for j, spec in enumerate(forest.features):
+        if spec.is_categorical and j not in out:
+            out[j] = np.ones(spec.n_categories + 1, dtype=bool)
+    return out
+
+
+def _categorical_index(forest: Forest, key: Any, what: str) -> int:
+    from .._core._validation import feature_index
+
+    j = feature_index(forest, key)
+    if not forest.features[j].is_categorical:
+        raise InputError(
+            f"`{what}` applies to categorical columns; {forest.feature_names[j]!r} "
+            f"is {forest.features[j].kind}."
+        )
+    return j
+
+
+def fixed_forest(forest: Forest, fixed: tuple[tuple[int, float], ...]) -> Forest:
+    """``forest`` with every node on a fixed feature routing as its fixed value
+    does, whatever the input (cached per assignment)."""
+    cache = forest.__dict__.setdefault("_fixed_forests", {})
+    key = tuple((j, "nan" if np.isnan(v) else float(v)) for j, v in fixed)
+    if key in cache:
+        return cache[key]
+    values = dict(fixed)
+    k = forest.n_categories
+    trees = []
+    for tree in forest.trees:
+        on_fixed = ~tree.is_leaf & np.isin(tree.feature, list(values))
+        if not on_fixed.any():
+            trees.append(tree)
+            continue
+        nodes = np.flatnonzero(on_fixed)
+        x = np.array([values[int(f)] for f in tree.feature[nodes]])
+        go_left = _go_left(tree, nodes, x, k)
+        threshold = tree.threshold.copy()
+        threshold[nodes] = np.where(go_left, np.inf, -np.inf)
+        categorical = tree.is_categorical.copy()
+        categorical[nodes] = False
+        missing_left = tree.missing_go_left.copy()
+        missing_left[nodes] = go_left
+        trees.append(
+            replace(
+                tree,
+                threshold=threshold,
+                is_categorical=categorical,
+                missing_go_left=missing_left,
+            )
+        )
+    features = tuple(
+        FeatureSpec(spec.name) if j in values else spec
+        for j, spec in enumerate(forest.features)
+    )
+    out = replace(
+        forest, trees=tuple(trees), features=features, has_feature_names=False
+    )
+    cache[key] = out
+    return out
+
+
+def _go_left(
+    tree: Tree, nodes: NDArray[np.intp], x: NDArray[np.float64], k: NDArray[np.intp]
+) -> NDArray[np.bool_]:
+    with np.errstate(invalid="ignore"):
+        go = x <= tree.threshold[nodes]
+    cat = tree.is_categorical[nodes]
+    if cat.any():
+        code = category_codes(x[cat], k[tree.feature[nodes][cat]])
+        go[cat] = tree.categorical_left[nodes[cat], code]
+    return np.where(np.isnan(x), tree.missing_go_left[nodes], go)
+
+
+def _assignments(
+    codes: NDArray[np.float64],
+    cats: NDArray[np.intp],
+    allowed: dict[int, NDArray[np.bool_]],
+    immutable: NDArray[np.bool_],
+    costs: dict[int, NDArray[np.float64]],
+    k: NDArray[np.intp],
+    names: tuple[str, ...],
+) -> list[tuple[float, tuple[float, ...]]]:
+    """Assignments of one row, ``(category cost, codes)``, cheapest first."""
+    options: list[list[tuple[float, float]]] = []
+    for j in cats.tolist():
+        x = codes[j]
+        if np.isnan(x):
+            options.append([(0.0, np.nan)])  # a missing value stays missing
+            continue
+        own = int(category_codes(np.array([x]), k[j])[0])
+        choices = [(0.0, float(own))] if allowed[j][own] else []
+        if immutable[j] and not choices:
+            choices = [(0.0, float(own))]
+        if not immutable[j]:
+            choices += [
+                (float(costs[j][own, c]), float(c))
+                for c in np.flatnonzero(allowed[j][: k[j]]).tolist()
+                if c != own
+            ]
+        options.append(choices)
+    total = int(np.prod([len(o) for o in options])) if options else 1
+    if total > MAX_ASSIGNMENTS:
+        raise InputError(
+            f"A row has {total} combinations of categories to search over the "
+            f"columns {[names[j] for j in cats]}; expected at most {MAX_ASSIGNMENTS}. "
+            "Declare some of them immutable or restrict them with "
+            "Constraints(allowed=...)."
+        )
+    out = [
+        (sum(c for c, _ in combo), tuple(v for _, v in combo))
+        for combo in itertools.product(*options)
+    ]
+    out.sort(key=lambda item: item[0])
+    return out
+
+
+def _sub_constraints(
+    forest: Forest,
+    constraints: Constraints | None,
+    fixed: NDArray[np.intp],
+    frame: Any = None,
+) -> Constraints:
+    """The user's constraints on numeric columns, with the fixed ones immutable;
+    integer and boolean columns of the user's ``frame`` stay whole (0 or 1)."""
+    base = constraints or Constraints()
+    names = forest.feature_names
+    kinds = {name: spec.kind for name, spec in zip(names, forest.features)}
+
+    def numeric(keys: Any) -> list[Any]:
+        keep = []
+        for key in keys:
+            name = names[key] if isinstance(key, (int, np.integer)) else key
+            if kinds.get(name) == "categorical":
+                continue
+            keep.append(key)
+        return keep
+
+    for attribute in ("increase_only", "decrease_only", "integer"):
+        for key in getattr(base, attribute):
+            name = names[key] if isinstance(key, (int, np.integer)) else key
+            if kinds.get(name) == "categorical":
+                raise InputError(
+                    f"`{attribute}` applies to numeric columns; {name!r} is "
+                    "categorical (restrict it with Constraints(allowed=...))."
+                )
+    bounds = {k: v for k, v in base.bounds.items() if k in numeric([k])}
+    integer = list(base.integer)
+    if frame is not None:
+        for j, spec in enumerate(forest.features):
+            if spec.kind != "numeric" or spec.dropped or spec.name not in frame:
+                continue
+            kind = frame[spec.name].dtype.kind
+            if kind in "iub":
+                integer.append(j)
+            if kind == "b" and spec.name not in bounds and j not in bounds:
+                bounds[j] = (0, 1)
+    return Constraints(
+        immutable=[*numeric(base.immutable), *fixed.tolist()],
+        increase_only=base.increase_only,
+        decrease_only=base.decrease_only,
+        bounds=bounds,
+        integer=integer,
+        one_hot=base.one_hot,
+    )
+
+
+def search_with_fixed(
+    search: Callable[..., CounterfactualResult],
+    model: Any,
+    X: Any,
+    *,
+    target: Any,
+    cost: Any,
+    epsilon: Any,
+    constraints: Constraints | None,
+    reference: Any,
+    category_cost: CategoryCost,
+    method: str,
+    options: dict[str, Any],
+    expand: bool = False,
+) -> CounterfactualResult:
+    """The counterfactuals of ``search`` over every category assignment (see the
+    module docstring).
+
+    With ``expand``, ``search`` holds categorical columns itself (the leaves
+    that do not admit a row's categories are out of its reach): each row is
+    repeated once per assignment and searched in one call per pattern of missing
+    values, instead of one call per assignment.
+    """
+    forest = to_forest(model)
+    n_options = options.pop("n_counterfactuals", 1)
+    if n_options != 1:
+        raise InputError(
+            "`n_counterfactuals` above 1 is not available yet for models with "
+            "categorical splits (a pipeline's encoded columns) or rows with "
+            f"missing values; got n_counterfactuals={n_options!r}, expected 1."
+        )
+    options.pop("diversity", None)
+    problem = prepare_problem(
+        model,
+        X,
+        target=target,
+        cost=cost,
+        epsilon=epsilon,
+        constraints=_sub_constraints(
+            forest, constraints, np.empty(0, np.intp), _frame(X)
+        ),
+        reference=reference,
+        margin=options.get("margin"),
+        infer=options.get("infer", True),
+        min_leaf_samples=options.get("min_leaf_samples"),
+        allow_nan=True,
+    )
+    # Leaf support is counted on the whole forest: the searches over fixed
+    # categories read it, not counts of their own (every row there goes the
+    # fixed way).
+    codes = problem.X
+    n, n_features = codes.shape
+    cats = split_categorical(forest)
+    costs = resolve_category_cost(forest, category_cost)
+    allowed = allowed_codes(forest, constraints)
+    immutable = np.zeros(n_features, dtype=bool)
+    for key in (constraints or Constraints()).immutable:
+        from .._core._validation import feature_index
+
+        immutable[feature_index(forest, key)] = True
+    k = forest.n_categories
+    ref = problem.reference
+    ref_rows = None if ref is None else np.nan_to_num(ref)
+    best = np.full(n, np.inf)
+    out = {
+        "X_cf": np.full((n, n_features), np.nan),
+        "found": np.zeros(n, dtype=bool),
+        "cost": np.full(n, np.inf),
+        "reason": np.full(n, None, dtype=object),
+        "tree": np.full(n, -1, dtype=np.intp),
+        "leaf": np.full(n, -1, dtype=np.intp),
+    }
+    status = np.full(n, "infeasible", dtype=object)
+    gap = np.full(n, np.inf)
+    status[problem.at_target], gap[problem.at_target] = "optimal", 0.0
+    todo = np.flatnonzero(~problem.at_target)
+    if expand:
+        state = (best, out, status, gap)
+        arguments = (target, cost, epsilon, options)
+        _search_expanded(search, forest, problem, todo, (cats, allowed, immutable,
+                         costs), constraints, ref_rows, arguments, state)  # fmt: skip
+        return _finish(problem, out, method, status, gap)
+    pairs: list[tuple[float, int, tuple[tuple[int, float], ...]]] = []
+    for i in todo.tolist():
+        nan_numeric = [
+            (j, np.nan)
+            for j in np.flatnonzero(np.isnan(codes[i])).tolist()
+            if j not in set(cats.tolist())
+        ]
+        for price, assignment in _assignments(
+            codes[i], cats, allowed, immutable, costs, k, forest.feature_names
+        ):
+            fixed = tuple(zip(cats.tolist(), assignment)) + tuple(nan_numeric)
+            pairs.append((price, i, tuple(sorted(fixed))))
+    pairs.sort(key=lambda item: item[0])
+    levels = sorted({p for p, _, _ in pairs})
+    for level in levels:
+        groups: dict[tuple[tuple[int, Any], ...], list[int]] = {}
+        exact: dict[tuple[tuple[int, Any], ...], tuple[tuple[int, float], ...]] = {}
+        for price, i, fixed in pairs:
+            if price == level and price < best[i]:
+                groups.setdefault(_key(fixed), []).append(i)
+                exact.setdefault(_key(fixed), fixed)
+        for group_key, rows_list in groups.items():
+            rows = np.array(rows_list, dtype=np.intp)
+            _search_group(
+                search, forest, problem, exact[group_key], rows, level, constraints,
+                ref_rows, (target, cost, epsilon, options), best, out, status, gap,
+            )  # fmt: skip
+    return _finish(problem, out, method, status, gap)
+
+
+def _finish(
+    problem: Any,
+    out: dict[str, NDArray[Any]],
+    method: str,
+    status: NDArray[np.object_],
+    gap: NDArray[np.float64],
+) -> CounterfactualResult:
+    unresolved = (~out["found"]) & (out["reason"] == None)
+    out["reason"][unresolved & ~problem.at_target] = "no candidate flips the ensemble"
+    exact = method == "optimal_counterfactual"
+    return finish(
+        problem,
+        **out,
+        method=method,
+        status=status if exact else None,
+        gap=np.where(out["found"], gap, np.inf) if exact else None,
+    )
+
+
+def _search_expanded(
+    search: Callable[..., CounterfactualResult],
+    forest: Forest,
+    problem: Any,
+    todo: NDArray[np.intp],
+    categorical: tuple[Any, ...],
+    constraints: Constraints | None,
+    ref_rows: NDArray[np.float64] | None,
+    arguments: tuple[Any, Any, Any, dict[str, Any]],
+    state: tuple[Any, ...],
+) -> None:
+    """Every row repeated once per assignment, one search per pattern of
+    missing numeric values."""
+    cats, allowed, immutable, costs = categorical
+    out = state[1]
+    target_spec, cost_spec, epsilon, options = arguments
+    codes, k = problem.X, forest.n_categories
+    cat_set = set(cats.tolist())
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for i in todo.tolist():
+        nan_j = tuple(j for j in np.flatnonzero(np.isnan(codes[i])).tolist()
+                      if j not in cat_set)  # fmt: skip
+        groups.setdefault(nan_j, []).append(i)
+    for nan_j, members in groups.items():
+        fixed = tuple((j, np.nan) for j in nan_j)
+        sub = fixed_forest(forest, fixed)
+        keep_support(sub, problem.support)
+        owner, price, rows = [], [], []
+        for i in members:
+            for p, assignment in _assignments(
+                codes[i], cats, allowed, immutable, costs, k, forest.feature_names
+            ):
+                x = codes[i].copy()
+                x[cats] = assignment
+                owner.append(i)
+                price.append(p)
+                rows.append(x)
+        owner_a, price_a = np.array(owner, np.intp), np.array(price)
+        X = np.array(rows, dtype=np.float64).reshape(len(rows), -1)
+        X[:, list(nan_j)] = 0.0  # never read: every node on them is constant
+        run = np.ones(len(owner_a), dtype=bool)
+        if problem.target.kind == "other":
+            moved = sub.predict(X) != problem.current[owner_a]
+            _record_best(owner_a[moved], X[moved], price_a[moved], fixed, state, None,
+                         None)  # fmt: skip
+            run = ~moved
+        if not run.any():
+            continue
+        held = np.array(sorted(set(nan_j) | cat_set), dtype=np.intp)
+        result = search(
+            sub,
+            X[run],
+            target=target_spec,
+            cost=cost_spec,
+            epsilon=epsilon,
+            constraints=_sub_constraints(forest, constraints, held, problem.frame),
+            reference=None if ref_rows is None else _fixed_reference(ref_rows, held),
+            **options,
+        )
+        found = result.found_
+        idx, at = owner_a[run], np.flatnonzero(found)
+        _record_best(idx[found], result.X_cf_[found],
+                     result.cost_[found] + price_a[run][found], fixed, state,
+                     result, at)  # fmt: skip
+        missing = idx[~found]
+        keep = out["reason"][missing] == None
+        out["reason"][missing[keep]] = result.reason_[~found][keep]
+
+
+def _record_best(
+    rows: NDArray[np.intp],
+    X_cf: NDArray[np.float64],
+    total: NDArray[np.float64],
+    fixed: tuple[tuple[int, float], ...],
+    state: tuple[Any, ...],
+    result: CounterfactualResult | None,
+    positions: NDArray[np.intp] | None,
+) -> None:
+    """Keep, per row, the cheapest of several answers (rows may repeat)."""
+    if not rows.size:
+        return
+    order = np.lexsort((np.arange(rows.size), total, rows))
+    first = order[np.unique(rows[order], return_index=True)[1]]
+    best, out, status, gap = state
+    _record(rows[first], X_cf[first], total[first], fixed, 0.0, best, out, status,
+            gap, result, None if positions is None else positions[first])  # fmt: skip
+
+
+def _frame(X: Any) -> Any:
+    return X if hasattr(X, "iloc") and hasattr(X, "columns") else None
+
+
+def _key(fixed: tuple[tuple[int, float], ...]) -> tuple[tuple[int, Any], ...]:
+    return tuple((j, "nan" if np.isnan(v) else float(v)) for j, v in fixed)
+
+
+def _search_group(
+    search: Callable[..., CounterfactualResult],
+    forest: Forest,
+    problem: Any,
+    fixed: tuple[tuple[int, float], ...],
+    rows: NDArray[np.intp],
+    price: float,
+    constraints: Constraints | None,
+    ref_rows: NDArray[np.float64] | None,
+    arguments: tuple[Any, Any, Any, dict[str, Any]],
+    best: NDArray[np.float64],
+    out: dict[str, NDArray[Any]],
+    status: NDArray[np.object_],
+    gap: NDArray[np.float64],
+) -> None:
+    """Search ``rows`` with the features of ``fixed`` held at their values."""
+    target_spec, cost_spec, epsilon, options = arguments
+    sub = fixed_forest(forest, fixed)
+    keep_support(sub, problem.support)
+    fixed_j = np.array([j for j, _ in fixed], dtype=np.intp)
+    X = problem.X[rows].copy()
+    X[:, fixed_j] = 0.0  # never read: every node on them is constant
+    target = problem.target
+    run = np.ones(rows.size, dtype=bool)
+    sub_constraints = _sub_constraints(forest, constraints, fixed_j, problem.frame)
+    sub_reference = None if ref_rows is None else _fixed_reference(ref_rows, fixed_j)
+    searches: list[tuple[Any, NDArray[np.bool_]]] = [(target_spec, run)]
+    strict = problem.margin.any or problem.min_leaf_samples is not None
+    # A row the change of category alone gives the target must still keep the
+    # margin and the leaf support.
+    search_at_target(sub, strict)
+    if target.kind == "other" and strict:
+        # "Another class than the row's own prediction" with a margin or leaf
+        # support to keep: one search per class the row may move to.
+        current = problem.current[rows]
+        searches = [(k, current != k) for k in forest.classes_]
+    elif target.kind == "other":
+        # "Another class than the row's own prediction", not than the prediction
+        # under this assignment: rows this assignment already moves are done.
+        moved = sub.predict(X) != problem.current[rows]
+        _record(rows[moved], X[moved], np.zeros(moved.sum()), fixed, price,
+                best, out, status, gap, None, None)  # fmt: skip
+        searches = [(target_spec, ~moved)]
+    for goal, run in searches:
+        if not run.any():
+            continue
+        result = search(
+            sub,
+            X[run],
+            target=goal,
+            cost=cost_spec,
+            epsilon=epsilon,
+            constraints=sub_constraints,
+            reference=sub_reference,
+            **options,
+        )
+        idx = rows[run]
+        found = result.found_
+        _record(idx[found], result.X_cf_[found], result.cost_[found], fixed, price,
+                best, out, status, gap, result, np.flatnonzero(found))  # fmt: skip
+        first = idx[~found]
+        keep = out["reason"][first] == None
+        out["reason"][first[keep]] = result.reason_[~found][keep]
+        if result.status_ is not None:
+            timed = idx[result.status_ == "time_limit"]
+            status[timed[status[timed] == "infeasible"]] = "time_limit"
+
+
+def _fixed_reference(
+    ref: NDArray[np.float64], fixed_j: NDArray[np.intp]
+) -> NDArray[np.float64]:
+    out = ref.copy()
+    out[:, fixed_j] = 0.0
+    return out
+
+
+def _record(
+    rows: NDArray[np.intp],
+    X_cf: NDArray[np.float64],
+    numeric_cost: NDArray[np.float64],
+    fixed: tuple[tuple[int, float], ...],
+    price: float,
+    best: NDArray[np.float64],
+    out: dict[str, NDArray[Any]],
+    status: NDArray[np.object_],
+    gap: NDArray[np.float64],
+    result: CounterfactualResult | None,
+    positions: NDArray[np.intp] | None,
+) -> None:
+    total = np.asarray(numeric_cost, dtype=np.float64) + price
+    better = total < best[rows]
+    if not better.any():
+        return
+    rows, X_cf, total = rows[better], np.array(X_cf[better]), total[better]
+    for j, v in fixed:
+        X_cf[:, j] = v
+    best[rows] = total
+    out["X_cf"][rows] = X_cf
+    out["cost"][rows] = total
+    out["found"][rows] = True
+    out["reason"][rows] = None
+    if result is not None and positions is not None:
+        chosen = positions[better]
+        out["tree"][rows] = result.tree_[chosen]
+        out["leaf"][rows] = result.leaf_[chosen]
+        if result.status_ is not None:
+            status[rows] = result.status_[chosen]
+            gap[rows] = result.gap_[chosen] if result.gap_ is not None else 0.0
+        else:
+            status[rows] = "optimal"
+            gap[rows] = 0.0
+    else:
+        out["tree"][rows] = -1
+        out["leaf"][rows] = -1
+        status[rows] = "optimal"
+        gap[rows] = 0.0

@@ -1,0 +1,136 @@
+"""The command line on a pipeline saved with skops and a mixed CSV table."""
+
+import warnings
+
+import pytest
+import skops.io
+from sklearn.decomposition import PCA
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.tree import DecisionTreeClassifier
+
+from tests.cli.test_cli import assert_bad_input, run
+from tests.models import PIPELINE_FACTORIES
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory):
+    root = tmp_path_factory.mktemp("mixed")
+    case = PIPELINE_FACTORIES["sklearn.Pipeline"]()
+    skops.io.dump(case.model, root / "pipeline.skops")
+    case.X.assign(approved=case.y).to_csv(root / "loans.csv", index=False)
+    numbers = case.X[["income", "age"]].fillna(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pca = make_pipeline(PCA(2), DecisionTreeClassifier(max_depth=2))
+        linear = make_pipeline(StandardScaler(), LogisticRegression())
+        pca.fit(numbers, case.y)
+        linear.fit(numbers, case.y)
+    skops.io.dump(pca, root / "pca.skops")
+    skops.io.dump(linear, root / "linear.skops")
+    numbers.assign(approved=case.y).to_csv(root / "numbers.csv", index=False)
+    return root, case
+
+
+def test_importance_and_tweak_speak_in_the_input_columns(mixed):
+    root, _case = mixed
+    result = run(
+        "importance", root / "pipeline.skops", "--data", root / "loans.csv",
+        "--target", "approved", "--permutation",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "employment" in result.stdout and "onehot" not in result.stdout
+    result = run(
+        "tweak", root / "pipeline.skops", root / "loans.csv", "--target", "approved",
+        "--target-class", "1", "--rows", "0,1,2,3", "--cost", "l1", "--json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert '"employment"' in result.stdout or "employment" in result.stdout
+
+
+def test_plot_and_report(mixed):
+    root, _ = mixed
+    out = root / "regions.png"
+    result = run(
+        "plot", "region", root / "pipeline.skops", root / "loans.csv", "--target",
+        "approved", "--features", "income,employment", "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes().startswith(b"\x89PNG")
+    result = run(
+        "plot", "tree", root / "pipeline.skops", root / "loans.csv", "--tree", "0",
+        "--row", "1", "--target", "approved", "--out", root / "tree.png",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    page = root / "report.html"
+    result = run(
+        "report", root / "pipeline.skops", root / "loans.csv", "--target", "approved",
+        "--out", page,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "employment" in page.read_text(encoding="utf-8")
+
+
+def test_bad_input_is_one_line_naming_what(mixed, tmp_path):
+    root, case = mixed
+    data = case.X.assign(approved=case.y)
+    data.drop(columns=["region"]).to_csv(tmp_path / "short.csv", index=False)
+    assert_bad_input(
+        run(
+            "importance",
+            root / "pipeline.skops",
+            "--data",
+            tmp_path / "short.csv",
+            "--target",
+            "approved",
+        ),
+        "region",
+    )
+    data.assign(income="lots").to_csv(tmp_path / "text.csv", index=False)
+    assert_bad_input(
+        run(
+            "importance",
+            root / "pipeline.skops",
+            "--data",
+            tmp_path / "text.csv",
+            "--target",
+            "approved",
+        ),
+        "'income'",
+    )
+    assert_bad_input(
+        run(
+            "importance",
+            root / "pca.skops",
+            "--data",
+            root / "numbers.csv",
+            "--target",
+            "approved",
+        ),
+        "'pca' (PCA)",
+    )
+    assert_bad_input(
+        run(
+            "importance",
+            root / "linear.skops",
+            "--data",
+            root / "numbers.csv",
+            "--target",
+            "approved",
+        ),
+        "last step",
+    )
+
+
+def test_unknown_category_in_the_file_is_routed_as_the_model_does(mixed, tmp_path):
+    root, case = mixed
+    rows = case.X.iloc[:20].copy()
+    rows["employment"] = "astronaut"
+    rows.to_csv(tmp_path / "unknown.csv", index=False)
+    result = run(
+        "tweak", root / "pipeline.skops", tmp_path / "unknown.csv", "--target-class",
+        "1", "--rows", "0,1", "--cost", "l1",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "astronaut" in result.stdout or "True" in result.stdout

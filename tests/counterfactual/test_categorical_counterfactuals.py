@@ -1,0 +1,239 @@
+"""Counterfactuals over categorical columns, pipelines and missing values."""
+
+import itertools
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sklearn.ensemble import RandomForestClassifier
+
+import treelens
+from tests.categorical_forests import FEATURES, random_codes, random_forest
+from tests.models import PIPELINE_FACTORIES
+from treelens import Constraints, InputError, feature_tweak, optimal_counterfactual
+from treelens._counterfactual._categorical import fixed_forest
+from treelens._counterfactual._milp._program import forest_program
+from treelens._counterfactual._milp._solve import price_cells
+from treelens._counterfactual._problem import (
+    CounterfactualCheckWarning,
+    prepare_problem,
+)
+
+
+def _targets(forest, model, X):
+    if forest.is_classifier:
+        return ["other", forest.classes_[-1]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return [(float(np.quantile(model.predict(X), 0.75)), None)]
+
+
+@pytest.mark.parametrize("name", sorted(PIPELINE_FACTORIES))
+def test_pipeline_counterfactuals_are_valid_frames(name):
+    case = PIPELINE_FACTORIES[name]()
+    forest = treelens.to_forest(case.model)
+    rows = case.X.iloc[:5]
+    for target in _targets(forest, case.model, case.X):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            # finish() confirms every answer with the pipeline's own predict.
+            warnings.simplefilter("error", CounterfactualCheckWarning)
+            tweak = feature_tweak(
+                case.model, rows, target=target, cost="l1", reference=case.X
+            )
+            exact = optimal_counterfactual(
+                case.model, rows, target=target, cost="l1", reference=case.X
+            )
+        for result in (tweak, exact):
+            assert isinstance(result.X_cf_, pd.DataFrame)
+            assert list(result.X_cf_.columns) == list(case.X.columns)
+            found = result.found_
+            same = result.X_cf_[found].dtypes == rows[found].dtypes
+            assert same[["age", "owner"]].all()
+            # Categories stay categories of the model; missing values stay missing.
+            for column in ("employment", "region"):
+                cf = result.X_cf_.loc[found, column]
+                spec = forest.features[forest.feature_names.index(column)]
+                assert set(cf.dropna()) <= set(spec.categories) | set(rows[column])
+            assert (result.missing_ == rows.isna().to_numpy()).all()
+            kept = result.missing_[found] & result.X_cf_[found].isna().to_numpy()
+            assert (kept == result.missing_[found]).all()
+        assert (exact.found_ >= tweak.found_).all()
+        assert (
+            exact.cost_[tweak.found_] <= tweak.cost_[tweak.found_] * (1 + 1e-6) + 1e-12
+        ).all()
+
+
+def test_changes_and_frame_speak_in_labels():
+    case = PIPELINE_FACTORIES["sklearn.Pipeline"]()
+    rows = case.X.iloc[:6]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        result = feature_tweak(case.model, rows, target="other", cost="l1")
+    frame = result.to_frame()
+    categorical = frame[frame.feature.isin(["employment", "region"])]
+    assert len(categorical)
+    assert categorical["after"].map(type).eq(str).all()
+    assert categorical["delta"].isna().all()
+    i = int(frame.row.iloc[0])
+    assert all(isinstance(name, str) for name, _, _ in result.changes(i))
+
+
+def test_category_cost_and_allowed_constraint():
+    case = PIPELINE_FACTORIES["sklearn.Pipeline"]()
+    rows = case.X.iloc[:8]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        cheap = feature_tweak(case.model, rows, target="other", cost="l1")
+        dear = feature_tweak(
+            case.model, rows, target="other", cost="l1", category_cost=100.0
+        )
+        allowed = optimal_counterfactual(
+            case.model, rows, target="other", cost="l1",
+            constraints=Constraints(allowed={"employment": ["salaried", "retired"]}),
+        )  # fmt: skip
+        frozen = optimal_counterfactual(
+            case.model, rows, target="other", cost="l1",
+            constraints=Constraints(immutable=["employment", "region"]),
+        )  # fmt: skip
+    changed = cheap.X_cf_["employment"] != rows["employment"]
+    assert changed[cheap.found_].any()
+    assert (dear.cost_[dear.found_] >= cheap.cost_[dear.found_] - 1e-9).all()
+    found = allowed.found_
+    assert set(allowed.X_cf_.loc[found, "employment"]) <= {"salaried", "retired"}
+    same = frozen.X_cf_.loc[frozen.found_, ["employment", "region"]]
+    pd.testing.assert_frame_equal(
+        same, rows.loc[frozen.found_, ["employment", "region"]], check_dtype=False
+    )
+    with pytest.raises(InputError, match="'employment' include 'astronaut'"):
+        feature_tweak(
+            case.model, rows, target="other",
+            constraints=Constraints(allowed={"employment": ["astronaut"]}),
+        )  # fmt: skip
+    with pytest.raises(InputError, match="`allowed` applies to categorical.*'age'"):
+        feature_tweak(
+            case.model, rows, target="other",
+            constraints=Constraints(allowed={"age": [30]}),
+        )  # fmt: skip
+
+
+def test_per_pair_category_costs():
+    case = PIPELINE_FACTORIES["sklearn.Pipeline"]()
+    rows = case.X.iloc[:8]
+    table = {("unemployed", "salaried"): 0.25, ("salaried", "unemployed"): 0.25}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        result = optimal_counterfactual(
+            case.model, rows, target="other", cost="l1",
+            category_cost={"employment": table, "region": 50.0},
+        )  # fmt: skip
+    for i in np.flatnonzero(result.found_):
+        before, after = rows["employment"].iloc[i], result.X_cf_["employment"].iloc[i]
+        if before != after and (before, after) in table:
+            assert result.cost_[i] >= 0.25
+    with pytest.raises(InputError, match="category_cost.*'age'"):
+        feature_tweak(case.model, rows, target="other", category_cost={"age": 2})
+
+
+def test_missing_values_stay_missing_for_models_routing_them():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    model = RandomForestClassifier(10, max_depth=4, random_state=0).fit(X, y)
+    rows = X[np.isnan(X).any(axis=1)][:6]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CounterfactualCheckWarning)
+        result = optimal_counterfactual(model, rows, target="other", cost="l1")
+        tweak = feature_tweak(model, rows, target="other", cost="l1")
+    assert result.found_.all()
+    missing = np.isnan(rows)
+    assert (np.isnan(result.X_cf_)[missing]).all()
+    assert (result.missing_ == missing).all()
+    assert (
+        result.cost_[tweak.found_] <= tweak.cost_[tweak.found_] * (1 + 1e-6) + 1e-12
+    ).all()
+
+
+# ------------------------------------------------------- brute force
+def _classifier(rng, depth):
+    forest = random_forest(rng, n_trees=3, max_depth=depth)
+    return forest
+
+
+def _brute_force(forest, x, target):
+    """Least l1 + category changes over every numeric cell and every category."""
+    cats = [j for j, s in enumerate(FEATURES) if s.is_categorical]
+    numeric = [j for j, s in enumerate(FEATURES) if not s.is_categorical]
+    sub = fixed_forest(forest, tuple((j, 0.0) for j in cats))
+    problem = prepare_problem(
+        sub, x[None, :], target=target, cost="l1", epsilon=0.0,
+        constraints=Constraints(immutable=cats), reference=None,
+    )  # fmt: skip
+    program = forest_program(sub)
+    lo, hi = problem.constraints.feasible_intervals(problem.X)
+    points, _ = price_cells(
+        program, problem.X[0], lo[0], hi[0], problem.constraints.integer,
+        problem.epsilon, problem.cost.terms,
+    )  # fmt: skip
+    numeric_cells = [
+        points[program.cell_offsets[j] : program.cell_offsets[j + 1]] for j in numeric
+    ]
+    codes = [range(FEATURES[j].n_categories) for j in cats]
+    best = np.inf
+    current = forest.predict(x[None, :])
+    for combo in itertools.product(*numeric_cells, *codes):
+        candidate = x.copy()
+        candidate[numeric] = combo[: len(numeric)]
+        candidate[cats] = combo[len(numeric) :]
+        if not np.isfinite(candidate).all():
+            continue
+        predicted = forest.predict(candidate[None, :])
+        if not problem.target.meets(predicted, current)[0]:
+            continue
+        cost = np.abs(candidate[numeric] - x[numeric]).sum()
+        cost += (candidate[cats] != x[cats]).sum()
+        best = min(best, float(cost))
+    return best
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), depth=st.integers(1, 3))
+def test_optimum_equals_brute_force_over_cells_and_categories(seed, depth):
+    rng = np.random.default_rng(seed)
+    forest = _classifier(rng, depth)
+    X = random_codes(rng, 3)
+    X = np.nan_to_num(X)
+    for j, spec in enumerate(FEATURES):
+        if spec.is_categorical:
+            X[:, j] = np.clip(np.floor(np.abs(X[:, j])), 0, spec.n_categories - 1)
+    # A bound between two values the forest predicts: no exact ties, which the
+    # program does not meet through its tolerances.
+    values = np.unique(forest.predict(random_codes(rng, 50)))
+    middle = max(0, int(0.7 * values.size) - 1)
+    upper = values[min(middle + 1, values.size - 1)]
+    target = (float(0.5 * (values[middle] + upper)) if upper > values[middle]
+              else float(values[middle]) + 1e-9, None)  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CounterfactualCheckWarning)
+        # Without the warm start: feature tweaking's points may lie off the grid
+        # of cells, closer than epsilon to a threshold.
+        result = optimal_counterfactual(
+            forest, X, target=target, cost="l1", warm_start=False
+        )
+        warm = optimal_counterfactual(forest, X, target=target, cost="l1")
+        tweak = feature_tweak(forest, X, target=target, cost="l1")
+    for i, x in enumerate(X):
+        expected = _brute_force(forest, x, target)
+        if np.isinf(expected):
+            assert not result.found_[i]
+        else:
+            assert result.found_[i]
+            assert abs(result.cost_[i] - expected) < 1e-9
+    assert (
+        warm.cost_[tweak.found_] <= tweak.cost_[tweak.found_] * (1 + 1e-6) + 1e-12
+    ).all()
+    assert (warm.cost_[result.found_] <= result.cost_[result.found_] + 1e-9).all()

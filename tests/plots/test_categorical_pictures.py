@@ -1,0 +1,53 @@
+"""Pictures of a pipeline: a categorical axis drawn as labelled bands."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import treelens
+from tests.models import PIPELINE_FACTORIES
+from treelens import DecisionRegionDisplay, InputError, PartitionDisplay
+
+
+def test_categorical_axis_is_bands_with_labels():
+    case = PIPELINE_FACTORIES["sklearn.Pipeline"]()
+    forest = treelens.to_forest(case.model)
+    display = DecisionRegionDisplay.from_estimator(
+        case.model, case.X, features=("income", "employment"), y=case.y
+    )
+    labels = forest.features[forest.feature_names.index("employment")].categories
+    k = len(labels)
+    np.testing.assert_array_equal(display.y_edges, np.arange(k + 1) - 0.5)
+    ticks = [t.get_text() for t in display.ax_.get_yticklabels()]
+    assert ticks == list(labels)
+    # Each band is the model's prediction for that category.
+    centres = 0.5 * (display.x_edges[:-1] + display.x_edges[1:])
+    rows = case.X.iloc[[0] * k].copy()
+    rows["employment"] = list(labels)
+    for column, value in zip(forest.feature_names, display.reference):
+        if (
+            column not in ("income", "employment")
+            and not forest.features[forest.feature_names.index(column)].categories
+        ):
+            rows[column] = value
+    region = forest.features[forest.feature_names.index("region")].categories
+    rows["region"] = region[int(display.reference[3])]
+    rows["income"] = centres[len(centres) // 2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = case.model.predict(rows)
+    np.testing.assert_array_equal(display.predictions[:, len(centres) // 2], expected)
+
+
+def test_partition_of_a_categorical_axis_is_refused_with_the_alternative():
+    case = PIPELINE_FACTORIES["sklearn.Pipeline"]()
+    with pytest.raises(InputError, match="DecisionRegionDisplay"):
+        PartitionDisplay.from_estimator(
+            case.model, case.X, features=("income", "employment"), tree_index=0
+        )
+    # Numeric axes: the categorical columns are held at their most frequent value.
+    display = PartitionDisplay.from_estimator(
+        case.model, case.X, features=("income", "age"), tree_index=0
+    )
+    assert display.ax_ is not None
