@@ -599,7 +599,8 @@ def _search_group(
         # "Another class than the row's own prediction" with a margin or leaf
         # support to keep: one search per class the row may move to.
         current = problem.current[rows]
-        searches = [(k, current != k) for k in forest.classes_]
+        classes = forest.classes_ if forest.classes_ is not None else ()
+        searches = [(k, current != k) for k in classes]
     elif target.kind == "other":
         # "Another class than the row's own prediction", not than the prediction
         # under this assignment: rows this assignment already moves are done.
