@@ -251,3 +251,26 @@ def test_missing_column_and_numbers_for_labels_are_named():
         forest.predict(bad)
     with pytest.raises(InputError, match="'income' must hold numbers.*'lots'"):
         forest.predict(case.X.assign(income="lots"))
+
+
+@pytest.mark.parametrize("name", sorted(PIPELINE_FACTORIES))
+def test_many_rows_route_through_the_final_model_to_the_same_leaves(name):
+    import dataclasses
+    import pickle
+
+    case = PIPELINE_FACTORIES[name]()
+    forest = treelens.to_forest(case.model)
+    assert forest.input_map is not None
+    codes = forest.validate_X(probe_frame(forest, case.X))
+    assert codes.shape[0] >= 64  # routed through the map
+    alone = dataclasses.replace(forest, input_map=None)  # routed per depth level
+    np.testing.assert_array_equal(forest._apply(codes), alone._apply(codes))
+    # A Forest with other trees (as the searches over fixed categories build)
+    # does not use the map made for these.
+    fewer = dataclasses.replace(
+        forest, trees=forest.trees[:1], tree_output=forest.tree_output[:1]
+    )
+    np.testing.assert_array_equal(fewer._apply(codes), alone._apply(codes)[:, :1])
+    # Picklable, for Dask workers.
+    again = pickle.loads(pickle.dumps(forest))
+    np.testing.assert_array_equal(again._apply(codes), alone._apply(codes))

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import skops.io
-from sklearn.ensemble import RandomForestClassifier
+from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
 
 import treelens
 from treelens import Constraints, InputError, MissingValuesWarning
@@ -69,6 +69,9 @@ def workspace(tmp_path_factory):
     X, y = table[FEATURES], table["approved"]
     forest = RandomForestClassifier(n_estimators=8, max_depth=5, random_state=0)
     skops.io.dump(forest.fit(X, y), root / "forest.skops")
+    # A model that refuses missing values (the forest routes them).
+    boosting = GradientBoostingClassifier(n_estimators=3, max_depth=2, random_state=0)
+    skops.io.dump(boosting.fit(X.fillna(0), y), root / "boosting.skops")
     table.to_csv(root / "loans.csv", index=False)
 
     booster = xgboost.XGBClassifier(n_estimators=3, max_depth=3).fit(X, y)
@@ -255,7 +258,7 @@ CASES = [
         "a chosen row with a missing value is named by its data row",
         (
             "tweak",
-            "forest.skops",
+            "boosting.skops",
             "loans.csv",
             "--target",
             "approved",
@@ -538,8 +541,16 @@ def test_api_row_named_by_its_index_label():
     )
     chosen = X.iloc[[40, 41]].copy()
     chosen.iloc[1, 2] = np.nan
+    # The forest routes missing values: the row gets a counterfactual that keeps
+    # it missing; a model that refuses them names the row.
+    kept = treelens.feature_tweak(model, chosen, target=1)
+    assert kept.found_.all() and kept.missing_[1, 2]
+    assert np.isnan(np.asarray(kept.X_cf_, dtype=float)[1, 2])
+    boosting = GradientBoostingClassifier(n_estimators=2, random_state=0).fit(
+        X, table["approved"]
+    )
     with pytest.raises(InputError, match="at row 41, feature 'debt'"):
-        treelens.feature_tweak(model, chosen, target=1)
+        treelens.feature_tweak(boosting, chosen, target=1)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         integer = Constraints(integer=["debt"])

@@ -237,3 +237,67 @@ def test_optimum_equals_brute_force_over_cells_and_categories(seed, depth):
         warm.cost_[tweak.found_] <= tweak.cost_[tweak.found_] * (1 + 1e-6) + 1e-12
     ).all()
     assert (warm.cost_[result.found_] <= result.cost_[result.found_] + 1e-9).all()
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000))
+def test_tweak_moves_each_category_to_the_cheapest_its_leaf_admits(seed):
+    rng = np.random.default_rng(seed)
+    forest = _classifier(rng, 3)
+    X = np.nan_to_num(random_codes(rng, 6))
+    for j, spec in enumerate(FEATURES):
+        if spec.is_categorical:
+            X[:, j] = np.clip(np.floor(np.abs(X[:, j])), 0, spec.n_categories - 1)
+    values = np.unique(forest.predict(random_codes(rng, 50)))
+    target = (float(values[len(values) // 2]) + 1e-9, None)
+    # A random table of change costs per categorical column.
+    tables = {}
+    for spec in FEATURES:
+        if spec.is_categorical:
+            labels = spec.categories
+            tables[spec.name] = {
+                (a, b): float(rng.uniform(0.1, 3.0))
+                for a in labels
+                for b in labels
+                if a != b
+            }
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CounterfactualCheckWarning)
+        tweak = feature_tweak(forest, X, target=target, cost="l1", category_cost=tables)
+        exact = optimal_counterfactual(
+            forest, X, target=target, cost="l1", category_cost=tables
+        )
+    boxes = treelens.leaf_boxes(forest)
+    at = np.flatnonzero(forest.predict(X) >= target[0])
+    for i in np.flatnonzero(tweak.found_):
+        assert forest.predict(tweak.X_cf_[i : i + 1])[0] >= target[0]
+        assert exact.found_[i]
+        assert exact.cost_[i] <= tweak.cost_[i] * (1 + 1e-6) + 1e-12
+        if i in at:
+            continue
+        # The cost is the numeric l1 change plus each category change's price.
+        x, x_cf = X[i], tweak.X_cf_[i]
+        price = 0.0
+        leaf = np.flatnonzero(
+            (boxes.tree == tweak.tree_[i]) & (boxes.node == tweak.leaf_[i])
+        )[0]
+        for j, spec in enumerate(FEATURES):
+            if not spec.is_categorical:
+                continue
+            own, new = int(x[j]), int(x_cf[j])
+            admitted = boxes.allowed[j][leaf]
+            assert admitted[new]
+            if own == new:
+                continue
+            labels = spec.categories
+            price += tables[spec.name][(labels[own], labels[new])]
+            # The winning leaf did not admit the row's own category, and no
+            # admitted category is cheaper than the one taken.
+            assert not admitted[own]
+            for c in np.flatnonzero(admitted[: spec.n_categories]):
+                if c != own:
+                    cheaper = tables[spec.name][(labels[own], labels[c])]
+                    assert cheaper >= tables[spec.name][(labels[own], labels[new])]
+        numeric = [j for j, s in enumerate(FEATURES) if not s.is_categorical]
+        l1 = np.abs(x_cf[numeric] - x[numeric]).sum()
+        assert tweak.cost_[i] == pytest.approx(l1 + price, rel=1e-9, abs=1e-12)

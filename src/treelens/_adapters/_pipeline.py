@@ -250,6 +250,31 @@ def _input_names(
 
 
 @dataclass(frozen=True, eq=False)
+class _ColumnsMap:
+    """The lifted Forest's rows mapped to the final model's input, column by
+    column as the preprocessing computes them (see ``Forest.input_map``)."""
+
+    forest: Forest
+    trees: tuple[Tree, ...]
+    maps: tuple[ColumnMap, ...]
+
+    def transform(self, X: NDArray[Any]) -> NDArray[Any]:
+        codes = np.asarray(X, dtype=np.float64)
+        out = np.empty((codes.shape[0], len(self.maps)))
+        for i, column in enumerate(self.maps):  # one vectorized step per column
+            x = codes[:, column.source]
+            if column.is_categorical:
+                assert column.values is not None
+                k = len(column.categories or ())
+                missing = np.isnan(x)
+                code = category_codes(np.where(missing, 0.0, x), k)
+                out[:, i] = column.values[np.where(missing, k + 1, code)]
+            else:
+                out[:, i] = column.numeric(x)
+        return out.astype(self.forest.input_dtype)
+
+
+@dataclass(frozen=True, eq=False)
 class PipelineParts:
     """A pipeline seen as its final model on the transformed columns.
 
@@ -353,6 +378,7 @@ def _pipeline(model: Any, feature_names: Sequence[str] | None) -> Forest:
     return replace(
         inner,
         trees=trees,
+        input_map=_ColumnsMap(forest=inner, trees=trees, maps=tuple(maps)),
         n_features=len(names),
         feature_names=names,
         has_feature_names=has_names,

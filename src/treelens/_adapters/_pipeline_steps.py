@@ -102,49 +102,62 @@ def _frame(step: Any, columns: NDArray[Any]) -> Any:
     return columns
 
 
-def _scaler_function(
-    step: Any, i: int
-) -> Callable[[NDArray[np.float64]], NDArray[np.float64]]:
+@dataclass(frozen=True)
+class _Scale:
     """Column ``i`` of a fitted scaler's ``transform``, with the same float64
-    operations in the same order (so bit for bit)."""
-    name = type(step).__qualname__
+    operations in the same order (so bit for bit); picklable."""
+
+    multiply: float | None = None
+    add: float = 0.0
     subtract: float | None = None
     divide: float | None = None
-    multiply: float | None = None
-    add = 0.0
     clip: tuple[float, float] | None = None
-    if name == "StandardScaler":
-        subtract = float(step.mean_[i]) if step.with_mean else None
-        divide = float(step.scale_[i]) if step.scale_ is not None else None
-    elif name == "RobustScaler":
-        subtract = float(step.center_[i]) if step.with_centering else None
-        divide = float(step.scale_[i]) if step.with_scaling else None
-    elif name == "MaxAbsScaler":
-        divide = float(step.scale_[i])
-    else:  # MinMaxScaler: X *= scale_; X += min_
-        multiply = float(step.scale_[i])
-        add = float(step.min_[i])
-        if step.clip:
-            clip = (float(step.feature_range[0]), float(step.feature_range[1]))
 
-    def function(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    def __call__(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         out = np.array(x, dtype=np.float64)
         with np.errstate(over="ignore", invalid="ignore"):  # the bisection's ends
-            _apply(out)
+            if self.multiply is not None:
+                out *= self.multiply
+                out += self.add
+            elif self.subtract is not None:
+                out -= self.subtract
+            if self.divide is not None:
+                out /= self.divide
+            if self.clip is not None:
+                np.clip(out, self.clip[0], self.clip[1], out=out)
         return out
 
-    def _apply(out: NDArray[np.float64]) -> None:
-        if multiply is not None:
-            out *= multiply
-            out += add
-        elif subtract is not None:
-            out -= subtract
-        if divide is not None:
-            out /= divide
-        if clip is not None:
-            np.clip(out, clip[0], clip[1], out=out)
 
-    return function
+@dataclass(frozen=True)
+class _Fill:
+    """A missing value replaced by ``value`` (an imputer after other steps)."""
+
+    value: float
+
+    def __call__(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.where(np.isnan(x), self.value, x)
+
+
+def _scaler_function(step: Any, i: int) -> _Scale:
+    """Column ``i`` of a fitted scaler's ``transform`` (see :class:`_Scale`)."""
+    name = type(step).__qualname__
+    if name == "StandardScaler":
+        return _Scale(
+            subtract=float(step.mean_[i]) if step.with_mean else None,
+            divide=float(step.scale_[i]) if step.scale_ is not None else None,
+        )
+    if name == "RobustScaler":
+        return _Scale(
+            subtract=float(step.center_[i]) if step.with_centering else None,
+            divide=float(step.scale_[i]) if step.with_scaling else None,
+        )
+    if name == "MaxAbsScaler":
+        return _Scale(divide=float(step.scale_[i]))
+    # MinMaxScaler: X *= scale_; X += min_
+    clip = None
+    if step.clip:
+        clip = (float(step.feature_range[0]), float(step.feature_range[1]))
+    return _Scale(multiply=float(step.scale_[i]), add=float(step.min_[i]), clip=clip)
 
 
 def _lift_scaler(name: str, step: Any, maps: list[ColumnMap]) -> list[ColumnMap]:
@@ -179,14 +192,7 @@ def _lift_imputer(name: str, step: Any, maps: list[ColumnMap]) -> list[ColumnMap
             if column.fill is None:
                 column = replace(column, fill=fill)
         else:
-            value = float(fill)
-
-            def impute(
-                x: NDArray[np.float64], value: float = value
-            ) -> NDArray[np.float64]:
-                return np.where(np.isnan(x), value, x)
-
-            column = replace(column, functions=(*column.functions, impute))
+            column = replace(column, functions=(*column.functions, _Fill(float(fill))))
         out.append(column)
     return out
 

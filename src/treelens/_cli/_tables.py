@@ -274,8 +274,7 @@ def selected_rows(
         declined = np.ones(len(predicted), dtype=bool)
     else:
         declined = np.asarray(predicted != target, dtype=bool)
-    values = np.asarray(X, dtype=np.float64)
-    incomplete = np.asarray(np.isnan(values).any(axis=1), dtype=bool)
+    incomplete = _refused_missing(model, X)
     chosen = np.flatnonzero(declined & ~incomplete)[:max_rows]
     last = chosen[-1] if len(chosen) == max_rows else len(declined)
     skipped = np.flatnonzero(declined[:last] & incomplete[:last])
@@ -292,6 +291,32 @@ def selected_rows(
             stacklevel=2,
         )
     return [int(i) for i in chosen]
+
+
+def _refused_missing(model: Any, X: Any) -> Any:
+    """Rows with a missing value the model does not route (a model that routes
+    missing values gets counterfactuals that keep them missing)."""
+    from .._adapters import to_forest
+
+    missing = (
+        X.isna().to_numpy() if hasattr(X, "isna") else np.isnan(np.asarray(X, float))
+    )
+    forest = to_forest(model)
+    if forest.features:
+        routed = np.array(
+            [
+                spec.dropped
+                or (
+                    forest.allow_missing
+                    if spec.accepts_missing is None
+                    else spec.accepts_missing
+                )
+                for spec in forest.features
+            ]
+        )
+    else:
+        routed = np.full(missing.shape[1], forest.allow_missing)
+    return np.asarray((missing & ~routed).any(axis=1), dtype=bool)
 
 
 def _head(data: Any, n: int) -> Any:

@@ -7,7 +7,7 @@ Every algorithm in treelens reads only :class:`Tree` and :class:`Forest`.  Adapt
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -212,6 +212,23 @@ class Tree:
         return parent
 
 
+class InputMap(Protocol):
+    """The map from the rows a lifted Forest routes to another Forest's input
+    (see ``Forest.input_map``)."""
+
+    @property
+    def forest(self) -> Forest:
+        """The Forest the mapped rows are routed through."""
+
+    @property
+    def trees(self) -> tuple[Tree, ...]:
+        """The trees of the lifted Forest the map was made for."""
+
+    def transform(self, X: NDArray[Any]) -> NDArray[Any]:
+        """Rows of the lifted Forest, shape (n, n_features), as the input of
+        ``forest``, shape (n, forest.n_features), in its ``input_dtype``."""
+
+
 @dataclass(frozen=True, eq=False)
 class Forest:
     """A fitted tree ensemble: its trees and how their outputs combine.
@@ -286,6 +303,12 @@ class Forest:
         Boosting only: whether ``init_raw`` is added after the sum of the trees
         (CatBoost's order) rather than before it (every other library's).  The
         scores differ only by rounding; this makes them the same doubles.
+    input_map : InputMap or None
+        A Forest lifted from a pipeline (see :func:`~treelens.to_forest`): the
+        final model's Forest, with the same nodes, and the map from the rows
+        this Forest routes to that model's input.  Many rows are routed through
+        it (the same leaves, through the final model's compiled trees) while
+        ``trees`` are the ones it was made for.
     """
 
     trees: tuple[Tree, ...]
@@ -313,6 +336,7 @@ class Forest:
     score_dtype: Any = np.float64
     features: tuple[FeatureSpec, ...] = ()
     init_after_trees: bool = False
+    input_map: InputMap | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "trees", tuple(self.trees))
@@ -522,6 +546,15 @@ class Forest:
         return self._apply(X)
 
     def _apply(self, X: NDArray[Any]) -> NDArray[np.intp]:
+        mapped = self.input_map
+        if (
+            mapped is not None
+            and X.shape[0] >= _COMPILED_MIN_ROWS
+            and mapped.trees is self.trees
+        ):
+            # The final model's trees have the same nodes: its routing of the
+            # mapped rows (compiled when it can be) reaches the same leaves.
+            return mapped.forest._apply(mapped.transform(X))
         flat = self._flat
         n_samples, n_trees = X.shape[0], self.n_trees
         out = np.empty((n_samples, n_trees), dtype=np.intp)

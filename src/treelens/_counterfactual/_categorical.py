@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -46,6 +46,7 @@ from ._problem import (
 
 __all__ = [
     "CategoryCost",
+    "CategoryPlan",
     "needs_fixed_search",
     "resolve_category_cost",
     "search_with_fixed",
@@ -355,10 +356,9 @@ def search_with_fixed(
     """The counterfactuals of ``search`` over every category assignment (see the
     module docstring).
 
-    With ``expand``, ``search`` holds categorical columns itself (the leaves
-    that do not admit a row's categories are out of its reach): each row is
-    repeated once per assignment and searched in one call per pattern of missing
-    values, instead of one call per assignment.
+    With ``expand``, ``search`` moves categorical columns itself (it takes a
+    :class:`CategoryPlan`): one call per pattern of missing values, instead of
+    one per assignment.
     """
     forest = to_forest(model)
     n_options = options.pop("n_counterfactuals", 1)
@@ -468,6 +468,29 @@ def _finish(
     )
 
 
+@dataclass(frozen=True, eq=False)
+class CategoryPlan:
+    """How feature tweaking moves categorical columns (see :func:`feature_tweak`).
+
+    A candidate built from a leaf keeps a row's category when the leaf's box
+    admits it (and the constraints allow it), else takes the admitted category
+    of least change cost (the lowest code on ties): the categorical side of the
+    leaf's nearest point, as the numeric side is.
+
+    Attributes
+    ----------
+    allowed : dict of int to ndarray of shape (k + 1,), bool
+        Codes a counterfactual may hold, per categorical feature.
+    immutable : ndarray of shape (n_features,), bool
+    costs : dict of int to ndarray of shape (k + 1, k + 1)
+        Change cost from each code (rows) to each code (columns).
+    """
+
+    allowed: dict[int, NDArray[np.bool_]]
+    immutable: NDArray[np.bool_]
+    costs: dict[int, NDArray[np.float64]]
+
+
 def _search_expanded(
     search: Callable[..., CounterfactualResult],
     forest: Forest,
@@ -479,62 +502,41 @@ def _search_expanded(
     arguments: tuple[Any, Any, Any, dict[str, Any]],
     state: tuple[Any, ...],
 ) -> None:
-    """Every row repeated once per assignment, one search per pattern of
-    missing numeric values."""
-    cats, allowed, immutable, costs = categorical
+    """One search per pattern of missing values, categories moved by the
+    search itself (:class:`CategoryPlan`); a missing value stays missing."""
+    _, allowed, immutable, costs = categorical
     out = state[1]
     target_spec, cost_spec, epsilon, options = arguments
-    codes, k = problem.X, forest.n_categories
-    cat_set = set(cats.tolist())
-    groups: dict[tuple[int, ...], list[int]] = {}
-    for i in todo.tolist():
-        nan_j = tuple(j for j in np.flatnonzero(np.isnan(codes[i])).tolist()
-                      if j not in cat_set)  # fmt: skip
-        groups.setdefault(nan_j, []).append(i)
-    for nan_j, members in groups.items():
-        fixed = tuple((j, np.nan) for j in nan_j)
+    plan = CategoryPlan(allowed=allowed, immutable=immutable, costs=costs)
+    codes = problem.X
+    missing = np.isnan(codes[todo])
+    patterns, which = np.unique(missing, axis=0, return_inverse=True)
+    for p, pattern in enumerate(patterns):
+        members = todo[np.ravel(which) == p]
+        nan_j = np.flatnonzero(pattern)
+        fixed = tuple((int(j), np.nan) for j in nan_j)
         sub = fixed_forest(forest, fixed)
         keep_support(sub, problem.support)
-        owner, price, rows = [], [], []
-        for i in members:
-            for p, assignment in _assignments(
-                codes[i], cats, allowed, immutable, costs, k, forest.feature_names
-            ):
-                x = codes[i].copy()
-                x[cats] = assignment
-                owner.append(i)
-                price.append(p)
-                rows.append(x)
-        owner_a, price_a = np.array(owner, np.intp), np.array(price)
-        X = np.array(rows, dtype=np.float64).reshape(len(rows), -1)
-        X[:, list(nan_j)] = 0.0  # never read: every node on them is constant
-        run = np.ones(len(owner_a), dtype=bool)
-        if problem.target.kind == "other":
-            moved = sub.predict(X) != problem.current[owner_a]
-            _record_best(owner_a[moved], X[moved], price_a[moved], fixed, state, None,
-                         None)  # fmt: skip
-            run = ~moved
-        if not run.any():
-            continue
-        held = np.array(sorted(set(nan_j) | cat_set), dtype=np.intp)
+        search_at_target(sub, False)
+        X = codes[members].copy()
+        X[:, nan_j] = 0.0  # never read: every node on them is constant
         result = search(
             sub,
-            X[run],
+            X,
             target=target_spec,
             cost=cost_spec,
             epsilon=epsilon,
-            constraints=_sub_constraints(forest, constraints, held, problem.frame),
-            reference=None if ref_rows is None else _fixed_reference(ref_rows, held),
+            constraints=_sub_constraints(forest, constraints, nan_j, problem.frame),
+            reference=None if ref_rows is None else _fixed_reference(ref_rows, nan_j),
+            categories=plan,
             **options,
         )
         found = result.found_
-        idx, at = owner_a[run], np.flatnonzero(found)
-        _record_best(idx[found], result.X_cf_[found],
-                     result.cost_[found] + price_a[run][found], fixed, state,
-                     result, at)  # fmt: skip
-        missing = idx[~found]
-        keep = out["reason"][missing] == None
-        out["reason"][missing[keep]] = result.reason_[~found][keep]
+        _record_best(members[found], result.X_cf_[found], result.cost_[found],
+                     fixed, state, result, np.flatnonzero(found))  # fmt: skip
+        lost = members[~found]
+        keep = out["reason"][lost] == None
+        out["reason"][lost[keep]] = result.reason_[~found][keep]
 
 
 def _record_best(

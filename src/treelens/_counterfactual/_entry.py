@@ -164,19 +164,11 @@ def counterfactual(
                     f"with a separable cost); got method={method!r}, cost={cost!r}."
                 )
         return feature_tweak(
-            model,
-            X,
-            target=target,
-            cost=cost,
-            epsilon=epsilon,
-            mode=mode,
-            constraints=constraints,
-            reference=reference,
-            infer=infer,
-            memory_budget=memory_budget,
-            progress=progress,
+            model, X, target=target, cost=cost, epsilon=epsilon, mode=mode,
+            constraints=constraints, reference=reference, infer=infer,
+            memory_budget=memory_budget, progress=progress,
             category_cost=category_cost,
-        )
+        )  # fmt: skip
     return optimal_counterfactual(
         model,
         X,

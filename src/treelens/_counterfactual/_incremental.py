@@ -71,6 +71,10 @@ class Router:
             self.code_offset[j + 1] = start
         self.code = code
         self.n_codes = max(start, 1)
+        self.categorical_feature = np.zeros(forest.n_features, dtype=bool)
+        if "is_categorical" in flat:
+            on = flat["feature"][inner & flat["is_categorical"]]
+            self.categorical_feature[np.unique(on)] = True
         # Categorical nodes: a row of code c goes left iff categorical_left[node, c].
         self.categorical: tuple[NDArray[Any], ...] | None = None
         if "categorical_left" in flat:
@@ -329,6 +333,10 @@ class IncrementalPredictor:
             at = by_feature[bounds[j] : bounds[j + 1]]
             thresholds, offset = router.thresholds[j], router.code_offset[j]
             # A node flips when low <= threshold < high.
+            if router.categorical_feature[j]:
+                # Any change of category may flip every node on the feature.
+                code_lo[at], code_hi[at] = offset, router.code_offset[j + 1]
+                continue
             code_lo[at] = offset + np.searchsorted(thresholds, low[at], side="left")
             code_hi[at] = offset + np.searchsorted(thresholds, high[at], side="left")
         if self.code_table is not None:

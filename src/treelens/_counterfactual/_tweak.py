@@ -31,7 +31,12 @@ from .._core._validation import check_memory_budget
 from .._exceptions import InputError
 from .._types import ArrayLike, Chunks, CostLike, EpsilonLike, ModelLike, TargetLike
 from ._candidates import Changes, candidate_changes, change_costs
-from ._categorical import CategoryCost, needs_fixed_search, search_with_fixed
+from ._categorical import (
+    CategoryCost,
+    CategoryPlan,
+    needs_fixed_search,
+    search_with_fixed,
+)
 from ._constraints import Constraints
 from ._incremental import IncrementalPredictor
 from ._problem import (
@@ -218,10 +223,12 @@ def tweak_rows(
     reference: Any,
     infer: Any = True,
     memory_budget: int,
+    categories: CategoryPlan | None = None,
 ) -> CounterfactualResult:
-    """:func:`feature_tweak` of complete rows, categorical columns held (a row's
-    categories are never changed: leaves that do not admit them are out of
-    reach)."""
+    """:func:`feature_tweak` of complete rows; categorical columns move as
+    ``categories`` says (each candidate takes the cheapest category its leaf
+    admits), or are held without it (leaves that do not admit a row's
+    categories are then out of reach)."""
     check_candidate_budget(to_forest(model), target, memory_budget)
     problem = prepare_problem(
         model,
@@ -243,7 +250,7 @@ def tweak_rows(
         "leaf": np.full(n, -1, dtype=np.intp),
     }
     todo = np.flatnonzero(~problem.at_target)
-    search = _Search(problem, mode, int(memory_budget))
+    search = _Search(problem, mode, int(memory_budget), categories)
     for rows in search.row_blocks(todo):
         search.run(rows, out)
     return finish(problem, **out, method="feature_tweak")
@@ -252,8 +259,15 @@ def tweak_rows(
 class _Search:
     """The vectorized search over blocks of rows, within a memory budget."""
 
-    def __init__(self, problem: Problem, mode: Mode, budget: int) -> None:
+    def __init__(
+        self,
+        problem: Problem,
+        mode: Mode,
+        budget: int,
+        categories: CategoryPlan | None = None,
+    ) -> None:
         self.problem = problem
+        self.categories = categories
         self.forest = problem.forest
         self.boxes: LeafBoxes = leaf_boxes(problem.forest)
         self.mode = mode
@@ -279,10 +293,8 @@ class _Search:
         votes = voting_trees(self.forest, problem.target, leaves, current)
         mask = target_leaf_mask(self.forest, problem.target, leaves, current)
         mask &= votes[:, boxes.tree]
-        for j, allowed in boxes.allowed.items():
-            # Categories are held: a leaf must admit the row's own category.
-            code = category_codes(problem.X[rows, j], allowed.shape[1] - 1)
-            mask &= allowed[:, code].T
+        for j, admitted in boxes.allowed.items():
+            mask &= self._category_reach(j, admitted, problem.X[rows, j])
         counts = mask.sum(axis=1)
         # Sub-blocks whose (row, leaf) pairs fit the budget; a row is never split.
         limit = max(1, self.budget // self.bytes_per_pair)
@@ -292,6 +304,72 @@ class _Search:
             stop = start + max(1, int(np.searchsorted(total, limit, side="right")))
             self._run_pairs(rows[start:stop], mask[start:stop], out)
             start = stop
+
+    def _category_reach(
+        self, j: int, admitted: NDArray[np.bool_], x: NDArray[np.float64]
+    ) -> NDArray[np.bool_]:
+        """Mask of shape (rows, leaves): leaves a row can reach on categorical
+        feature ``j`` (its own category admitted and allowed, or another one
+        admitted and allowed when the column may move)."""
+        k = admitted.shape[1] - 1
+        own = category_codes(x, k)
+        keeps = admitted[:, own].T
+        plan = self.categories
+        if plan is None or j not in plan.allowed or plan.immutable[j]:
+            return np.asarray(keeps, dtype=bool)
+        ok = plan.allowed[j]
+        choices = admitted[:, :k] & ok[:k]
+        n_choices = choices.sum(axis=1)
+        own_choice = np.where(
+            (own < k)[:, None], choices[:, np.minimum(own, k - 1)].T, False
+        )
+        return np.asarray(
+            (keeps & ok[own][:, None]) | (n_choices[None, :] > own_choice), dtype=bool
+        )
+
+    def _category_changes(
+        self, X: NDArray[np.float64], changes: Changes, costs: NDArray[np.float64]
+    ) -> tuple[Changes, NDArray[np.float64]]:
+        """``changes`` with each candidate's categories (see :class:`CategoryPlan`)
+        and their change costs added."""
+        plan = self.categories
+        if plan is None or not self.boxes.allowed:
+            return changes, costs
+        n = changes.n_candidates
+        owners, features, values, prices = [], [], [], []
+        for j, admitted in self.boxes.allowed.items():
+            if j not in plan.allowed or plan.immutable[j]:
+                continue
+            k = admitted.shape[1] - 1
+            own = category_codes(X[changes.row, j], k)
+            leaf = admitted[changes.leaf]
+            ok = plan.allowed[j]
+            move = np.flatnonzero(~(leaf[np.arange(n), own] & ok[own]))
+            if not move.size:
+                continue
+            price = np.where(
+                leaf[move, :k] & ok[:k], plan.costs[j][own[move], :k], np.inf
+            )
+            to = np.argmin(price, axis=1)
+            owners.append(move)
+            features.append(np.full(move.size, j, dtype=np.intp))
+            values.append(to.astype(np.float64))
+            prices.append(price[np.arange(move.size), to])
+        if not owners:
+            return changes, costs
+        extra_owner = np.concatenate(owners)
+        owner = np.concatenate([changes.owner, extra_owner])
+        order = np.argsort(owner, kind="stable")
+        counts = np.bincount(owner, minlength=n)
+        merged = Changes(
+            row=changes.row,
+            leaf=changes.leaf,
+            ptr=np.concatenate([[0], np.cumsum(counts)]).astype(np.intp),
+            feature=np.concatenate([changes.feature, *features])[order],
+            value=np.concatenate([changes.value, *values])[order],
+        )
+        added = np.bincount(extra_owner, weights=np.concatenate(prices), minlength=n)
+        return merged, costs + added
 
     def _run_pairs(
         self,
@@ -310,6 +388,7 @@ class _Search:
         if not changes.n_candidates:
             return
         costs = change_costs(problem, X, changes)
+        changes, costs = self._category_changes(X, changes, costs)
         # Rows, then cost, then leaf order (tree index, then node id): the
         # deterministic tie-break.  Candidates come by row and, within a row, by
         # leaf, so two stable sorts give that order (the second a radix sort on
