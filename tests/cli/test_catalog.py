@@ -358,7 +358,7 @@ CASES = [
         "declined rows with missing values are passed over, with a note",
         (
             "tweak",
-            "forest.skops",
+            "boosting.skops",
             "loans.csv",
             "--target",
             "approved",
@@ -368,7 +368,7 @@ CASES = [
             "40",
         ),
         code=0,
-        note="with missing values (the first is row",
+        note="with missing values the model does not route (the first is row",
     ),
 ]
 

@@ -20,6 +20,9 @@ def test_demo_prints_the_tables_and_writes_the_report(tmp_path):
         "Breast cancer test rows: towards class 1 (benign)",
         "Optimal (mixed-integer program, HiGHS) against feature tweaking",
         "Iris (forest of 50 trees): towards class 2 (virginica)",
+        "A mixed table through a scikit-learn Pipeline",
+        "Importance per input column (one-hot columns merged exactly)",
+        "The changes, in categories and units",
     ):
         assert title in out, title
     gaps = [float(g) for g in re.findall(r"max difference ([0-9.e+-]+)", out)]
@@ -33,7 +36,13 @@ def test_demo_prints_the_tables_and_writes_the_report(tmp_path):
     nodes = pd.read_csv(tmp_path / "tree_nodes.csv")
     assert 1 <= len(nodes) <= 15 and nodes.depth.max() <= 3  # a depth-4 tree
     assert (tmp_path / "forest_importances.csv").exists()
-    for picture in ("partition", "regions", "forest_grid", "regression_steps"):
+    for picture in (
+        "partition",
+        "regions",
+        "forest_grid",
+        "regression_steps",
+        "mixed_regions",
+    ):
         assert (tmp_path / f"{picture}.png").read_bytes().startswith(b"\x89PNG")
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert 'id="counterfactuals"' in page and page.rstrip().endswith("</html>")

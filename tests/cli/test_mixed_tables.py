@@ -134,3 +134,25 @@ def test_unknown_category_in_the_file_is_routed_as_the_model_does(mixed, tmp_pat
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "astronaut" in result.stdout or "True" in result.stdout
+
+
+def test_explain_speaks_in_the_input_columns(mixed):
+    import json
+
+    import treelens
+
+    root, case = mixed
+    result = run(
+        "explain", root / "pipeline.skops", root / "loans.csv", "--target",
+        "approved", "--row", 2, "--top", 4, "--json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "onehot" not in result.stdout and "categories__" not in result.stdout
+    answer = json.loads(result.stdout)
+    text = json.dumps(answer)
+    assert "employment" in text or "region" in text or "income" in text
+    # The sentence is the pipeline's own decision path on the raw row.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        path = treelens.decision_path(case.model, case.X.iloc[[2]])
+    assert path.sentences_[0][:40] in text

@@ -595,7 +595,7 @@ def _counterfactual_section(
 
     from .._exceptions import MissingValuesWarning
 
-    rows, skipped = _complete_rows(X, rows)
+    rows, skipped = _complete_rows(model, X, rows)
     if rows is not None and not rows:
         return {"intro": "No chosen row is complete.", "notes": skipped, "rows": None}
     with warnings.catch_warnings(record=True) as caught:
@@ -691,22 +691,28 @@ def _constraints_text(constraints: Mapping[str, Any] | None) -> str:
 
 
 def _complete_rows(
-    X: Any, rows: Sequence[int] | None
+    model: Any, X: Any, rows: Sequence[int] | None
 ) -> tuple[list[int] | None, list[str]]:
-    """The chosen rows without missing values, and a note naming those left out."""
+    """The chosen rows without missing values the model refuses, and a note
+    naming those left out (a model that routes missing values gets
+    counterfactuals that keep them missing)."""
+    from ._tables import refused_missing
+
     if rows is None:
         return None, []
-    values = np.asarray(
-        X.iloc[list(rows)] if hasattr(X, "iloc") else np.asarray(X)[list(rows)],
-        dtype=np.float64,
+    chosen = X.iloc[list(rows)] if hasattr(X, "iloc") else np.asarray(X)[list(rows)]
+    incomplete = refused_missing(model, chosen)
+    missing = (
+        chosen.isna().to_numpy()
+        if hasattr(chosen, "isna")
+        else np.isnan(np.asarray(chosen, dtype=np.float64))
     )
-    incomplete = np.asarray(np.isnan(values).any(axis=1), dtype=bool)
-    names = list(getattr(X, "columns", range(values.shape[1])))
+    names = list(getattr(X, "columns", range(missing.shape[1])))
     notes = []
     for position in np.flatnonzero(incomplete):
-        missing = [str(names[j]) for j in np.flatnonzero(np.isnan(values[position]))]
+        empty = [str(names[j]) for j in np.flatnonzero(missing[position])]
         notes.append(
-            f"Row {rows[int(position)]} has no value of {', '.join(missing)}; "
-            "counterfactuals need complete rows, so it gets none."
+            f"Row {rows[int(position)]} has no value of {', '.join(empty)}, which "
+            "the model does not route, so it gets no counterfactual."
         )
     return [r for r, bad in zip(rows, incomplete, strict=True) if not bad], notes

@@ -263,7 +263,13 @@ def selected_rows(
     """The rows given, else the first ``max_rows`` not already predicted as target."""
     if rows is not None:
         return list(rows)
-    predicted = predict(model, X)
+    incomplete = refused_missing(model, X)
+    # Rows with missing values the model refuses cannot be predicted: they
+    # count as declined, and are passed over with a note.
+    complete = np.flatnonzero(~incomplete)
+    known = predict(model, X.iloc[complete] if hasattr(X, "iloc") else X[complete])
+    predicted = np.empty(len(incomplete), dtype=np.asarray(known).dtype)
+    predicted[complete] = known
     if isinstance(target, tuple):
         low, high = (
             (-np.inf if target[0] is None else target[0]),
@@ -274,7 +280,7 @@ def selected_rows(
         declined = np.ones(len(predicted), dtype=bool)
     else:
         declined = np.asarray(predicted != target, dtype=bool)
-    incomplete = _refused_missing(model, X)
+    declined |= incomplete
     chosen = np.flatnonzero(declined & ~incomplete)[:max_rows]
     last = chosen[-1] if len(chosen) == max_rows else len(declined)
     skipped = np.flatnonzero(declined[:last] & incomplete[:last])
@@ -285,15 +291,15 @@ def selected_rows(
 
         warnings.warn(
             f"Passed over {skipped.size} row{'s' if skipped.size > 1 else ''} with "
-            f"missing values (the first is row {int(skipped[0])}); counterfactuals "
-            "need complete rows.",
+            f"missing values the model does not route (the first is row "
+            f"{int(skipped[0])}); they get no counterfactual.",
             MissingValuesWarning,
             stacklevel=2,
         )
     return [int(i) for i in chosen]
 
 
-def _refused_missing(model: Any, X: Any) -> Any:
+def refused_missing(model: Any, X: Any) -> Any:
     """Rows with a missing value the model does not route (a model that routes
     missing values gets counterfactuals that keep them missing)."""
     from .._adapters import to_forest
@@ -373,7 +379,9 @@ def counterfactuals(
         cost=cast("CostLike", cost),  # checked there
         mode=cast(Literal["minimal", "paper"], mode),  # checked there
         constraints=built,
-        reference=X if reference is None else reference,
+        reference=_take_rows(X, list(np.flatnonzero(~refused_missing(model, X))))
+        if reference is None
+        else reference,
         time_limit=time_limit,
         n_counterfactuals=n_counterfactuals,
         infer=infer,

@@ -17,6 +17,12 @@ assignments:
 so an exact numeric search stays exact (the minimum over every assignment).
 Assignments whose category cost alone is at least the best total found are
 skipped.  A missing value stays missing.
+
+Feature tweaking needs no assignments: its candidates are the nearest points of
+single leaf boxes, and a box holds a set of categories per categorical column,
+so a candidate keeps a row's category when its leaf admits it and otherwise
+takes the admitted category of least change cost (:class:`CategoryPlan`).  One
+search runs per pattern of missing values (their nodes fixed as above).
 """
 
 from __future__ import annotations
