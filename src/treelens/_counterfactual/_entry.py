@@ -10,7 +10,7 @@ callables) have no exact program: ``auto`` uses feature tweaking for them.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from .._exceptions import InputError
 from .._types import (
@@ -53,6 +53,8 @@ def counterfactual(
     n_counterfactuals: int = 1,
     diversity: Diversity = "moves",
     min_leaf_samples: int | None = None,
+    isolation_forest: Any = None,
+    max_anomaly_score: float | None = None,
     mode: Literal["minimal", "paper"] = "minimal",
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     progress: bool = False,
@@ -107,6 +109,14 @@ def counterfactual(
     min_leaf_samples : int, optional
         Every reached leaf holds at least this many rows (of ``reference``,
         else the stored training counts); needs the exact search.
+    isolation_forest : sklearn.ensemble.IsolationForest, optional
+        Fitted on the model's columns (typically on ``reference``): the
+        counterfactual's anomaly score ``-isolation_forest.score_samples(x')``
+        stays at most ``max_anomaly_score``, and each result states it in
+        ``anomaly_score_``; needs the exact search.
+    max_anomaly_score : float, optional
+        In ``(0, 1]``; by default ``-isolation_forest.offset_`` (the
+        IsolationForest's ``predict`` calls the counterfactual an inlier).
     mode : {"minimal", "paper"}, default="minimal"
         Candidates of ``"tweak"`` (see :func:`feature_tweak`).
     memory_budget : int, default=2**30
@@ -149,8 +159,10 @@ def counterfactual(
             ("margin", margin, None),
             ("n_counterfactuals", n_counterfactuals, 1),
             ("min_leaf_samples", min_leaf_samples, None),
+            ("isolation_forest", isolation_forest, None),
+            ("max_anomaly_score", max_anomaly_score, None),
         ):
-            if value != default:
+            if (value is not None) if default is None else (value != default):
                 raise InputError(
                     f"`{name}` needs the exact search (method='auto' or 'optimal' "
                     f"with a separable cost); got method={method!r}, cost={cost!r}."
@@ -182,6 +194,8 @@ def counterfactual(
         n_counterfactuals=n_counterfactuals,
         diversity=diversity,
         min_leaf_samples=min_leaf_samples,
+        isolation_forest=isolation_forest,
+        max_anomaly_score=max_anomaly_score,
         memory_budget=memory_budget,
         progress=progress,
     )
