@@ -217,6 +217,21 @@ def test_no_code_path_is_chosen_by_a_function_name():
     assert offenders == []
 
 
+def test_every_module_is_type_checked():
+    # mypy runs in `make check`; no module may opt out of its errors.
+    import tomllib
+
+    pyproject = PACKAGE.parent.parent / "pyproject.toml"
+    mypy = tomllib.loads(pyproject.read_text())["tool"]["mypy"]
+    assert not mypy.get("ignore_errors", False)
+    ignored = [
+        override["module"]
+        for override in mypy.get("overrides", [])
+        if override.get("ignore_errors")
+    ]
+    assert ignored == []
+
+
 @pytest.mark.parametrize(
     ("source", "expected"),
     [

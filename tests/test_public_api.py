@@ -22,6 +22,7 @@ PUBLIC = [
     "MDIImportance",
     "Margin",
     "MemoryBudgetError",
+    "MissingValuesWarning",
     "NodeStatistics",
     "NotFittedError",
     "OutOfBagWarning",

@@ -16,6 +16,7 @@ __all__ = [
     "CounterfactualCheckWarning",
     "InputError",
     "MemoryBudgetError",
+    "MissingValuesWarning",
     "NotFittedError",
     "OutOfBagWarning",
     "OutputTooLargeError",
@@ -82,3 +83,10 @@ class OutputTooLargeError(InputError):
 class OutOfBagWarning(UserWarning):
     """Some rows were drawn into every tree's bootstrap sample, so no tree can
     score them out of bag; out-of-bag figures leave them out."""
+
+
+class MissingValuesWarning(UserWarning):
+    """Rows with missing values were left out of a picture or a selection.
+
+    The message counts them and names the first; nothing else changes.
+    """

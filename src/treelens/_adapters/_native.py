@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import InputError, UnsupportedModelError
+from ._model_checks import check_lightgbm_text, check_xgboost_json
 
 __all__ = ["load_native_model"]
 
@@ -77,12 +78,9 @@ def load_native_model(path: str | os.PathLike[str]) -> Any:
         model.load_model(str(path))
         return model
     if stripped.startswith(b"tree"):
-        return _library("lightgbm", path).Booster(model_file=str(path))
+        return _lightgbm_text(path)
     if stripped.startswith(b"{"):
-        try:
-            content = json.loads(path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            content = None  # Universal Binary JSON also opens with "{"
+        content, text = _json_content(path)
         if isinstance(content, dict) and "tree_info" in content:
             from ._lightgbm import forest_from_lightgbm_dump
 
@@ -91,27 +89,108 @@ def load_native_model(path: str | os.PathLike[str]) -> Any:
             from ._catboost import forest_from_catboost_json
 
             return forest_from_catboost_json(content, source="catboost.CatBoost")
+        if content is None:  # Universal Binary JSON also opens with "{"
+            content, text = _ubj_content(path)
         if isinstance(content, dict) and "learner" in content:
+            check_xgboost_json(content, str(path))
             try:
                 import xgboost
             except ImportError:  # the JSON model holds everything a Forest needs
                 from ._xgboost import forest_from_xgboost_json
 
                 return forest_from_xgboost_json(content, source="xgboost.Booster")
-            return xgboost.Booster(model_file=str(path))
-        if content is None:
-            xgboost = _library("xgboost", path)
-            try:
-                return xgboost.Booster(model_file=str(path))
-            except xgboost.core.XGBoostError as exc:
-                raise InputError(
-                    f"Model file {str(path)!r} is of an unknown format; expected "
-                    f"{_EXPECTED}."
-                ) from exc
+            booster = xgboost.Booster()
+            booster.load_model(bytearray(text.encode("utf-8")))
+            return booster
     raise InputError(
         f"Model file {str(path)!r} is of an unknown format; expected {_EXPECTED}; "
         f"got a file starting with {head[:16]!r}."
     )
+
+
+def _lightgbm_text(path: Path) -> Any:
+    """A LightGBM Booster from a text model whose structure was checked first."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"Model file {str(path)!r} starts like a LightGBM text model but is not "
+            f"text (byte {exc.start} is not UTF-8); the file is damaged."
+        ) from None
+    check_lightgbm_text(text, str(path))
+    lightgbm = _library("lightgbm", path)
+    try:
+        return lightgbm.Booster(model_str=text)
+    except lightgbm.basic.LightGBMError as exc:
+        raise InputError(
+            f"LightGBM could not read model file {str(path)!r}: {exc}"
+        ) from exc
+
+
+def _json_content(path: Path) -> tuple[Any, str]:
+    """The parsed JSON and its text; (None, "") for a binary (UBJ) file."""
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, ""
+    try:
+        return json.loads(text), text
+    except ValueError as exc:
+        if path.suffix.lower() == ".ubj":
+            return None, ""
+        line = getattr(exc, "lineno", "?")
+        column = getattr(exc, "colno", "?")
+        message = getattr(exc, "msg", str(exc))
+        raise InputError(
+            f"Model file {str(path)!r} is not valid JSON ({message}, line {line}, "
+            f"column {column}); expected {_EXPECTED}."
+        ) from None
+
+
+#: Run in a child process: XGBoost's UBJ reader trusts its input, so a damaged
+#: file may crash it; the child's crash becomes an error here.
+_UBJ_TO_JSON = """
+import sys, xgboost
+booster = xgboost.Booster(model_file=sys.argv[1])
+sys.stdout.buffer.write(bytes(booster.save_raw(raw_format="json")))
+"""
+
+
+def _ubj_content(path: Path) -> tuple[Any, str]:
+    """The JSON of an XGBoost UBJ model, converted by XGBoost in a child process."""
+    import signal
+    import subprocess
+    import sys
+
+    _library("xgboost", path)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _UBJ_TO_JSON, str(path)],
+            capture_output=True,
+            timeout=300,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise InputError(
+            f"XGBoost did not finish reading model file {str(path)!r} within 300 s; "
+            "the file is damaged or not an XGBoost model."
+        ) from None
+    if done.returncode != 0:
+        if done.returncode < 0:
+            name = signal.Signals(-done.returncode).name
+            detail = f"XGBoost's reader crashed ({name})"
+        else:
+            lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            detail = (
+                f"XGBoost could not read it ({lines[-1] if lines else 'no message'})"
+            )
+        raise InputError(
+            f"Model file {str(path)!r} is of an unknown format or damaged: {detail}; "
+            f"expected {_EXPECTED}."
+        )
+    text = done.stdout.decode("utf-8")
+    return json.loads(text), text
 
 
 def booster_predict(model: Any, X: Any) -> Any:

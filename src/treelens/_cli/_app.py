@@ -11,16 +11,16 @@ never over an input file.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self, TypeVar
 
 import typer
 
-from .._adapters import to_forest
 from .._exceptions import InputError, SolverError, TreelensError
 from ._dataset_commands import (
     OutDirOpt,
@@ -32,7 +32,7 @@ from ._dataset_commands import (
     importance_dataset_tables,
     tweak_dataset_tables,
 )
-from ._pictures import PICTURE_KINDS as PLOT_KINDS
+from ._kinds import PICTURE_KINDS as PLOT_KINDS
 
 __all__ = ["app", "main"]
 
@@ -63,7 +63,8 @@ def _command(function: F) -> F:
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return function(*args, **kwargs)
+            with _notes():
+                return function(*args, **kwargs)
         except (typer.Exit, typer.Abort):
             raise
         except KeyboardInterrupt:
@@ -82,6 +83,34 @@ def _command(function: F) -> F:
             raise typer.Exit(1) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+@contextlib.contextmanager
+def _notes() -> Iterator[None]:
+    """Print treelens' warnings as one ``treelens: note:`` line each, once.
+
+    Other warnings are shown as Python shows them.
+    """
+    import warnings
+
+    from .._exceptions import MissingValuesWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            yield
+        finally:
+            seen: set[str] = set()
+            for item in caught:
+                if issubclass(item.category, MissingValuesWarning):
+                    text = " ".join(str(item.message).split())
+                    if text not in seen:
+                        seen.add(text)
+                        typer.echo(f"treelens: note: {text}", err=True)
+                else:
+                    warnings.showwarning(
+                        item.message, item.category, item.filename, item.lineno
+                    )
 
 
 def _is_click_error(exc: BaseException) -> bool:
@@ -177,7 +206,7 @@ def _load(
 ) -> tuple[Any, Any, Any, Any]:
     """Load the model and its forest, then the data matched to the model."""
     from .._adapters import to_forest
-    from .._io._files import load_data, load_model
+    from .._io._files import check_target, load_data, load_model
 
     model = load_model(model_path, trust_pickle=trust_pickle, trusted=trust or ())
     forest = to_forest(model)
@@ -190,6 +219,8 @@ def _load(
             has_feature_names=forest.has_feature_names,
             target=target,
         )
+        if y is not None:
+            y = check_target(y, classes=forest.classes_, path=data_path)
         if not forest.has_feature_names:
             X = X.to_numpy()
     elif target is not None:
@@ -386,6 +417,25 @@ def _parse_bounds(items: Sequence[str]) -> dict[str, tuple[float | None, float |
     return bounds
 
 
+def _check_directions(constraints: dict[str, Any]) -> None:
+    """Refuse a feature given two of --immutable, --increase-only, --decrease-only.
+
+    Checked on the option values alone, before any file is read; the library
+    checks the same again (and everything that needs the model).
+    """
+    options = ("immutable", "increase_only", "decrease_only")
+    for i, first in enumerate(options):
+        for second in options[i + 1 :]:
+            both = [n for n in constraints[first] if n in constraints[second]]
+            if both:
+                raise InputError(
+                    f"Contradictory constraints on feature {both[0]!r}: it is "
+                    f"declared both {first.replace('_', '-')} and "
+                    f"{second.replace('_', '-')}; expected at most one of "
+                    "--immutable, --increase-only and --decrease-only."
+                )
+
+
 def _parse_class(forest: Any, text: str) -> Any:
     if forest.task != "classification":
         raise InputError(
@@ -580,14 +630,12 @@ def tweak(
     fmt = _format(json_out, csv_out)
     inputs = _inputs(model_path, data)
     _check_out(out, inputs)
-    constraints = {
-        "immutable": _names(immutable),
-        "increase_only": _names(increase_only),
-        "decrease_only": _names(decrease_only),
-        "integer": _names(integer),
-        "bounds": _parse_bounds(bounds or []),
-    }
+    constraints = _constraint_options(
+        immutable, increase_only, decrease_only, integer, bounds
+    )
     if dataset_mode(data, out_dir, scheduler=scheduler, workers=workers, resume=resume):
+        from .._adapters import to_forest
+
         assert out_dir is not None  # dataset mode needs it
         _one_per_row(n_counterfactuals, min_leaf_samples)
         model = _load_model(model_path, trust_pickle, trust)
@@ -834,6 +882,39 @@ def _emit_bytes(content: bytes, *, out: Path, inputs: Sequence[Path]) -> None:
 # ---------------------------------------------------------------------------- report
 
 
+ImmutableOpt = Annotated[
+    str | None, typer.Option("--immutable", metavar="A,B", help="Never change.")
+]
+IncreaseOpt = Annotated[str | None, typer.Option("--increase-only", metavar="A,B")]
+DecreaseOpt = Annotated[str | None, typer.Option("--decrease-only", metavar="A,B")]
+IntegerOpt = Annotated[
+    str | None, typer.Option("--integer", metavar="A,B", help="Integer-valued.")
+]
+BoundsOpt = Annotated[
+    list[str] | None,
+    typer.Option("--bounds", metavar="F=LOW:HIGH", help="Repeatable."),
+]
+
+
+def _constraint_options(
+    immutable: str | None,
+    increase_only: str | None,
+    decrease_only: str | None,
+    integer: str | None,
+    bounds: Sequence[str] | None,
+) -> dict[str, Any]:
+    """The constraint options as plain lists, refused early when contradictory."""
+    constraints = {
+        "immutable": _names(immutable),
+        "increase_only": _names(increase_only),
+        "decrease_only": _names(decrease_only),
+        "integer": _names(integer),
+        "bounds": _parse_bounds(bounds or []),
+    }
+    _check_directions(constraints)
+    return constraints
+
+
 @app.command()
 @_command
 def report(
@@ -856,6 +937,15 @@ def report(
             help="Class the counterfactuals aim for; default the last class.",
         ),
     ] = None,
+    rows: Annotated[
+        str | None,
+        typer.Option(
+            "--rows",
+            metavar="SPEC",
+            help="Rows to answer for, like 0,3,5-9 (0-based); default: the first "
+            "--max-counterfactuals complete rows not predicted as the target.",
+        ),
+    ] = None,
     max_counterfactuals: Annotated[
         int, typer.Option("--max-counterfactuals", min=0)
     ] = 5,
@@ -865,6 +955,11 @@ def report(
             "--cost", help="Counterfactual cost: auto (L1 in MADs), l2, l1, mad, ..."
         ),
     ] = "auto",
+    immutable: ImmutableOpt = None,
+    increase_only: IncreaseOpt = None,
+    decrease_only: DecreaseOpt = None,
+    integer: IntegerOpt = None,
+    bounds: BoundsOpt = None,
     optimal: Annotated[
         bool,
         typer.Option(
@@ -876,32 +971,56 @@ def report(
     time_limit: Annotated[
         float, typer.Option("--time-limit", help="Counterfactuals: seconds per row.")
     ] = 10.0,
+    sample_rows: Annotated[
+        int,
+        typer.Option(
+            "--sample-rows",
+            min=1,
+            help="Held-out and debiased MDI and permutation importance use a random "
+            "sample of this many rows.",
+        ),
+    ] = 5000,
+    all_rows: Annotated[
+        bool, typer.Option("--all-rows", help="Use every row instead of a sample.")
+    ] = False,
+    random_state: Annotated[int, typer.Option("--random-state")] = 0,
     title: Annotated[str | None, typer.Option("--title")] = None,
     trust_pickle: TrustPickle = False,
     trust: TrustTypes = None,
 ) -> None:
-    """Everything in one self-contained HTML file.
+    """Everything in one self-contained HTML file, answers first.
 
-    Example: treelens report model.skops test.csv --target label --out report.html
+    Example: treelens report model.skops test.csv --target label --rows 3,17
+    --immutable age --out report.html
     """
     from ._report import render_report
 
     inputs = _inputs(model_path, data)
     _check_out(out, inputs)
-    model, forest, X, y = _load(
-        model_path, data, target=target, trust_pickle=trust_pickle, trust=trust
+    constraints = _constraint_options(
+        immutable, increase_only, decrease_only, integer, bounds
     )
-    goal = _parse_class(forest, target_class) if target_class is not None else None
     with _Progress(enabled=True) as progress:
+        progress.step("loading the model and the data")
+        model, forest, X, y = _load(
+            model_path, data, target=target, trust_pickle=trust_pickle, trust=trust
+        )
+        goal = _parse_class(forest, target_class) if target_class is not None else None
+        selected = _parse_rows(rows, X.shape[0]) if rows is not None else None
         html = render_report(
             model,
             X,
             y,
             target=goal,
+            rows=selected,
             max_counterfactuals=max_counterfactuals,
             cost=cost,
+            constraints=constraints,
             optimal=optimal,
             time_limit=time_limit,
+            sample_rows=None if all_rows else sample_rows,
+            random_state=random_state,
+            source=data.name,
             title=title or f"treelens report: {model_path.name}",
             progress=progress.step,
         )
@@ -936,27 +1055,51 @@ def demo(
 
 
 class _Progress:
-    """A transient rich status line on stderr, shown only on a terminal."""
+    """One line per stage on stderr: seconds since the start, CPU seconds of the
+    process, and its peak memory.
+
+    Shown when stderr is a terminal, or when the environment sets
+    ``TREELENS_PROGRESS=1``; otherwise scripts and pipes see nothing but the
+    output and, on failure, the one error line.
+    """
 
     def __init__(self, *, enabled: bool) -> None:
-        self.enabled = enabled and sys.stderr.isatty()
-        self._status: Any = None
+        import os
+
+        forced = os.environ.get("TREELENS_PROGRESS") == "1"
+        self.enabled = enabled and (forced or sys.stderr.isatty())
+        self._started = 0.0
 
     def __enter__(self) -> Self:
-        if self.enabled:
-            from rich.console import Console
+        import time
 
-            self._status = Console(stderr=True).status("treelens: working")
-            self._status.__enter__()
+        self._started = time.perf_counter()
         return self
 
     def step(self, message: str) -> None:
-        if self._status is not None:
-            self._status.update(f"treelens: {message}")
+        if self.enabled:
+            import time
+
+            elapsed = time.perf_counter() - self._started
+            typer.echo(
+                f"treelens: [{elapsed:6.1f} s, cpu {time.process_time():6.1f} s, "
+                f"{_peak_mb():5.0f} MB] {message}",
+                err=True,
+            )
 
     def __exit__(self, *exc: object) -> None:
-        if self._status is not None:
-            self._status.__exit__(*exc)
+        if self.enabled and exc[0] is None:
+            self.step("done")
+
+
+def _peak_mb() -> float:
+    """Peak resident memory of this process so far, in MB (0 where unknown)."""
+    try:
+        import resource
+    except ImportError:  # not on Windows
+        return 0.0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 1024 if sys.platform != "darwin" else peak / 2**20
 
 
 def main(argv: Sequence[str] | None = None) -> None:

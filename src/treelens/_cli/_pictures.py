@@ -17,6 +17,7 @@ import numpy as np
 
 from .._core._forest import Forest
 from .._exceptions import InputError, TreelensError
+from ._kinds import PICTURE_KINDS
 from ._tables import importance_results
 
 __all__ = [
@@ -28,17 +29,6 @@ __all__ = [
     "picture_figure",
     "top_features",
 ]
-
-#: Pictures the ``plot`` command draws.
-PICTURE_KINDS = (
-    "partition",
-    "region",
-    "forest-grid",
-    "regression-steps",
-    "importance",
-    "tree",
-    "counterfactual",
-)
 
 
 def new_figure(

@@ -9,13 +9,14 @@ the file opens anywhere without network access.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .._exceptions import InputError, TreelensError
+from ._numbers import format_number
 
 __all__ = ["render_report"]
 
@@ -68,15 +69,24 @@ def _cell(value: Any) -> dict[str, Any]:
     if isinstance(value, float):
         if not math.isfinite(value):
             return {"text": "" if math.isnan(value) else "–", "num": True}
-        return {"text": f"{value:.4g}", "num": True}
+        return {"text": format_number(value), "num": True}
     return {"text": str(value), "num": False}
 
 
-def table_context(frame: pd.DataFrame, *, max_rows: int = 40) -> dict[str, Any]:
-    """A DataFrame as the template's table: columns, formatted cells, hidden count."""
+def table_context(
+    frame: pd.DataFrame,
+    *,
+    max_rows: int = 40,
+    headers: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """A DataFrame as the template's table: columns, formatted cells, hidden count.
+
+    ``headers`` renames columns beyond the report's usual headers.
+    """
     shown = frame.head(max_rows)
+    names = {**_HEADERS, **(headers or {})}
     return {
-        "columns": [_HEADERS.get(str(c), str(c)) for c in frame.columns],
+        "columns": [names.get(str(c), str(c)) for c in frame.columns],
         "rows": [
             [_cell(v) for v in record] for record in shown.itertuples(index=False)
         ],
@@ -85,22 +95,77 @@ def table_context(frame: pd.DataFrame, *, max_rows: int = 40) -> dict[str, Any]:
 
 
 def _picture(title: str, caption: str, draw: Callable[[], Any]) -> dict[str, Any]:
-    """Draw one picture; a picture that does not apply says why instead."""
+    """Draw one picture; a picture that cannot be drawn says why, in words.
+
+    Rows left out for missing values are counted in the caption.
+    """
+    import warnings
+
+    from .._exceptions import MissingValuesWarning
     from ._pictures import figure_png_base64
 
-    try:
-        figure = draw()
-    except (TreelensError, ValueError, TypeError) as exc:
-        return {"title": title, "caption": caption, "png": None, "error": str(exc)}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", MissingValuesWarning)
+        try:
+            figure = draw()
+        except TreelensError as exc:
+            return _not_drawn(title, str(exc))
+        except (ValueError, TypeError, IndexError, MemoryError):
+            return _not_drawn(
+                title,
+                "this model and data give no picture of this kind (the drawing "
+                "library refused them).",
+            )
+    notes = {str(w.message) for w in caught if w.category is MissingValuesWarning}
     png, width, height = figure_png_base64(figure)
     return {
         "title": title,
-        "caption": caption,
+        "caption": " ".join([caption, *sorted(notes)]),
         "png": png,
         "width": width,
         "height": height,
         "error": None,
     }
+
+
+def _not_drawn(title: str, reason: str) -> dict[str, Any]:
+    return {"title": title, "caption": "", "png": None, "error": reason}
+
+
+def _card(
+    model: Any, forest: Any, X: Any, y: Any, *, match: str, source: str | None
+) -> dict[str, Any]:
+    """The model card: what the model is, its scores, and where the scores come from."""
+    card = _summary(model, forest, X, y)
+    n_rows = int(np.shape(X)[0])
+    where = f"the {n_rows:,} rows of {source or 'the data given'}"
+    if y is None:
+        card["source"] = f"Not scored: {where} have no target column."
+    else:
+        card["source"] = f"Scores on {where}, every row."
+    card["training"] = match == "training"
+    if match == "training":
+        card["warning"] = (
+            "These rows are the model's training data: routed through its trees "
+            "they give exactly the node counts the trees stored. The scores say how "
+            "well the model fits them, not how well it predicts new rows, and "
+            "importance measured on them is MDI again, not held-out. Give rows "
+            "the model was not fitted on to estimate performance."
+        )
+    elif match == "other":
+        card["warning"] = None
+        card["source"] += (
+            " They are not exactly the training rows (the counts per leaf differ "
+            "from the stored ones); on held-out rows the scores estimate "
+            "performance on new data."
+        )
+    else:
+        card["warning"] = None
+        card["source"] += (
+            " Whether they are the training rows is unknown: this model stores no "
+            "per-leaf counts to compare."
+        )
+    return card
 
 
 def _summary(model: Any, forest: Any, X: Any, y: Any) -> dict[str, Any]:
@@ -116,7 +181,7 @@ def _summary(model: Any, forest: Any, X: Any, y: Any) -> dict[str, Any]:
             if min(depths) != max(depths)
             else str(max(depths)),
         ),
-        ("Leaves", f"{leaves} in all"),
+        ("Leaves", f"{leaves:,} in all"),
         ("Features", str(forest.n_features)),
         ("Criterion", str(forest.criterion)),
     ]
@@ -169,28 +234,45 @@ def _as_classes(y: Any, classes: Any) -> Any:
     return y
 
 
+#: Rows the report uses by default for the work that grows with rows (held-out
+#: and debiased MDI, permutation importance): a random sample of this many rows,
+#: drawn with ``random_state``; ``sample_rows=None`` uses every row.
+DEFAULT_SAMPLE_ROWS = 5_000
+#: Permutation importance predicts every row once per feature and shuffle, so it
+#: scores at most this many rows of the sample, shuffling each feature this often.
+PERMUTATION_ROWS = 1_000
+PERMUTATION_REPEATS = 3
+
+
 def render_report(
     model: Any,
     X: Any,
     y: Any = None,
     *,
     target: Any = None,
+    rows: Sequence[int] | None = None,
     max_counterfactuals: int = 5,
     cost: str = "auto",
+    constraints: Mapping[str, Any] | None = None,
     reference: Any = None,
     optimal: bool = False,
     time_limit: float = 10.0,
+    sample_rows: int | None = DEFAULT_SAMPLE_ROWS,
+    random_state: int = 0,
+    source: str | None = None,
     title: str | None = None,
     progress: Progress = None,
 ) -> str:
-    """Explain ``model`` on ``X`` in one self-contained HTML page.
+    """Explain ``model`` on ``X`` in one self-contained HTML page, answers first.
 
-    The page holds: a model summary and its scores on ``(X, y)``; MDI importance
-    (and, when ``y`` is given, held-out MDI and permutation importance) as a table
-    and a chart, with a plain-language note on how MDI is computed and when it
-    misleads; the per-node breakdown of the first tree; the tree diagram; the
-    partition and decision-region pictures of the two most important features; and
-    counterfactuals for the first rows not predicted as ``target``.
+    The page holds, in this order: the model card with its scores on ``(X, y)``
+    and where they come from (with a warning when ``X`` is the training data:
+    its node counts replayed through the trees equal the stored ones); the answer
+    for the chosen rows (prediction and the least costly change that reaches
+    ``target``); importance (MDI, and with ``y`` held-out MDI, debiased MDI and
+    permutation importance) as a table and a chart with a note on which to trust;
+    the pictures (tree diagram, partition and decision regions of the two most
+    important features); and, folded, the per-node breakdown of the first tree.
 
     Parameters
     ----------
@@ -200,12 +282,19 @@ def render_report(
         True targets; enables scores, held-out MDI and permutation importance.
     target : class label, optional
         Class the counterfactuals aim for; default the model's last class.
-        Regressors get no counterfactual section.
+        Regressors get no counterfactuals.
+    rows : sequence of int, optional
+        Rows of ``X`` (positions) to answer for; default the first
+        ``max_counterfactuals`` complete rows not predicted as ``target``.
     max_counterfactuals : int, default=5
-        Rows explained.
+        Rows answered for when ``rows`` is not given.
     cost : str, default="auto"
         Cost of the counterfactuals (see :func:`~treelens.counterfactual`;
         ``"auto"`` is L1 in median absolute deviations of ``reference``).
+    constraints : mapping, optional
+        ``immutable``, ``increase_only``, ``decrease_only``, ``integer`` (lists of
+        feature names) and ``bounds`` (name -> (low, high)), as
+        :class:`~treelens.Constraints` takes them.
     reference : array-like of shape (n_reference, n_features), optional
         Data for the counterfactuals' epsilon and scaled costs; default ``X``.
     optimal : bool, default=False
@@ -214,55 +303,42 @@ def render_report(
         them within ``time_limit`` and else the best found with its gap.
     time_limit : float, default=10.0
         Seconds per row.
+    sample_rows : int or None, default=5000
+        Held-out and debiased MDI use a random sample of this many rows (all
+        rows when there are fewer, or with None), and permutation importance
+        the first 1,000 rows of that sample, shuffling each feature 3 times; the
+        page says how many rows each figure used.  Scores use every row.
+    random_state : int, default=0
+        Seed of the sample and of permutation importance.
+    source : str, optional
+        Name of the data (a file name) for the page.
     title : str, optional
     progress : callable, optional
-        Called with a short message before each step.
+        Called with a short message before each stage.
 
     Returns
     -------
     str
         The HTML document.
     """
-    import jinja2
-
     from .._adapters import to_forest
-    from .._version import __version__
+    from .._importance._training import training_data_match
 
     forest = to_forest(model)
     target_name = getattr(y, "name", None)
     classes: Any = [] if forest.classes_ is None else forest.classes_
     if y is not None and forest.task == "classification":
-        y = _as_classes(y, classes)
-        unknown = sorted({str(v) for v in np.unique(y)} - {str(c) for c in classes})
-        if unknown:
-            raise InputError(
-                f"The target column holds classes the model does not know {unknown}; "
-                f"expected some of {[str(c) for c in classes]}."
-            )
-    _step(progress, "model summary")
+        y = _checked_classes(y, classes)
+    _step(progress, "model card")
+    match = training_data_match(model, X)
     context: dict[str, Any] = {
         "title": title or "treelens report",
-        "version": __version__,
-        "model": _summary(model, forest, X, y),
+        "model": _card(model, forest, X, y, match=match, source=source),
         "data": {"n_rows": int(np.shape(X)[0]), "target": target_name},
     }
-    _step(progress, "importance")
-    context["importance"] = _importance_section(model, X, y)
-    mdi = context["importance"].pop("mdi")
-    context["nodes"] = (
-        None
-        if mdi is None
-        else {
-            "tree": 0,
-            "n_trees": forest.n_trees,
-            "table": table_context(_node_table(mdi), max_rows=63),
-        }
-    )
-    _step(progress, "pictures")
-    context["pictures"] = _pictures(model, forest, X, y)
     context["counterfactuals"] = None
-    if forest.task == "classification" and max_counterfactuals > 0:
-        _step(progress, "counterfactuals")
+    if forest.task == "classification" and (rows or max_counterfactuals > 0):
+        _step(progress, "answer: counterfactuals")
         goal = classes[-1] if target is None else target
         context["counterfactuals"] = _counterfactual_section(
             model,
@@ -270,27 +346,103 @@ def render_report(
             y,
             goal,
             max_counterfactuals,
+            rows=rows,
             cost=cost,
+            constraints=constraints,
             reference=reference,
             optimal=optimal,
             time_limit=time_limit,
         )
+    X_used, y_used = _sample(X, y, sample_rows, random_state)
+    _step(progress, f"importance on {_rows_text(X_used, X)}")
+    context["importance"] = _importance_section(
+        model, X_used, y_used, training=match == "training", n_rows=np.shape(X)[0]
+    )
+    mdi = context["importance"].pop("mdi")
+    _step(progress, "pictures")
+    context["pictures"] = _pictures(model, forest, X, y)
+    _step(progress, "per-node breakdown")
+    context["nodes"] = _nodes_section(mdi, forest)
+    _step(progress, "writing the page")
+    return _render(context)
+
+
+def _render(context: dict[str, Any]) -> str:
+    import jinja2
+
+    from .._version import __version__
+
     environment = jinja2.Environment(
         loader=jinja2.PackageLoader("treelens._cli", "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
     )
-    return environment.get_template("report.html.j2").render(**context)
+    template = environment.get_template("report.html.j2")
+    return template.render(version=__version__, **context)
 
 
-def _importance_section(model: Any, X: Any, y: Any) -> dict[str, Any]:
+def _checked_classes(y: Any, classes: Any) -> Any:
+    y = _as_classes(y, classes)
+    unknown = sorted({str(v) for v in np.unique(y)} - {str(c) for c in classes})
+    if unknown:
+        raise InputError(
+            f"The target column holds classes the model does not know {unknown}; "
+            f"expected some of {[str(c) for c in classes]}."
+        )
+    return y
+
+
+def _sample(
+    X: Any, y: Any, sample_rows: int | None, random_state: int
+) -> tuple[Any, Any]:
+    """A random sample of ``sample_rows`` rows (in data order), or all rows."""
+    n = int(np.shape(X)[0])
+    if sample_rows is None or n <= sample_rows:
+        return X, y
+    positions = np.sort(
+        np.random.default_rng(random_state).choice(n, sample_rows, replace=False)
+    )
+    X_used = X.iloc[positions] if hasattr(X, "iloc") else np.asarray(X)[positions]
+    if y is None:
+        return X_used, None
+    y_used = y.iloc[positions] if hasattr(y, "iloc") else np.asarray(y)[positions]
+    return X_used, y_used
+
+
+def _rows_text(used: Any, X: Any) -> str:
+    n_used, n = int(np.shape(used)[0]), int(np.shape(X)[0])
+    if n_used == n:
+        return f"all {n:,} rows"
+    return f"a random sample of {n_used:,} of the {n:,} rows"
+
+
+def _nodes_section(mdi: Any, forest: Any) -> dict[str, Any] | None:
+    if mdi is None:
+        return None
+    frame = _node_table(mdi)
+    return {
+        "tree": 0,
+        "n_trees": forest.n_trees,
+        "n_nodes": len(frame),
+        "table": table_context(frame, max_rows=63),
+    }
+
+
+def _importance_section(
+    model: Any, X: Any, y: Any, *, training: bool = False, n_rows: int | None = None
+) -> dict[str, Any]:
     from .._plots._display_importance import ImportanceDisplay
     from ._importance_note import importance_note
     from ._pictures import new_figure
     from ._tables import importance_frame, importance_results
 
     results = importance_results(
-        model, X, y, permutation=y is not None and hasattr(model, "score")
+        model,
+        X,
+        y,
+        permutation=y is not None and hasattr(model, "score"),
+        n_repeats=PERMUTATION_REPEATS,
+        permutation_rows=PERMUTATION_ROWS,
     )
     primary, held, perm, debiased = (
         results["primary"],
@@ -314,10 +466,34 @@ def _importance_section(model: Any, X: Any, y: Any) -> dict[str, Any]:
         "Bars sorted by importance; the legend says what each method's whiskers "
         "show (debiased MDI is unnormalized and may be negative)."
     )
+    headers = {"held_out_mdi": "MDI on the given data"} if training else {}
+    n_used = int(np.shape(X)[0])
+    rows_note = None
+    if y is not None:
+        total = n_used if n_rows is None else int(n_rows)
+        used = (
+            f"all {total:,} rows"
+            if n_used == total
+            else f"a random sample of {n_used:,} of the {total:,} rows (every row "
+            "with --all-rows)"
+        )
+        rows_note = (
+            f"MDI is read from the trees (their training rows). The other columns "
+            f"are measured on {used}"
+        )
+        if results["permutation"] is not None:
+            n_perm = min(n_used, PERMUTATION_ROWS)
+            rows_note += (
+                f"; permutation importance on {n_perm:,} of them "
+                f"({PERMUTATION_REPEATS} shuffles per feature)"
+            )
+        rows_note += "."
     return {
         "mdi": results["mdi"],
         "notes": results["notes"],
-        "table": table_context(frame, max_rows=15),
+        "rows_note": rows_note,
+        "training": training,
+        "table": table_context(frame, max_rows=15, headers=headers),
         "has_held_out": held is not None,
         "note": importance_note(frame, has_data=y is not None),
         "pictures": [_picture("Importance", caption, chart)],
@@ -402,7 +578,9 @@ def _counterfactual_section(
     goal: Any,
     max_rows: int,
     *,
+    rows: Sequence[int] | None = None,
     cost: str,
+    constraints: Mapping[str, Any] | None = None,
     reference: Any,
     optimal: bool,
     time_limit: float,
@@ -413,28 +591,48 @@ def _counterfactual_section(
     from ._tables import counterfactual_result_tables, counterfactuals
 
     method = "least-cost counterfactuals (mixed-integer program)"
-    chosen, result = counterfactuals(
-        model,
-        X,
-        target=goal,
-        max_rows=max_rows,
-        cost=cost,
-        reference=reference,
-        optimal=optimal,
-        time_limit=time_limit,
-    )
+    import warnings
+
+    from .._exceptions import MissingValuesWarning
+
+    rows, skipped = _complete_rows(X, rows)
+    if rows is not None and not rows:
+        return {"intro": "No chosen row is complete.", "notes": skipped, "rows": None}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", MissingValuesWarning)
+        chosen, result = counterfactuals(
+            model,
+            X,
+            target=goal,
+            rows=rows,
+            max_rows=max_rows,
+            cost=cost,
+            constraints=constraints,
+            reference=reference,
+            optimal=optimal,
+            time_limit=time_limit,
+        )
+    notes = [str(w.message) for w in caught if w.category is MissingValuesWarning]
+    notes += skipped
     if result is None:
         return {
             "intro": f"Every row is already predicted as class {goal}; nothing to change.",
+            "notes": notes,
             "rows": None,
         }
     tables = counterfactual_result_tables(result, chosen, result.prediction_)
-    rows = tables["rows"][1]
-    found = int(rows["found"].sum())
+    table = tables["rows"][1]
+    found = int(table["found"].sum())
+    which = (
+        f"rows {', '.join(str(r) for r in chosen)}"
+        if rows is not None
+        else f"the first {len(table)} rows not predicted as class {goal}"
+    )
+    fixed = _constraints_text(constraints)
     intro = (
-        f"For the first {len(rows)} rows not predicted as class {goal}: the least costly "
-        f"change ({method}, {result.cost_name_} cost) that makes the model predict {goal}; "
-        f"found for {found} of {len(rows)}. Row numbers count data rows from 0."
+        f"For {which}: the prediction, and the least costly change ({method}, "
+        f"{result.cost_name_} cost{fixed}) that makes the model predict {goal}; found for "
+        f"{found} of {len(table)}. Row numbers count data rows from 0."
     )
     pictures = []
     if found:
@@ -460,10 +658,55 @@ def _counterfactual_section(
 
     return {
         "intro": intro,
-        "rows": table_context(rows),
+        "notes": notes,
+        "rows": table_context(table),
         "changes": table_context(tables["changes"][1], max_rows=60),
         "pictures": pictures,
         "why": why_this_decision(
             model, X, chosen, result, picture=_picture, table=table_context
         ),
     }
+
+
+def _constraints_text(constraints: Mapping[str, Any] | None) -> str:
+    """The constraints in words, for the answer's introduction."""
+    if not constraints:
+        return ""
+    words = {
+        "immutable": "fixed",
+        "increase_only": "may only increase",
+        "decrease_only": "may only decrease",
+        "integer": "whole numbers",
+    }
+    parts = [
+        f"{', '.join(map(str, constraints[key]))} {label}"
+        for key, label in words.items()
+        if constraints.get(key)
+    ]
+    for name, (low, high) in (constraints.get("bounds") or {}).items():
+        low_text = "" if low is None else format_number(float(low))
+        high_text = "" if high is None else format_number(float(high))
+        parts.append(f"{name} within [{low_text}, {high_text}]")
+    return "; " + "; ".join(parts) if parts else ""
+
+
+def _complete_rows(
+    X: Any, rows: Sequence[int] | None
+) -> tuple[list[int] | None, list[str]]:
+    """The chosen rows without missing values, and a note naming those left out."""
+    if rows is None:
+        return None, []
+    values = np.asarray(
+        X.iloc[list(rows)] if hasattr(X, "iloc") else np.asarray(X)[list(rows)],
+        dtype=np.float64,
+    )
+    incomplete = np.asarray(np.isnan(values).any(axis=1), dtype=bool)
+    names = list(getattr(X, "columns", range(values.shape[1])))
+    notes = []
+    for position in np.flatnonzero(incomplete):
+        missing = [str(names[j]) for j in np.flatnonzero(np.isnan(values[position]))]
+        notes.append(
+            f"Row {rows[int(position)]} has no value of {', '.join(missing)}; "
+            "counterfactuals need complete rows, so it gets none."
+        )
+    return [r for r, bad in zip(rows, incomplete, strict=True) if not bad], notes

@@ -16,7 +16,8 @@ from typing import IO, TYPE_CHECKING, Any, Literal, cast
 import numpy as np
 import pandas as pd
 
-from .._exceptions import InputError, TreelensError
+from .._exceptions import InputError, TreelensError, UnsupportedModelError
+from ._numbers import format_number
 
 if TYPE_CHECKING:
     from .._importance._mdi import MDIImportance
@@ -124,9 +125,13 @@ def importance_results(
     n_repeats: int = 5,
     random_state: int = 0,
     oob: bool = False,
+    permutation_rows: int | None = None,
     progress: Progress = None,
 ) -> dict[str, Any]:
     """Every importance that applies to ``model``, and notes on those that do not.
+
+    ``permutation_rows`` bounds the rows permutation importance scores (the
+    first ones of ``X``, which the report passes as a random sample already).
 
     Returns a dict with ``primary`` (MDI, or the normalized total gain of XGBoost
     and LightGBM models, whose trees record gains instead of impurities),
@@ -159,7 +164,7 @@ def importance_results(
         _step(progress, "held-out MDI importance")
         try:
             held = mdi_importance(model, X=X, y=y)
-        except TreelensError as exc:
+        except UnsupportedModelError as exc:  # bad data is an error, never a note
             notes.append(f"no held-out MDI: {exc}")
         _step(progress, "debiased MDI importance")
         try:
@@ -177,8 +182,11 @@ def importance_results(
                     "with skops instead of the booster."
                 )
             _step(progress, "permutation importance")
+            X_perm, y_perm = X, y
+            if permutation_rows is not None and len(X) > permutation_rows:
+                X_perm, y_perm = _head(X, permutation_rows), _head(y, permutation_rows)
             perm = permutation_importance(
-                model, X, y, n_repeats=n_repeats, random_state=random_state
+                model, X_perm, y_perm, n_repeats=n_repeats, random_state=random_state
             )
     return {
         "primary": primary,
@@ -261,12 +269,33 @@ def selected_rows(
             (-np.inf if target[0] is None else target[0]),
             (np.inf if target[1] is None else target[1]),
         )
-        declined = ~((predicted >= low) & (predicted <= high))
+        declined = np.asarray(~((predicted >= low) & (predicted <= high)), dtype=bool)
     elif isinstance(target, str) and target == "other":
         declined = np.ones(len(predicted), dtype=bool)
     else:
-        declined = predicted != target
-    return [int(i) for i in np.flatnonzero(declined)[:max_rows]]
+        declined = np.asarray(predicted != target, dtype=bool)
+    values = np.asarray(X, dtype=np.float64)
+    incomplete = np.asarray(np.isnan(values).any(axis=1), dtype=bool)
+    chosen = np.flatnonzero(declined & ~incomplete)[:max_rows]
+    last = chosen[-1] if len(chosen) == max_rows else len(declined)
+    skipped = np.flatnonzero(declined[:last] & incomplete[:last])
+    if skipped.size:
+        import warnings
+
+        from .._exceptions import MissingValuesWarning
+
+        warnings.warn(
+            f"Passed over {skipped.size} row{'s' if skipped.size > 1 else ''} with "
+            f"missing values (the first is row {int(skipped[0])}); counterfactuals "
+            "need complete rows.",
+            MissingValuesWarning,
+            stacklevel=2,
+        )
+    return [int(i) for i in chosen]
+
+
+def _head(data: Any, n: int) -> Any:
+    return data.iloc[:n] if hasattr(data, "iloc") else np.asarray(data)[:n]
 
 
 def _take_rows(X: Any, rows: Sequence[int]) -> Any:
@@ -298,8 +327,12 @@ def counterfactuals(
     :func:`treelens.counterfactual` (``optimal`` is ``method="optimal"``);
     ``constraints`` holds plain lists (``immutable``, ``increase_only``, ...).
     """
+    from .._adapters import to_forest
     from .._counterfactual._entry import counterfactual
 
+    built = _constraints(constraints)
+    if built is not None:  # contradictory constraints are refused before any work
+        built.resolve(to_forest(model))
     chosen = selected_rows(model, X, target, rows=rows, max_rows=max_rows)
     if not chosen:
         return chosen, None
@@ -314,7 +347,7 @@ def counterfactuals(
         method=cast(Literal["auto", "tweak", "optimal"], method),  # checked there
         cost=cast("CostLike", cost),  # checked there
         mode=cast(Literal["minimal", "paper"], mode),  # checked there
-        constraints=_constraints(constraints),
+        constraints=built,
         reference=X if reference is None else reference,
         time_limit=time_limit,
         n_counterfactuals=n_counterfactuals,
@@ -426,12 +459,7 @@ def _plain(value: Any) -> Any:
 
 
 def _short(value: Any) -> str:
-    value = _plain(value)
-    if isinstance(value, float):
-        if value.is_integer() and abs(value) < 1e12:
-            return str(int(value))  # whole amounts in full: 42851, not 4.285e+04
-        return f"{value:.4g}"
-    return str(value)
+    return format_number(_plain(value))
 
 
 # --------------------------------------------------------------------------- output
@@ -458,13 +486,11 @@ def rich_table(title: str, frame: pd.DataFrame, *, max_rows: int = 60) -> Any:
 
 def _cell(value: Any) -> str:
     value = _plain(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return "" if math.isnan(value) else "-"
-        if value.is_integer() and 1e4 <= abs(value) < 1e12:
-            return str(int(value))
-        return f"{value:.4g}"
-    return str(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return "" if math.isnan(value) else "-"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)  # row numbers and counts read best without separators
+    return format_number(value)
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:

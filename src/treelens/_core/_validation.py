@@ -25,6 +25,7 @@ __all__ = [
     "check_y",
     "column_names",
     "feature_index",
+    "row_label",
 ]
 
 
@@ -34,6 +35,19 @@ def column_names(X: Any) -> list[str] | None:
     if columns is None or not hasattr(X, "iloc"):
         return None
     return [str(c) for c in columns]
+
+
+def row_label(X: Any, position: int) -> Any:
+    """How a row is named in messages: its index label in a DataFrame, else its position.
+
+    A command line that hands over the rows it selected from a file keeps the
+    file's row numbers as the index, so a message names the row the user knows.
+    """
+    index = getattr(X, "index", None)
+    if index is not None and hasattr(X, "iloc") and 0 <= position < len(index):
+        label = index[position]
+        return label.item() if hasattr(label, "item") else label
+    return int(position)
 
 
 def check_X(forest: Forest, X: Any) -> NDArray[Any]:
@@ -64,6 +78,7 @@ def check_X(forest: Forest, X: Any) -> NDArray[Any]:
                     f"{expected}; missing {missing}, unexpected {extra}."
                 )
             X = X[expected]
+    source = X
     if names is not None:
         X = X.to_numpy()
     try:
@@ -89,13 +104,13 @@ def check_X(forest: Forest, X: Any) -> NDArray[Any]:
         rows, cols = np.nonzero(np.isinf(array))
         raise InputError(
             "X must hold finite values; got infinity at row "
-            f"{rows[0]}, feature {forest.feature_names[cols[0]]!r}."
+            f"{row_label(source, int(rows[0]))}, feature {forest.feature_names[cols[0]]!r}."
         )
     if not forest.allow_missing and np.isnan(array).any():
         rows, cols = np.nonzero(np.isnan(array))
         raise InputError(
             "X contains NaN at row "
-            f"{rows[0]}, feature {forest.feature_names[cols[0]]!r}, but the model "
+            f"{row_label(source, int(rows[0]))}, feature {forest.feature_names[cols[0]]!r}, but the model "
             f"({forest.source}) does not accept missing values; expected finite "
             "numbers."
         )

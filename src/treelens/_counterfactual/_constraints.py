@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -123,12 +123,18 @@ class Constraints:
         increase = mask(self.increase_only)
         decrease = mask(self.decrease_only)
         integer = mask(self.integer)
-        both = np.flatnonzero(increase & decrease)
-        if both.size:
-            raise InputError(
-                f"Feature {names[both[0]]!r} is both increase-only and decrease-only; "
-                "expected at most one direction (declare it immutable instead)."
-            )
+        for first, second, a, b in (
+            ("increase-only", "decrease-only", increase, decrease),
+            ("immutable", "increase-only", immutable, increase),
+            ("immutable", "decrease-only", immutable, decrease),
+        ):
+            both = np.flatnonzero(a & b)
+            if both.size:
+                raise InputError(
+                    f"Contradictory constraints on feature {names[both[0]]!r}: it is "
+                    f"declared both {first} and {second}; expected at most one of "
+                    "immutable, increase-only and decrease-only."
+                )
         lower = np.full(n, -np.inf)
         upper = np.full(n, np.inf)
         for key, pair in self.bounds.items():
@@ -253,8 +259,12 @@ class ResolvedConstraints:
             out[group] = True
         return out
 
-    def check_rows(self, X: NDArray[np.float64]) -> None:
+    def check_rows(
+        self, X: NDArray[np.float64], *, labels: Sequence[Any] | None = None
+    ) -> None:
         """Check that the given rows respect integrality and one-hot groups.
+
+        ``labels`` name the rows in messages (default: their positions).
 
         Raises
         ------
@@ -267,8 +277,9 @@ class ResolvedConstraints:
         if bad.any():
             r, j = np.argwhere(bad)[0]
             raise InputError(
-                f"Feature {self.feature_names[j]!r} is declared integer, but row {r} "
-                f"holds {X[r, j]!r}; expected a whole number."
+                f"Feature {self.feature_names[j]!r} is declared integer, but row "
+                f"{r if labels is None else labels[r]} holds {float(X[r, j])}; "
+                "expected a whole number."
             )
         for group in self.one_hot:
             block = X[:, group]
@@ -276,7 +287,7 @@ class ResolvedConstraints:
             if not ok.all():
                 r = int(np.flatnonzero(~ok)[0])
                 raise InputError(
-                    f"Row {r} is not one-hot in the group "
+                    f"Row {r if labels is None else labels[r]} is not one-hot in the group "
                     f"{[self.feature_names[g] for g in group]}: expected exactly one 1 "
                     f"and zeros elsewhere, got {block[r].tolist()}."
                 )

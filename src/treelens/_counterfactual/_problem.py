@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 
 from .._adapters import to_forest
 from .._core._forest import Forest
+from .._core._validation import row_label
 from .._exceptions import CounterfactualCheckWarning, InputError
 from ._constraints import Constraints, ResolvedConstraints
 from ._costs import Cost, resolve_cost
@@ -329,29 +330,32 @@ def prepare_problem(
     forest = to_forest(model)
     source = None if isinstance(model, Forest) else model
     rows = as_float64(forest, X)
-    if np.isnan(rows).any():
-        r, j = np.argwhere(np.isnan(rows))[0]
-        raise InputError(
-            f"X contains NaN at row {r}, feature {forest.feature_names[j]!r}; "
-            "counterfactuals need complete rows, expected finite numbers (impute "
-            "missing values first)."
-        )
-    resolved_target = resolve_target(forest, target)
-    ref = None if reference is None else as_float64(forest, reference)
     if constraints is not None and not isinstance(constraints, Constraints):
         raise InputError(
             "`constraints` must be a treelens.Constraints or None; got "
             f"{type(constraints).__name__}."
         )
+    # Contradictory constraints are refused before anything about the rows
+    # (resolved again below once inferred constraints are added).
+    resolved = (constraints or Constraints()).resolve(forest)
+    if np.isnan(rows).any():
+        r, j = np.argwhere(np.isnan(rows))[0]
+        raise InputError(
+            f"X contains NaN at row {row_label(X, int(r))}, feature {forest.feature_names[j]!r}; "
+            "counterfactuals need complete rows, expected finite numbers (impute "
+            "missing values first)."
+        )
+    resolved_target = resolve_target(forest, target)
+    ref = None if reference is None else as_float64(forest, reference)
     inferred: dict[str, Any] = {}
     if ref is not None:
         constraints, inferred = infer_constraints(
             forest, ref, rows, constraints, resolve_infer(infer)
         )
+        resolved = (constraints or Constraints()).resolve(forest)
     else:
         resolve_infer(infer)  # checked all the same
-    resolved = (constraints or Constraints()).resolve(forest)
-    resolved.check_rows(rows)
+    resolved.check_rows(rows, labels=[row_label(X, i) for i in range(len(rows))])
     leaves = forest._apply(rows.astype(forest.input_dtype))
     current = forest._predict_from_leaves(leaves)
     least = check_min_leaf_samples(min_leaf_samples)

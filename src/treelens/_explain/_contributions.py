@@ -326,8 +326,10 @@ def _leaf_table(changes: _Changes, width: int, leaves: NDArray[np.intp]) -> _Lea
         index.append((start[:, np.newaxis] * width + changes.columns[node]).ravel())
         weights.append(changes.weights[node].ravel())
     size = leaves.size * width
-    sums = (
-        np.bincount(np.concatenate(index), np.concatenate(weights), minlength=size)
+    sums: NDArray[np.float64] = (
+        np.bincount(
+            np.concatenate(index), np.concatenate(weights), minlength=size
+        ).astype(np.float64, copy=False)
         if index
         else np.zeros(size)
     )

@@ -267,9 +267,11 @@ def _conditions_frame(
             "depth": steps["depth"],
             "node": steps["node"],
             "feature": pd.Categorical.from_codes(
-                steps["feature"], categories=list(forest.feature_names)
+                steps["feature"], categories=pd.Index(forest.feature_names)
             ),
-            "test": pd.Categorical.from_codes(steps["test"], categories=list(TESTS)),
+            "test": pd.Categorical.from_codes(
+                steps["test"], categories=pd.Index(TESTS)
+            ),
             "threshold": steps["threshold"],
             "categories": _category_sets(
                 forest, steps["feature"], steps["allowed"], steps["categorical"]
@@ -365,7 +367,7 @@ def _rules_frame(
             "row": data.index.to_numpy()[rules["row"]],
             "tree": rules["tree"],
             "feature": pd.Categorical.from_codes(
-                rules["feature"], categories=list(forest.feature_names)
+                rules["feature"], categories=pd.Index(forest.feature_names)
             ),
             "value": values[rules["row"], rules["feature"]],
             "low": rules["low"],

@@ -388,7 +388,7 @@ class _Engine:
         n, n_features = X.shape[0], self.n_features
         Xt = np.ascontiguousarray(X.T)
         n_out = self.n_outputs
-        pairs = np.zeros((n_out, n_features * n_features, n))
+        pairs: NDArray[np.float64] = np.zeros((n_out, n_features * n_features, n))
         for block in self._all_blocks():
             bucket = block.bucket
             terms = path_interactions(bucket, bucket.pattern(Xt)).reshape(-1, n)

@@ -246,7 +246,8 @@ def forest_leaves(
             "counts or hessian sums, or use method='interventional' with a "
             "background."
         )
-    cover = np.concatenate(covers) if has_cover and covers else np.ones(parent.size)
+    present = [c for c in covers if c is not None]
+    cover = np.concatenate(present) if has_cover and present else np.ones(parent.size)
 
     leaf_node = np.flatnonzero(left == -1)
     n_leaves = leaf_node.size

@@ -401,7 +401,9 @@ def _tree_part(
     n_nodes = tree.n_nodes
     positive = v > 0
     counted_rows = int(np.count_nonzero(positive))
-    columns = [np.bincount(leaves[positive], minlength=n_nodes).astype(np.float64)]
+    columns: list[NDArray[Any]] = [
+        np.bincount(leaves[positive], minlength=n_nodes).astype(np.float64)
+    ]
     if n_classes:
         cells = np.bincount(leaves * n_classes + target, v, n_nodes * n_classes)
         columns.extend(cells.reshape(n_nodes, n_classes).T)
@@ -435,8 +437,8 @@ def _tree_part(
             term = W - np.einsum("nk,nk->n", mu, C)
             raw = term[inner] - term[left] - term[right]
         else:
-            fitted = np.einsum("nk,nk->n", mu, C)
-            raw = fitted[left] + fitted[right] - fitted[inner]
+            scored = np.einsum("nk,nk->n", mu, C)
+            raw = scored[left] + scored[right] - scored[inner]
         decrease = raw / total
         if rows is not None:
             _add_row_parts(tree, leaves, target, v, positive, mu, total, rows, lock)

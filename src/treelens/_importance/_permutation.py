@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -99,7 +99,7 @@ def permutation_importance(
         sample_weight = check_sample_weight(sample_weight, n_samples)
     names = column_names(X)
     if names is not None and forest.has_feature_names:
-        X = X[list(forest.feature_names)]
+        X = cast(pd.DataFrame, X)[list(forest.feature_names)]
     result = sklearn_permutation(
         model,
         X,
@@ -258,7 +258,7 @@ def grouped_permutation_importance(
         raise InputError(f"`n_repeats` must be a positive integer; got {n_repeats!r}.")
     names = list(forest.feature_names)
     if column_names(X) is not None and forest.has_feature_names:
-        X = X[names]
+        X = cast(pd.DataFrame, X)[names]
     elif column_names(X) is None:
         X = np.array(X, copy=True)
     found = resolve_groups(
@@ -332,6 +332,6 @@ def _permuted_scores(
             block.index = X_permuted.index
             X_permuted[list(X_permuted.columns[cols])] = block
         else:
-            X_permuted[:, cols] = X_permuted[np.ix_(shuffling, cols)]
+            X_permuted[:, cols] = X_permuted[np.ix_(shuffling, np.asarray(cols))]
         scores.append(_score(scorer, model, X_permuted, y, sample_weight))
     return scores

@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -35,6 +34,7 @@ __all__ = [
     "TRUSTED_MODEL_TYPES",
     "atomic_write",
     "check_output_path",
+    "check_target",
     "load_data",
     "load_model",
 ]
@@ -159,30 +159,38 @@ def _load_pickle(path: Path, *, trust_pickle: bool) -> Any:
 
 
 def _load_skops(path: Path, *, trusted: Sequence[str]) -> Any:
-    import skops.io
+    """Load a skops file whose every type is trusted, reading the archive once.
 
+    ``skops.io.load`` audits every type before it builds anything and refuses a
+    file holding a type outside skops' defaults and ``trusted``; only then are the
+    untrusted types listed, for the message.
+    """
+    import skops.io
+    from skops.io.exceptions import UntrustedTypesFoundException
+
+    allowed = sorted(TRUSTED_MODEL_TYPES | set(trusted))
     try:
-        untrusted = skops.io.get_untrusted_types(file=path)
-    except (zipfile.BadZipFile, KeyError, ValueError, OSError, TypeError) as exc:
-        raise InputError(
-            f"Could not read model file {str(path)!r} as a skops file: "
-            f"{type(exc).__name__}: {exc}"
-        ) from exc
-    allowed = TRUSTED_MODEL_TYPES | set(trusted)
-    refused = sorted(set(untrusted) - allowed)
-    if refused:
-        raise UnsafeModelError(
-            f"Refusing to load {str(path)!r}: it holds types that are not trusted "
-            f"({', '.join(refused)}). Check them, then pass --trust TYPE for each "
-            "(trusted=[...]) to load it."
-        )
-    try:
-        return skops.io.load(path, trusted=list(untrusted))
+        return skops.io.load(path, trusted=allowed)
+    except UntrustedTypesFoundException:
+        pass
     except Exception as exc:  # a corrupt archive fails in many ways
         raise InputError(
             f"Could not read model file {str(path)!r} as a skops file: "
             f"{type(exc).__name__}: {exc}"
         ) from exc
+    try:
+        untrusted = skops.io.get_untrusted_types(file=path)
+    except Exception as exc:  # the archive read once already
+        raise InputError(
+            f"Could not read model file {str(path)!r} as a skops file: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    refused = sorted(set(untrusted) - set(allowed))
+    raise UnsafeModelError(
+        f"Refusing to load {str(path)!r}: it holds types that are not trusted "
+        f"({', '.join(refused)}). Check them, then pass --trust TYPE for each "
+        "(trusted=[...]) to load it."
+    )
 
 
 def _load_native(path: Path) -> Any:
@@ -205,45 +213,110 @@ def _load_native(path: Path) -> Any:
         ) from exc
 
 
+def _csv_separator(path: Path) -> str:
+    """The field separator of a CSV file, from its header line.
+
+    A file written with ``;`` (as spreadsheets do where the comma is the decimal
+    mark) or tabs is read with that separator when its header holds no comma.
+    """
+    if path.suffix.lower() == ".tsv":
+        return "\t"
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        header = handle.readline()
+    if "," not in header:
+        for separator in (";", "\t", "|"):
+            if separator in header:
+                return separator
+    return ","
+
+
+def _header(path: Path, separator: str) -> list[str]:
+    """Column names exactly as the file spells them (pandas renames duplicates)."""
+    if path.suffix.lower() in _PARQUET_SUFFIXES:
+        import pyarrow.parquet as pq
+
+        return [str(name) for name in pq.read_schema(path).names]
+    import csv
+
+    with open(path, encoding="utf-8", errors="replace", newline="") as handle:
+        row = next(csv.reader(handle, delimiter=separator), [])
+    return [name.strip() for name in row]
+
+
+def _check_unique(names: Sequence[str], path: Path) -> None:
+    seen: dict[str, int] = {}
+    for position, name in enumerate(names):
+        if name in seen:
+            raise InputError(
+                f"Column {name!r} appears twice in {str(path)!r} (columns "
+                f"{seen[name] + 1} and {position + 1}); expected unique column names."
+            )
+        seen[name] = position
+
+
 def _read_table(path: Path) -> pd.DataFrame:
     suffix = path.suffix.lower()
+    if suffix not in _PARQUET_SUFFIXES | _CSV_SUFFIXES:
+        raise InputError(
+            f"Unknown data file type {suffix or '(none)'!r} for {str(path)!r}; "
+            "expected .csv, .tsv, .parquet or .pq."
+        )
     try:
+        separator = "," if suffix in _PARQUET_SUFFIXES else _csv_separator(path)
+        _check_unique(_header(path, separator), path)
         if suffix in _PARQUET_SUFFIXES:
             return pd.read_parquet(path)
-        if suffix in _CSV_SUFFIXES:
-            sep = "\t" if suffix == ".tsv" else ","
-            return pd.read_csv(path, sep=sep)
-    except (ValueError, OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        return pd.read_csv(path, sep=separator)
+    except TreelensError:
+        raise
+    except Exception as exc:  # pandas and pyarrow raise many error classes
         raise InputError(
             f"Could not read data file {str(path)!r}: {type(exc).__name__}: {exc}"
         ) from exc
-    except Exception as exc:  # pyarrow raises its own error classes
-        raise InputError(
-            f"Could not read data file {str(path)!r}: {type(exc).__name__}: {exc}"
-        ) from exc
-    raise InputError(
-        f"Unknown data file type {suffix or '(none)'!r} for {str(path)!r}; "
-        "expected .csv, .tsv, .parquet or .pq."
-    )
 
 
 def _numeric_frame(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
-    """Convert every column to float64, naming the first value that is not a number."""
+    """Convert every column to float64, refusing text and infinity.
+
+    A Parquet column stored as text is refused even when its values read as
+    numbers: its type says it is not numeric.  In a CSV file, where every value
+    is text, values that are not numbers are refused.  Empty cells (NaN) are kept:
+    they mark missing values.  Errors name the column and the data row, counted
+    from 0 as ``--rows`` counts.
+    """
+    typed = path.suffix.lower() in _PARQUET_SUFFIXES
     out = {}
     for name in frame.columns:
         column = frame[name]
         if pd.api.types.is_bool_dtype(column) or pd.api.types.is_numeric_dtype(column):
-            out[name] = column.astype(np.float64)
-            continue
-        converted = pd.to_numeric(column, errors="coerce")
-        bad = converted.isna() & column.notna()
-        if bad.any():
-            row = int(np.flatnonzero(bad.to_numpy())[0])
+            converted = column.astype(np.float64)
+        else:
+            present = np.flatnonzero(column.notna().to_numpy())
+            if typed and present.size:
+                row = int(present[0])
+                raise InputError(
+                    f"Column {str(name)!r} of {str(path)!r} must hold numbers; it is "
+                    f"stored as text (for example {str(column.iloc[row])!r} at data "
+                    f"row {row}). Store it as a numeric column."
+                )
+            converted = pd.to_numeric(column, errors="coerce")
+            bad = converted.isna() & column.notna()
+            if bad.any():
+                row = int(np.flatnonzero(bad.to_numpy())[0])
+                raise InputError(
+                    f"Column {str(name)!r} of {str(path)!r} must hold numbers; got "
+                    f"{str(column.iloc[row])!r} at data row {row}."
+                )
+            converted = converted.astype(np.float64)
+        infinite = np.flatnonzero(np.isinf(converted.to_numpy()))
+        if infinite.size:
+            row = int(infinite[0])
             raise InputError(
-                f"Column {str(name)!r} of {str(path)!r} must hold numbers; got "
-                f"{column.iloc[row]!r} at data row {row}."
+                f"Column {str(name)!r} of {str(path)!r} must hold finite numbers (or "
+                f"empty cells for missing values); got {converted.iloc[row]} at data "
+                f"row {row}."
             )
-        out[name] = converted.astype(np.float64)
+        out[name] = converted
     return pd.DataFrame(out, index=frame.index)
 
 
@@ -317,6 +390,79 @@ def load_data(
             "target column with --target."
         )
     return _numeric_frame(frame, path), y
+
+
+def check_target(
+    y: pd.Series,
+    *,
+    classes: Any = None,
+    path: str | os.PathLike[str] = "the data",
+) -> pd.Series:
+    """The target column in the form the model predicts, or a clear refusal.
+
+    Parameters
+    ----------
+    y : Series of shape (n_samples,)
+        The target column as read from the file (named by ``y.name``).
+    classes : array-like, optional
+        The model's class labels; None for a regressor.
+    path : path-like
+        The data file, for messages.
+
+    Returns
+    -------
+    Series of shape (n_samples,)
+        Labels in the dtype of ``classes`` (a CSV column of 0/1 may have been read
+        as floats or text), or float64 values for a regressor; the index is kept.
+
+    Raises
+    ------
+    InputError
+        If a row has no target, a label is not one of ``classes``, or a
+        regressor's target is not a finite number; the message names the column,
+        the value and its data row (counted from 0).
+    """
+    where = f"Target column {str(y.name)!r} of {str(path)!r}"
+    missing = np.flatnonzero(y.isna().to_numpy())
+    if missing.size:
+        raise InputError(
+            f"{where} must hold a value in every row; data row {int(missing[0])} is "
+            "empty."
+        )
+    if classes is None:
+        values = pd.to_numeric(y, errors="coerce").astype(np.float64)
+        bad = np.flatnonzero(~np.isfinite(values.to_numpy()))
+        if bad.size:
+            row = int(bad[0])
+            raise InputError(
+                f"{where} must hold finite numbers for a regressor; got "
+                f"{str(y.iloc[row])!r} at data row {row}."
+            )
+        return values
+    classes = np.asarray(classes)
+    lookup = {_label_text(c): c for c in classes.tolist()}
+    texts = [_label_text(v) for v in y.tolist()]
+    unknown = [i for i, text in enumerate(texts) if text not in lookup]
+    if unknown:
+        row = unknown[0]
+        raise InputError(
+            f"{where} must hold the model's classes {list(lookup)}; got "
+            f"{texts[row]!r} at data row {row}"
+            + (f" ({len(unknown)} rows in all)." if len(unknown) > 1 else ".")
+        )
+    return pd.Series(
+        np.asarray([lookup[t] for t in texts], dtype=classes.dtype),
+        index=y.index,
+        name=y.name,
+    )
+
+
+def _label_text(value: Any) -> str:
+    """A label as text, with 1.0 read as 1 (a CSV reads labels 0/1 as floats)."""
+    value = value.item() if hasattr(value, "item") else value
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value).strip()
 
 
 def check_output_path(

@@ -21,7 +21,9 @@ from ._common import (
 )
 from ._display_regions import DecisionRegionDisplay, as_array, require_classifier
 from ._partition import (
+    missing_rows,
     partition_rectangles,
+    report_missing,
     resolve_features,
     resolve_reference,
     resolve_tree_index,
@@ -77,6 +79,9 @@ class PartitionDisplay(RenamedAttributes):
         The split lines drawn.
     points_ : list of matplotlib PathCollection
         The points, one scatter per class (one in all for regression).
+    skipped_rows_ : ndarray of int or None
+        Rows of X not drawn for a missing value (NaN) of one of the two features
+        (counted by a :class:`~treelens.MissingValuesWarning`).
     ax_, figure_ : after :meth:`plot`.
 
     See Also
@@ -357,7 +362,10 @@ class PartitionDisplay(RenamedAttributes):
             self.splits_ = LineCollection(list(self.split_segments), **style)
             ax.add_collection(self.splits_, autolim=False)
         self.points_ = []
-        if show_points and self.X is not None:
+        skipped = None if self.X is None else missing_rows(self.X, self.features)
+        self.skipped_rows_ = skipped
+        if show_points and self.X is not None and skipped is not None:
+            report_missing(skipped, self.X.shape[0], self.feature_names)
             pts = self.X[:, list(self.features)]
             self.points_ = self._scatter(ax, pts, markers, scatter_kwargs or {})
         if self.classes is not None and legend:

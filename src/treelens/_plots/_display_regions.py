@@ -22,7 +22,9 @@ from ._common import (
 )
 from ._partition import (
     cell_points,
+    missing_rows,
     raster_leaves,
+    report_missing,
     resolve_features,
     resolve_reference,
     resolve_window,
@@ -228,6 +230,10 @@ class DecisionRegionDisplay(RenamedAttributes):
         The decision function's levels -1, 0 and +1 (``margins=True``).
     points_ : list of matplotlib PathCollection
         One scatter per class.
+    skipped_rows_ : ndarray of int or None
+        Rows of X not drawn because they miss a value (NaN) of one of the two
+        features; a :class:`~treelens.MissingValuesWarning` counts them.  The
+        window and the median ignore missing values.
     ax_, figure_
 
     See Also
@@ -577,7 +583,10 @@ class DecisionRegionDisplay(RenamedAttributes):
         self.margins_ = self._draw_margins(ax, margin_kwargs or {})
         names = class_labels(self.classes, self.class_names)
         self.points_ = []
-        if show_points and self.X is not None:
+        skipped = None if self.X is None else missing_rows(self.X, self.features)
+        self.skipped_rows_ = skipped
+        if show_points and self.X is not None and skipped is not None:
+            report_missing(skipped, self.X.shape[0], self.feature_names)
             pts = self.X[:, list(self.features)]
             if self.y is not None:
                 self.points_ = scatter_classes(

@@ -24,10 +24,12 @@ __all__ = [
     "SliceLeaves",
     "SliceNodes",
     "cell_points",
+    "missing_rows",
     "partition_rectangles",
     "plot_window",
     "raster_leaves",
     "region_nodes",
+    "report_missing",
     "resolve_features",
     "resolve_reference",
     "resolve_tree_index",
@@ -163,6 +165,9 @@ def resolve_reference(
 ) -> NDArray[np.float64]:
     """The reference row: ``reference`` if given, else the median of ``X``.
 
+    The median of each feature is taken over the rows where it has a value
+    (missing values, NaN, are left out).
+
     Returns
     -------
     reference : ndarray of shape (n_features,), dtype float64
@@ -173,7 +178,14 @@ def resolve_reference(
                 "A reference row is needed to hold the other features; expected "
                 "`reference` or non-empty X, got neither."
             )
-        return np.median(np.asarray(X, dtype=np.float64), axis=0)
+        values = np.asarray(X, dtype=np.float64)
+        empty = np.flatnonzero(np.isnan(values).all(axis=0))
+        if empty.size:
+            raise InputError(
+                f"Feature {int(empty[0])} has no value in any row of X, so it has "
+                "no median to hold it at; expected `reference` with a value for it."
+            )
+        return np.nanmedian(values, axis=0)
     ref = np.asarray(reference, dtype=np.float64).reshape(-1)
     if ref.shape[0] != n_features or not np.isfinite(ref).all():
         raise InputError(
@@ -183,18 +195,55 @@ def resolve_reference(
     return ref
 
 
+def missing_rows(X: NDArray[Any], features: tuple[int, ...]) -> NDArray[np.intp]:
+    """Positions of the rows of ``X`` missing a value (NaN) of one of ``features``."""
+    cols = np.asarray(X, dtype=np.float64)[:, list(features)]
+    return np.flatnonzero(np.isnan(cols).any(axis=1))
+
+
+def report_missing(
+    skipped: NDArray[np.intp], n_rows: int, names: tuple[str, ...]
+) -> None:
+    """Warn that ``skipped`` rows (of ``n_rows``) are not drawn for missing values."""
+    if skipped.size:
+        import warnings
+
+        from .._exceptions import MissingValuesWarning
+
+        warnings.warn(
+            f"{skipped.size} of {n_rows} rows have no value of "
+            f"{' or '.join(repr(n) for n in names)} and are not drawn "
+            f"(the first is row {int(skipped[0])}).",
+            MissingValuesWarning,
+            stacklevel=3,
+        )
+
+
 def plot_window(
     X: NDArray[Any], features: tuple[int, ...], *, margin: float = 0.05
 ) -> NDArray[np.float64]:
     """Plotting window around the data in the chosen features.
+
+    Rows missing a value of one of the features (NaN) are left out.
 
     Returns
     -------
     window : ndarray of shape (len(features), 2)
         ``[min, max]`` per feature, widened by ``margin`` of the range (by 0.5 when
         the feature is constant).
+
+    Raises
+    ------
+    InputError
+        If no row has a value of every feature.
     """
     cols = np.asarray(X, dtype=np.float64)[:, list(features)]
+    cols = cols[~np.isnan(cols).any(axis=1)]
+    if cols.shape[0] == 0:
+        raise InputError(
+            f"No row of X has values of all the features {list(features)} drawn; "
+            "expected at least one row without missing values in them."
+        )
     low, high = cols.min(axis=0), cols.max(axis=0)
     pad = np.where(high > low, (high - low) * margin, 0.5)
     return np.column_stack([low - pad, high + pad])

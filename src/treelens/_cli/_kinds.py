@@ -1,0 +1,16 @@
+"""Names the command line parses before any heavy module is imported."""
+
+from __future__ import annotations
+
+__all__ = ["PICTURE_KINDS"]
+
+#: Pictures the ``plot`` command draws.
+PICTURE_KINDS = (
+    "partition",
+    "region",
+    "forest-grid",
+    "regression-steps",
+    "importance",
+    "tree",
+    "counterfactual",
+)
