@@ -18,6 +18,7 @@ from .._types import (
     Chunks,
     CostLike,
     EpsilonLike,
+    IsolationForestLike,
     MarginLike,
     ModelLike,
     TargetLike,
@@ -53,7 +54,7 @@ def counterfactual(
     n_counterfactuals: int = 1,
     diversity: Diversity = "moves",
     min_leaf_samples: int | None = None,
-    isolation_forest: Any = None,
+    isolation_forest: IsolationForestLike = None,
     max_anomaly_score: float | None = None,
     mode: Literal["minimal", "paper"] = "minimal",
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
@@ -154,48 +155,30 @@ def counterfactual(
     if method not in _METHODS:
         raise InputError(f"`method` must be one of {list(_METHODS)}; got {method!r}.")
     check_options(n_counterfactuals, diversity)
+    shared: dict[str, Any] = {"target": target, "cost": cost, "epsilon": epsilon}
+    shared.update(constraints=constraints, reference=reference, infer=infer)
+    shared.update(memory_budget=memory_budget, progress=progress)
+    exact: dict[str, Any] = {
+        "margin": margin,
+        "n_counterfactuals": n_counterfactuals,
+        "min_leaf_samples": min_leaf_samples,
+        "isolation_forest": isolation_forest,
+        "max_anomaly_score": max_anomaly_score,
+    }
     if method == "tweak" or (method == "auto" and not is_separable(cost)):
-        for name, value, default in (
-            ("margin", margin, None),
-            ("n_counterfactuals", n_counterfactuals, 1),
-            ("min_leaf_samples", min_leaf_samples, None),
-            ("isolation_forest", isolation_forest, None),
-            ("max_anomaly_score", max_anomaly_score, None),
-        ):
-            if (value is not None) if default is None else (value != default):
-                raise InputError(
-                    f"`{name}` needs the exact search (method='auto' or 'optimal' "
-                    f"with a separable cost); got method={method!r}, cost={cost!r}."
-                )
-        return feature_tweak(
-            model,
-            X,
-            target=target,
-            cost=cost,
-            epsilon=epsilon,
-            mode=mode,
-            constraints=constraints,
-            reference=reference,
-            infer=infer,
-            memory_budget=memory_budget,
-            progress=progress,
-        )
+        _refuse_exact_options(exact, method, cost)
+        return feature_tweak(model, X, mode=mode, **shared)
     return optimal_counterfactual(
-        model,
-        X,
-        target=target,
-        cost=cost,
-        epsilon=epsilon,
-        margin=margin,
-        constraints=constraints,
-        reference=reference,
-        infer=infer,
-        time_limit=time_limit,
-        n_counterfactuals=n_counterfactuals,
-        diversity=diversity,
-        min_leaf_samples=min_leaf_samples,
-        isolation_forest=isolation_forest,
-        max_anomaly_score=max_anomaly_score,
-        memory_budget=memory_budget,
-        progress=progress,
+        model, X, time_limit=time_limit, diversity=diversity, **shared, **exact
     )
+
+
+def _refuse_exact_options(options: dict[str, Any], method: str, cost: Any) -> None:
+    """Options of the exact search given to feature tweaking are refused."""
+    for name, value in options.items():
+        given = value != 1 if name == "n_counterfactuals" else value is not None
+        if given:
+            raise InputError(
+                f"`{name}` needs the exact search (method='auto' or 'optimal' "
+                f"with a separable cost); got method={method!r}, cost={cost!r}."
+            )

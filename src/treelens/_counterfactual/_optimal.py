@@ -41,6 +41,7 @@ from .._types import (
     Chunks,
     CostLike,
     EpsilonLike,
+    IsolationForestLike,
     MarginLike,
     ModelLike,
     TargetLike,
@@ -101,7 +102,7 @@ def optimal_counterfactual(
     n_counterfactuals: int = 1,
     diversity: Diversity = "moves",
     min_leaf_samples: int | None = None,
-    isolation_forest: Any = None,
+    isolation_forest: IsolationForestLike = None,
     max_anomaly_score: float | None = None,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     progress: bool = False,
@@ -162,15 +163,11 @@ def optimal_counterfactual(
         routed, else the stored training counts); the other leaves are
         removed from the program.
     isolation_forest : sklearn.ensemble.IsolationForest, optional
-        An IsolationForest fitted on the model's columns (typically on the
-        reference data): its trees join the program and the counterfactual's
-        anomaly score ``-isolation_forest.score_samples(x')`` is bounded by
-        ``max_anomaly_score`` (see :mod:`treelens._counterfactual._isolation`).
-        Stated in ``anomaly_score_``.
+        Fitted on the model's columns: its trees join the program, and the
+        anomaly score ``-isolation_forest.score_samples(x')`` (``anomaly_score_``)
+        stays at most ``max_anomaly_score``.
     max_anomaly_score : float, optional
-        The bound, in ``(0, 1]``; by default ``-isolation_forest.offset_``, so
-        that the IsolationForest's ``predict`` calls the counterfactual an
-        inlier.
+        In ``(0, 1]``; default ``-isolation_forest.offset_`` (an inlier).
     memory_budget : int, default=2**30
         Largest number of bytes the model's program may need.
     progress : bool, default=False
@@ -181,10 +178,9 @@ def optimal_counterfactual(
         As :func:`~treelens.feature_tweak`, plus ``status_`` (``"optimal"``,
         ``"time_limit"``: the best found, with its proven relative gap in
         ``gap_``, or ``"infeasible"``: proven that no change reaches the
-        target), plausibility figures (``leaf_support_``,
-        ``nearest_distance_``, ``anomaly_score_``) and the options' ``row_``
-        and ``option_``.
-        Every counterfactual is confirmed with the source model's ``predict``.
+        target), plausibility figures (``leaf_support_``, ``nearest_distance_``,
+        ``anomaly_score_``) and the options' ``row_`` and ``option_``.  Every
+        counterfactual is confirmed with the source model's ``predict``.
 
     Raises
     ------
@@ -221,27 +217,15 @@ def optimal_counterfactual(
     _check_time_limit(time_limit)
     check_memory_budget(memory_budget)
     n_options = check_options(n_counterfactuals, diversity)
-    problem = prepare_problem(
-        model,
-        X,
-        target=target,
-        cost=cost,
-        epsilon=epsilon,
-        constraints=constraints,
-        reference=reference,
-        margin=margin,
-        infer=infer,
-        min_leaf_samples=min_leaf_samples,
-        isolation_forest=isolation_forest,
-        max_anomaly_score=max_anomaly_score,
-    )
+    given = locals()
+    problem = prepare_problem(model, X, **{k: given[k] for k in _PROBLEM_ARGUMENTS})
     program = _program_of(problem, float(memory_budget))
     todo = np.flatnonzero(~problem.at_target)
-    tweak = (
-        _tweak_start(problem, todo, target, cost, constraints, infer, memory_budget)
-        if warm_start and todo.size
-        else None
-    )
+    tweak = None
+    if warm_start and todo.size:
+        tweak = _tweak_start(
+            problem, todo, target, cost, constraints, infer, memory_budget
+        )
     return _solve_rows(
         problem,
         program,
@@ -252,6 +236,21 @@ def optimal_counterfactual(
         n_options,
         diversity,
     )
+
+
+# The arguments of optimal_counterfactual that prepare_problem checks.
+_PROBLEM_ARGUMENTS = (
+    "target",
+    "cost",
+    "epsilon",
+    "constraints",
+    "reference",
+    "margin",
+    "infer",
+    "min_leaf_samples",
+    "isolation_forest",
+    "max_anomaly_score",
+)
 
 
 def _program_of(problem: Problem, memory_budget: float) -> ForestProgram:
