@@ -375,6 +375,13 @@ def search_with_fixed(
             f"missing values; got n_counterfactuals={n_options!r}, expected 1."
         )
     options.pop("diversity", None)
+    if options.pop("isolation_forest", None) is not None:
+        raise InputError(
+            "`isolation_forest` is not available yet for models with categorical "
+            "splits (a pipeline's encoded columns) or rows with missing values; "
+            "expected isolation_forest=None."
+        )
+    options.pop("max_anomaly_score", None)
     problem = prepare_problem(
         model,
         X,
