@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 
 if TYPE_CHECKING:
     import pandas as pd
+    from sklearn.ensemble import IsolationForest
 
     from ._core._forest import Forest
     from ._counterfactual._epsilon import Margin
@@ -25,6 +26,7 @@ __all__ = [
     "CostLike",
     "EpsilonLike",
     "FeatureKey",
+    "IsolationForestLike",
     "MarginLike",
     "ModelLike",
     "RandomStateLike",
@@ -66,6 +68,9 @@ EpsilonLike: TypeAlias = (
 
 #: A robustness margin: feature units (one number or one per feature) or a Margin.
 MarginLike: TypeAlias = "float | Sequence[float] | NDArray[np.float64] | Margin | None"
+
+#: A fitted scikit-learn IsolationForest (on the model's columns), or None.
+IsolationForestLike: TypeAlias = "IsolationForest | None"
 
 #: A seed, a NumPy random state or generator, or None (scikit-learn's convention).
 RandomStateLike: TypeAlias = "int | np.random.RandomState | np.random.Generator | None"

@@ -1,8 +1,9 @@
-"""CatBoost adapter: parsing of hand-written JSON models (no CatBoost needed) and
-parity with CatBoost's own predictions on random models."""
+"""CatBoost adapter: parsing of hand-written JSON models and parity with CatBoost's
+own predictions on random models."""
 
 import json
 
+import catboost
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -237,7 +238,6 @@ def test_category_hash_of_known_labels():
 
 
 # ------------------------------------------------------------ with CatBoost
-catboost = pytest.importorskip("catboost")
 
 
 def _data(seed, n_samples=150):

@@ -19,13 +19,33 @@ import numpy as np
 import treelens
 
 
-def candidate_values(model, x, *, integer=(), lower=None, upper=None):
-    """Per feature: ``x_j``, and both neighbours of every threshold in the dtype."""
+def isolation_thresholds(isolation_forest):
+    """Per feature, the split thresholds of a fitted IsolationForest's trees (read
+    from scikit-learn's own tree arrays and ``estimators_features_``)."""
+    out = {}
+    for estimator, features in zip(
+        isolation_forest.estimators_, isolation_forest.estimators_features_
+    ):
+        tree = estimator.tree_
+        split = tree.children_left >= 0
+        columns = tree.feature[split]
+        if len(features) != isolation_forest.n_features_in_:
+            columns = np.asarray(features)[columns]
+        for j, t in zip(columns, tree.threshold[split]):
+            out.setdefault(int(j), []).append(float(t))
+    return out
+
+
+def candidate_values(
+    model, x, *, integer=(), lower=None, upper=None, extra_thresholds=None
+):
+    """Per feature: ``x_j``, and both neighbours of every threshold in the dtype
+    (of the model's trees and of ``extra_thresholds``, a dict feature -> list)."""
     forest = treelens.to_forest(model)
     dtype = np.dtype(forest.input_dtype)
     values = []
     for j in range(forest.n_features):
-        thresholds = []
+        thresholds = list((extra_thresholds or {}).get(j, ()))
         for tree in forest.trees:
             split = (tree.children_left >= 0) & (tree.feature == j)
             thresholds.extend(tree.threshold[split].tolist())

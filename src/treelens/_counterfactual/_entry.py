@@ -10,7 +10,7 @@ callables) have no exact program: ``auto`` uses feature tweaking for them.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from .._exceptions import InputError
 from .._types import (
@@ -18,6 +18,7 @@ from .._types import (
     Chunks,
     CostLike,
     EpsilonLike,
+    IsolationForestLike,
     MarginLike,
     ModelLike,
     TargetLike,
@@ -53,6 +54,8 @@ def counterfactual(
     n_counterfactuals: int = 1,
     diversity: Diversity = "moves",
     min_leaf_samples: int | None = None,
+    isolation_forest: IsolationForestLike = None,
+    max_anomaly_score: float | None = None,
     mode: Literal["minimal", "paper"] = "minimal",
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     progress: bool = False,
@@ -107,6 +110,14 @@ def counterfactual(
     min_leaf_samples : int, optional
         Every reached leaf holds at least this many rows (of ``reference``,
         else the stored training counts); needs the exact search.
+    isolation_forest : sklearn.ensemble.IsolationForest, optional
+        Fitted on the model's columns (typically on ``reference``): the
+        counterfactual's anomaly score ``-isolation_forest.score_samples(x')``
+        stays at most ``max_anomaly_score``, and each result states it in
+        ``anomaly_score_``; needs the exact search.
+    max_anomaly_score : float, optional
+        In ``(0, 1]``; by default ``-isolation_forest.offset_`` (the
+        IsolationForest's ``predict`` calls the counterfactual an inlier).
     mode : {"minimal", "paper"}, default="minimal"
         Candidates of ``"tweak"`` (see :func:`feature_tweak`).
     memory_budget : int, default=2**30
@@ -144,44 +155,30 @@ def counterfactual(
     if method not in _METHODS:
         raise InputError(f"`method` must be one of {list(_METHODS)}; got {method!r}.")
     check_options(n_counterfactuals, diversity)
+    shared: dict[str, Any] = {"target": target, "cost": cost, "epsilon": epsilon}
+    shared.update(constraints=constraints, reference=reference, infer=infer)
+    shared.update(memory_budget=memory_budget, progress=progress)
+    exact: dict[str, Any] = {
+        "margin": margin,
+        "n_counterfactuals": n_counterfactuals,
+        "min_leaf_samples": min_leaf_samples,
+        "isolation_forest": isolation_forest,
+        "max_anomaly_score": max_anomaly_score,
+    }
     if method == "tweak" or (method == "auto" and not is_separable(cost)):
-        for name, value, default in (
-            ("margin", margin, None),
-            ("n_counterfactuals", n_counterfactuals, 1),
-            ("min_leaf_samples", min_leaf_samples, None),
-        ):
-            if value != default:
-                raise InputError(
-                    f"`{name}` needs the exact search (method='auto' or 'optimal' "
-                    f"with a separable cost); got method={method!r}, cost={cost!r}."
-                )
-        return feature_tweak(
-            model,
-            X,
-            target=target,
-            cost=cost,
-            epsilon=epsilon,
-            mode=mode,
-            constraints=constraints,
-            reference=reference,
-            infer=infer,
-            memory_budget=memory_budget,
-            progress=progress,
-        )
+        _refuse_exact_options(exact, method, cost)
+        return feature_tweak(model, X, mode=mode, **shared)
     return optimal_counterfactual(
-        model,
-        X,
-        target=target,
-        cost=cost,
-        epsilon=epsilon,
-        margin=margin,
-        constraints=constraints,
-        reference=reference,
-        infer=infer,
-        time_limit=time_limit,
-        n_counterfactuals=n_counterfactuals,
-        diversity=diversity,
-        min_leaf_samples=min_leaf_samples,
-        memory_budget=memory_budget,
-        progress=progress,
+        model, X, time_limit=time_limit, diversity=diversity, **shared, **exact
     )
+
+
+def _refuse_exact_options(options: dict[str, Any], method: str, cost: Any) -> None:
+    """Options of the exact search given to feature tweaking are refused."""
+    for name, value in options.items():
+        given = value != 1 if name == "n_counterfactuals" else value is not None
+        if given:
+            raise InputError(
+                f"`{name}` needs the exact search (method='auto' or 'optimal' "
+                f"with a separable cost); got method={method!r}, cost={cost!r}."
+            )

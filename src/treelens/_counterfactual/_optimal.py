@@ -23,6 +23,7 @@ the margin is raised and the row solved again.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from functools import partial
@@ -40,11 +41,13 @@ from .._types import (
     Chunks,
     CostLike,
     EpsilonLike,
+    IsolationForestLike,
     MarginLike,
     ModelLike,
     TargetLike,
 )
 from ._constraints import Constraints
+from ._isolation import IsolationBound, combined_forest
 from ._milp._program import ForestProgram, forest_program
 from ._milp._search import GridSearch, descend, greedy_ascent, kick
 from ._milp._solve import (
@@ -99,6 +102,8 @@ def optimal_counterfactual(
     n_counterfactuals: int = 1,
     diversity: Diversity = "moves",
     min_leaf_samples: int | None = None,
+    isolation_forest: IsolationForestLike = None,
+    max_anomaly_score: float | None = None,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     progress: bool = False,
 ) -> CounterfactualResult:
@@ -157,6 +162,12 @@ def optimal_counterfactual(
         Every reached leaf holds at least this many rows (of ``reference``,
         routed, else the stored training counts); the other leaves are
         removed from the program.
+    isolation_forest : sklearn.ensemble.IsolationForest, optional
+        Fitted on the model's columns: its trees join the program, and the
+        anomaly score ``-isolation_forest.score_samples(x')`` (``anomaly_score_``)
+        stays at most ``max_anomaly_score``.
+    max_anomaly_score : float, optional
+        In ``(0, 1]``; default ``-isolation_forest.offset_`` (an inlier).
     memory_budget : int, default=2**30
         Largest number of bytes the model's program may need.
     progress : bool, default=False
@@ -167,15 +178,17 @@ def optimal_counterfactual(
         As :func:`~treelens.feature_tweak`, plus ``status_`` (``"optimal"``,
         ``"time_limit"``: the best found, with its proven relative gap in
         ``gap_``, or ``"infeasible"``: proven that no change reaches the
-        target), plausibility figures (``leaf_support_``,
-        ``nearest_distance_``) and the options' ``row_`` and ``option_``.
-        Every counterfactual is confirmed with the source model's ``predict``.
+        target), plausibility figures (``leaf_support_``, ``nearest_distance_``,
+        ``anomaly_score_``) and the options' ``row_`` and ``option_``.  Every
+        counterfactual is confirmed with the source model's ``predict``.
 
     Raises
     ------
     InputError
         As :func:`~treelens.feature_tweak`; a cost that is not separable; a bad
-        ``time_limit``, ``margin``, ``n_counterfactuals``, ``min_leaf_samples``.
+        ``time_limit``, ``margin``, ``n_counterfactuals``, ``min_leaf_samples``,
+        ``max_anomaly_score``; an ``isolation_forest`` that is not an
+        IsolationForest fitted on the model's columns.
 
     See Also
     --------
@@ -204,25 +217,15 @@ def optimal_counterfactual(
     _check_time_limit(time_limit)
     check_memory_budget(memory_budget)
     n_options = check_options(n_counterfactuals, diversity)
-    problem = prepare_problem(
-        model,
-        X,
-        target=target,
-        cost=cost,
-        epsilon=epsilon,
-        constraints=constraints,
-        reference=reference,
-        margin=margin,
-        infer=infer,
-        min_leaf_samples=min_leaf_samples,
-    )
+    given = locals()
+    problem = prepare_problem(model, X, **{k: given[k] for k in _PROBLEM_ARGUMENTS})
     program = _program_of(problem, float(memory_budget))
     todo = np.flatnonzero(~problem.at_target)
-    tweak = (
-        _tweak_start(problem, todo, target, cost, constraints, infer, memory_budget)
-        if warm_start and todo.size
-        else None
-    )
+    tweak = None
+    if warm_start and todo.size:
+        tweak = _tweak_start(
+            problem, todo, target, cost, constraints, infer, memory_budget
+        )
     return _solve_rows(
         problem,
         program,
@@ -233,6 +236,21 @@ def optimal_counterfactual(
         n_options,
         diversity,
     )
+
+
+# The arguments of optimal_counterfactual that prepare_problem checks.
+_PROBLEM_ARGUMENTS = (
+    "target",
+    "cost",
+    "epsilon",
+    "constraints",
+    "reference",
+    "margin",
+    "infer",
+    "min_leaf_samples",
+    "isolation_forest",
+    "max_anomaly_score",
+)
 
 
 def _program_of(problem: Problem, memory_budget: float) -> ForestProgram:
@@ -246,8 +264,12 @@ def _program_of(problem: Problem, memory_budget: float) -> ForestProgram:
         )
     resolved = problem.constraints
     one_hot_features = tuple(int(j) for group in resolved.one_hot for j in group)
+    forest = problem.forest
+    if problem.isolation is not None:
+        # Built for this call: the program of the model and the isolation trees.
+        forest = combined_forest(forest, problem.isolation)
     return forest_program(
-        problem.forest, extra_cuts=one_hot_features, memory_budget=memory_budget
+        forest, extra_cuts=one_hot_features, memory_budget=memory_budget
     )
 
 
@@ -361,6 +383,7 @@ def _solve_rows(
                 and problem.epsilon.any()
                 and not problem.margin.any
                 and problem.min_leaf_samples is None
+                and problem.isolation is None
                 and tweak.found_[position]
                 and tweak.cost_[position] < out.cost[0, i]
             ):
@@ -498,7 +521,9 @@ def _leaf_allowed(problem: Problem, program: ForestProgram) -> NDArray[np.bool_]
 
     boxes = leaf_boxes(problem.forest)
     flat = problem.forest._flat["offsets"][boxes.tree] + boxes.node
-    return problem.support[flat] >= problem.min_leaf_samples
+    allowed = problem.support[flat] >= problem.min_leaf_samples
+    # The isolation trees' leaves, after the model's, need no support.
+    return np.r_[allowed, np.ones(program.n_leaves - allowed.size, dtype=bool)]
 
 
 def vote_lead(problem: Problem) -> float:
@@ -516,12 +541,30 @@ def vote_lead(problem: Problem) -> float:
 def _decision(problem: Problem, i: int) -> Decision:
     forest, target = problem.forest, problem.target
     if target.kind == "interval":
-        return decision_for(forest, low=target.low, high=target.high)
-    if target.kind == "class":
-        return decision_for(forest, targets=(target.index,))
-    current = int(encode_classes(forest, problem.current[i : i + 1])[0])
-    return decision_for(
-        forest, targets=tuple(k for k in range(forest.n_classes) if k != current)
+        decision = decision_for(forest, low=target.low, high=target.high)
+    elif target.kind == "class":
+        decision = decision_for(forest, targets=(target.index,))
+    else:
+        current = int(encode_classes(forest, problem.current[i : i + 1])[0])
+        decision = decision_for(
+            forest, targets=tuple(k for k in range(forest.n_classes) if k != current)
+        )
+    if problem.isolation is None:
+        return decision
+    return _with_isolation(decision, problem.isolation)
+
+
+def _with_isolation(decision: Decision, isolation: IsolationBound) -> Decision:
+    """The decision over the leaves of the model and then of the isolation trees
+    (which score nothing), with the least sum of their path lengths."""
+    path = np.concatenate(
+        [np.zeros(decision.scores.shape[0])]
+        + [p[tree.is_leaf] for tree, p in zip(isolation.trees, isolation.path)]
+    )
+    scores = np.zeros((path.size, decision.scores.shape[1]))
+    scores[: decision.scores.shape[0]] = decision.scores
+    return dataclasses.replace(
+        decision, scores=scores, path=path, min_path=isolation.min_path
     )
 
 
@@ -719,6 +762,8 @@ def _meets_many(
         assert problem.support is not None
         reached = problem.support[forest._flat["offsets"][None, :] + leaves]
         ok &= (reached >= problem.min_leaf_samples).all(axis=1)
+    if problem.isolation is not None and ok.any():
+        ok[ok] = problem.isolation.meets(X_cf[ok])
     return ok
 
 

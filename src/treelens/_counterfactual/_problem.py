@@ -30,6 +30,7 @@ from ._constraints import Constraints, ResolvedConstraints
 from ._costs import Cost, resolve_cost
 from ._epsilon import ResolvedMargin, resolve_epsilon, resolve_margin
 from ._inference import infer_constraints, resolve_infer
+from ._isolation import IsolationBound, resolve_isolation
 from ._plausibility import (
     check_min_leaf_samples,
     nearest_distance,
@@ -132,6 +133,12 @@ class CounterfactualResult:
         without reference or where not found).
     min_leaf_samples_ : int or None
         Least leaf support asked for.
+    anomaly_score_ : ndarray of shape (n_samples,) or None
+        With an ``isolation_forest``: its anomaly score of each counterfactual,
+        ``-score_samples`` (in ``(0, 1]``, larger is more anomalous; NaN where
+        not found); None without one.
+    max_anomaly_score_ : float or None
+        The bound on it asked for (None without an ``isolation_forest``).
     inferred_ : dict
         Constraints read off ``reference``: ``{"integer": [...], "flags": [...],
         "one_hot": [[...], ...]}`` (feature names), empty without reference or
@@ -163,6 +170,8 @@ class CounterfactualResult:
     leaf_support_: NDArray[np.float64] | None = None
     nearest_distance_: NDArray[np.float64] | None = None
     min_leaf_samples_: int | None = None
+    anomaly_score_: NDArray[np.float64] | None = None
+    max_anomaly_score_: float | None = None
     inferred_: dict[str, Any] = dataclasses.field(default_factory=dict)
     row_: NDArray[np.intp] | None = None
     option_: NDArray[np.intp] | None = None
@@ -260,6 +269,8 @@ class Problem:
         Rows reaching each node (reference replayed, else stored counts).
     min_leaf_samples : int or None
         Least support every reached leaf must have.
+    isolation : IsolationBound or None
+        The bound on an IsolationForest's anomaly score, when one is asked.
     """
 
     forest: Forest
@@ -277,6 +288,7 @@ class Problem:
     inferred: dict[str, Any]
     support: NDArray[np.float64] | None = None
     min_leaf_samples: int | None = None
+    isolation: IsolationBound | None = None
 
 
 def as_float64(forest: Forest, X: Any) -> NDArray[np.float64]:
@@ -304,6 +316,8 @@ def prepare_problem(
     margin: Any = None,
     infer: Any = True,
     min_leaf_samples: Any = None,
+    isolation_forest: Any = None,
+    max_anomaly_score: Any = None,
 ) -> Problem:
     """Validate the public arguments of a counterfactual search (see :class:`Problem`).
 
@@ -352,6 +366,7 @@ def prepare_problem(
             "to count the rows of every leaf) or a model that stores its training "
             f"counts; this {forest.kind} model stores none and `reference` is None."
         )
+    isolation = resolve_isolation(forest, isolation_forest, max_anomaly_score)
     return Problem(
         forest=forest,
         source=source,
@@ -369,6 +384,7 @@ def prepare_problem(
         inferred=inferred,
         support=support,
         min_leaf_samples=least,
+        isolation=isolation,
     )
 
 
@@ -447,6 +463,8 @@ def finish(
         ok = problem.target.meets(predicted, problem.current[rows])
         ok &= problem.constraints.satisfied(problem.X[rows], X_cf[rows])
         ok &= np.isfinite(X_cf[rows]).all(axis=1)
+        if problem.isolation is not None:
+            ok &= problem.isolation.meets(X_cf[rows])
         cf_prediction[rows] = predicted
         bad = rows[~ok]
         if bad.size:
@@ -477,6 +495,10 @@ def finish(
         distance[found] = nearest_distance(
             problem.cost, problem.reference, X_cf[found], mad
         )
+    anomaly = None
+    if problem.isolation is not None:
+        anomaly = np.full(n, np.nan)
+        anomaly[found] = problem.isolation.scores(X_cf[found])
     cost[~found] = np.inf
     tree[~found] = -1
     leaf[~found] = -1
@@ -503,6 +525,10 @@ def finish(
         leaf_support_=support,
         nearest_distance_=distance,
         min_leaf_samples_=problem.min_leaf_samples,
+        anomaly_score_=anomaly,
+        max_anomaly_score_=(
+            None if problem.isolation is None else problem.isolation.max_score
+        ),
         inferred_=problem.inferred,
     )
 
@@ -533,7 +559,7 @@ def stack_options(
     changes["cost_"][later] = np.inf
     changes["reason_"][later] = REASON_AT_TARGET
     changes["cf_prediction_"][later] = None
-    for name in ("leaf_support_", "nearest_distance_"):
+    for name in ("leaf_support_", "nearest_distance_", "anomaly_score_"):
         if name in changes:
             changes[name][later] = np.nan
     if "status_" in changes:

@@ -60,7 +60,9 @@ class Decision:
     For classifiers, with ``score_c = base_c + sum_trees scores[leaf, c]``, class
     ``k`` wins when ``score_k - score_j >= 0`` for every ``j`` (``> 0`` where
     ``strict[k, j]``); the prediction must be one of ``targets``.  For regressors,
-    ``low <= base + sum_trees scores[leaf, 0] <= high``.
+    ``low <= base + sum_trees scores[leaf, 0] <= high``.  With ``path``, also
+    ``sum_trees path[leaf] >= min_path`` (an IsolationForest's trees, whose
+    leaves score nothing, bounding the anomaly score).
 
     Attributes
     ----------
@@ -70,6 +72,9 @@ class Decision:
     targets : tuple of int
     strict : ndarray of shape (n_scores, n_scores), bool
     low, high : float
+    path : ndarray of shape (n_leaves,), optional
+        Path length of every leaf (0 at the model's own leaves).
+    min_path : float
     """
 
     kind: Literal["classes", "interval"]
@@ -79,6 +84,8 @@ class Decision:
     strict: NDArray[np.bool_] | None = None
     low: float = -np.inf
     high: float = np.inf
+    path: NDArray[np.float64] | None = None
+    min_path: float = 0.0
 
 
 def _forest_scores(forest: Forest) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -387,7 +394,7 @@ def _solve_cells(
         return _INFEASIBLE
     rows = _ExtraRows()
     n_choice = _decision_rows(pruned, decision, margin, rows, lead)
-    if n_choice is None:
+    if n_choice is None or not _path_row(pruned, margin, rows):
         return _INFEASIBLE
     for cut_cells, bound in cuts:
         rows.add(cut_cells, np.ones(cut_cells.size), -np.inf, bound)
@@ -474,6 +481,10 @@ class _Pruned:
     y_leaves : ndarray of int
         Leaves kept as ``y`` columns: live leaves of the other trees.
     y_scores : ndarray of shape (len(y_leaves), n_outputs)
+    y_path : ndarray of shape (len(y_leaves),) or None
+        Path length of each kept leaf (with a decision's ``path``).
+    need_path : float
+        Least sum of ``y_path`` over the kept trees (``-inf`` without).
     tree_starts : ndarray of int or None
         Start of each kept tree's run in ``y_leaves`` (None when none is kept).
     row_keep : ndarray of int
@@ -490,6 +501,8 @@ class _Pruned:
     base: NDArray[np.float64]
     y_leaves: NDArray[np.intp]
     y_scores: NDArray[np.float64]
+    y_path: NDArray[np.float64] | None
+    need_path: float
     tree_starts: NDArray[np.intp] | None
     row_keep: NDArray[np.intp]
     static: sp.csr_matrix
@@ -553,11 +566,19 @@ def _prune(
         banned_tree = np.logical_or.reduceat(live & ~leaf_allowed, offsets)
         if not np.logical_or.reduceat(usable, offsets).all():
             return None
+    if decision.path is not None:  # a further score that must stay high
+        scores = np.column_stack([scores, decision.path])
     hi_s = np.maximum.reduceat(
         np.where(live[:, None], scores, -np.inf), offsets, axis=0
     )
     lo_s = np.minimum.reduceat(np.where(live[:, None], scores, np.inf), offsets, axis=0)
     constant_tree = (hi_s == lo_s).all(axis=1) & ~banned_tree
+    base = lo_s[constant_tree].sum(axis=0)
+    need_path = -np.inf
+    y_path = None
+    if decision.path is not None:
+        need_path = decision.min_path - base[-1]
+        base, scores = base[:-1], scores[:, :-1]
     y_leaves = np.flatnonzero(usable & ~constant_tree[program.leaf_tree])
     split_keep = np.flatnonzero(~constant_tree[program.split_tree])
     split_rows = n_cells + program.n_trees + 2 * split_keep
@@ -577,12 +598,16 @@ def _prune(
         if y_leaves.size
         else None
     )
+    if decision.path is not None:
+        y_path = decision.path[y_leaves]
     return _Pruned(
         allowed=allowed,
         slack=slack,
-        base=decision.base + lo_s[constant_tree].sum(axis=0),
+        base=decision.base + base,
         y_leaves=y_leaves,
         y_scores=scores[y_leaves],
+        y_path=y_path,
+        need_path=float(need_path),
         tree_starts=tree_starts,
         row_keep=row_keep,
         static=static,
@@ -717,6 +742,25 @@ def _decision_rows(
     if n_choice:
         rows.add(pruned.n_base + np.arange(n_choice), np.ones(n_choice), 1.0, 1.0)
     return n_choice
+
+
+def _path_row(pruned: _Pruned, margin: float, rows: _ExtraRows) -> bool:
+    """Add the row ``sum y * path >= need`` of an anomaly bound; False when the
+    kept trees cannot reach it.
+
+    The need is raised by ``margin`` times the spread of the path sums, so that
+    leaves weighted within HiGHS's tolerances cannot fake it (a retry after the
+    IsolationForest disagreed raises the margin).
+    """
+    if pruned.y_path is None or not pruned.need_path > 0:
+        return True  # path lengths are never negative
+    least, most = pruned.reach(pruned.y_path)
+    need = pruned.need_path + margin * max(1.0, most - least)
+    if most < need:
+        return False
+    if least < need:
+        rows.add(pruned.y_columns, pruned.y_path, need, np.inf)
+    return True
 
 
 def _cost_rows(

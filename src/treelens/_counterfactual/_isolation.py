@@ -1,0 +1,223 @@
+"""Plausible counterfactuals: a bound on an IsolationForest's anomaly score.
+
+scikit-learn's :class:`~sklearn.ensemble.IsolationForest` scores a point ``x`` by
+the path lengths of the leaves it reaches (Liu et al., 2008): in tree ``t`` the
+leaf's depth (the root at 0) plus ``c(n)``, the average path length of an
+unsuccessful search in a binary search tree of the ``n`` training rows the leaf
+held (``c(1) = 0``, ``c(2) = 1``, ``c(n) = 2 (ln(n - 1) + gamma) - 2 (n - 1) / n``),
+and
+
+    anomaly(x) = 2 ** (-sum_t h_t(x) / (n_trees * c(max_samples))),
+
+which is ``-score_samples(x)`` (in ``(0, 1]``, larger is more anomalous; the
+forest calls a point an outlier when it exceeds ``-offset_``).  So
+``anomaly(x) <= m`` is a linear condition on the leaves reached,
+
+    sum_t h_t(x) >= -n_trees * c(max_samples) * log2(m),
+
+and the exact search encodes the IsolationForest as further trees of its program
+(their leaves' ``y`` columns and this one row), as OCEAN does (Parmentier and
+Vidal, ICML 2021).  Every answer is confirmed with the IsolationForest's own
+``score_samples``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._core._forest import Forest, Tree
+from .._exceptions import InputError, NotFittedError
+
+__all__ = [
+    "IsolationBound",
+    "average_path_length",
+    "combined_forest",
+    "resolve_isolation",
+]
+
+# The path-length row asks this much more (relative) than the bound needs, so
+# that float rounding in the IsolationForest's own sum cannot tip a point that
+# sits on the bound: points within it of the bound count as outside.
+_RELATIVE_TOLERANCE = 1e-9
+
+
+def average_path_length(n: NDArray[Any]) -> NDArray[np.float64]:
+    """``c(n)``: average path length of an unsuccessful search among ``n`` rows
+    (scikit-learn's ``_average_path_length``)."""
+    n = np.asarray(n, dtype=np.float64)
+    out = np.zeros(n.shape)
+    out[n == 2] = 1.0
+    big = n > 2
+    out[big] = (
+        2.0 * (np.log(n[big] - 1.0) + np.euler_gamma) - 2.0 * (n[big] - 1.0) / n[big]
+    )
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class IsolationBound:
+    """A fitted IsolationForest as trees over the model's features, and a bound.
+
+    Attributes
+    ----------
+    source : IsolationForest
+        The estimator given (its ``score_samples`` confirms every answer).
+    trees : tuple of Tree
+        Its trees, split features mapped to the model's columns.
+    path : tuple of ndarray
+        Per tree, per node: depth plus ``c(n_node_samples)`` (meaningful at leaves).
+    max_score : float
+        Largest anomaly score (``-score_samples``) a counterfactual may have.
+    min_path : float
+        Least sum of the path lengths that meets it (with a relative tolerance).
+    """
+
+    source: Any
+    trees: tuple[Tree, ...]
+    path: tuple[NDArray[np.float64], ...]
+    max_score: float
+    min_path: float
+
+    def scores(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Anomaly score of each row of ``X``: ``-score_samples`` of the source."""
+        if not len(X):
+            return np.zeros(0)
+        names = getattr(self.source, "feature_names_in_", None)
+        rows: Any = X
+        if names is not None:
+            import pandas as pd
+
+            rows = pd.DataFrame(X, columns=list(names))
+        return -np.asarray(self.source.score_samples(rows), dtype=np.float64)
+
+    def meets(self, X: NDArray[np.float64]) -> NDArray[np.bool_]:
+        """Whether each row of ``X`` meets the bound, by the source's own score."""
+        return self.scores(X) <= self.max_score
+
+
+def resolve_isolation(
+    forest: Forest, isolation_forest: Any, max_anomaly_score: Any
+) -> IsolationBound | None:
+    """Check the plausibility options and build the bound (None without one).
+
+    Raises
+    ------
+    InputError
+        On an estimator that is not an IsolationForest, one fitted on other
+        columns, or a bound that is not a number in ``(0, 1]``.
+    NotFittedError
+        On an IsolationForest that is not fitted.
+    """
+    if isolation_forest is None:
+        if max_anomaly_score is not None:
+            raise InputError(
+                "`max_anomaly_score` bounds the score of an `isolation_forest`; "
+                f"expected one too, got max_anomaly_score={max_anomaly_score!r} "
+                "and isolation_forest=None."
+            )
+        return None
+    from sklearn.ensemble import IsolationForest
+
+    if not isinstance(isolation_forest, IsolationForest):
+        raise InputError(
+            "`isolation_forest` must be a fitted sklearn.ensemble.IsolationForest; "
+            f"got {type(isolation_forest).__name__}."
+        )
+    if not hasattr(isolation_forest, "estimators_"):
+        raise NotFittedError(
+            "`isolation_forest` is not fitted; expected an IsolationForest fitted "
+            "on the model's columns (call fit on reference data first)."
+        )
+    _check_columns(forest, isolation_forest)
+    offset = float(isolation_forest.offset_)
+    bound = -offset if max_anomaly_score is None else max_anomaly_score
+    if (
+        isinstance(bound, bool)
+        or not isinstance(bound, (int, float, np.integer, np.floating))
+        or not np.isfinite(bound)
+        or not 0 < bound <= 1
+    ):
+        raise InputError(
+            "`max_anomaly_score` must be a finite number in (0, 1] (the "
+            "IsolationForest's anomaly score, -score_samples, that a "
+            f"counterfactual may reach); got {max_anomaly_score!r}."
+        )
+    trees, path = _trees(forest, isolation_forest)
+    denominator = len(trees) * float(
+        average_path_length(np.array([isolation_forest.max_samples_]))[0]
+    )
+    need = -denominator * float(np.log2(bound))
+    return IsolationBound(
+        source=isolation_forest,
+        trees=trees,
+        path=path,
+        max_score=float(bound),
+        min_path=need + _RELATIVE_TOLERANCE * max(abs(need), 1.0) if need > 0 else 0.0,
+    )
+
+
+def _check_columns(forest: Forest, isolation_forest: Any) -> None:
+    n_in = int(isolation_forest.n_features_in_)
+    if n_in != forest.n_features:
+        raise InputError(
+            "`isolation_forest` must be fitted on the model's columns; expected "
+            f"{forest.n_features} features, got an IsolationForest fitted on {n_in}."
+        )
+    names = getattr(isolation_forest, "feature_names_in_", None)
+    if names is not None and forest.has_feature_names:
+        for j, (mine, theirs) in enumerate(zip(forest.feature_names, names)):
+            if mine != str(theirs):
+                raise InputError(
+                    "`isolation_forest` must be fitted on the model's columns in "
+                    f"order; expected column {j} to be {mine!r}, got {str(theirs)!r}."
+                )
+
+
+def _trees(
+    forest: Forest, isolation_forest: Any
+) -> tuple[tuple[Tree, ...], tuple[NDArray[np.float64], ...]]:
+    """The isolation trees over the model's columns, and their path lengths."""
+    from .._adapters._sklearn import tree_from_sklearn
+
+    width = forest.trees[0].value.shape[1] if forest.trees else 1
+    trees, paths = [], []
+    n_in = int(isolation_forest.n_features_in_)
+    for estimator, features in zip(
+        isolation_forest.estimators_, isolation_forest.estimators_features_
+    ):
+        tree = tree_from_sklearn(estimator.tree_)
+        features = np.asarray(features, dtype=np.intp)
+        # scikit-learn routes each tree on its own columns only when the trees
+        # were given fewer than all features.
+        if features.size != n_in:
+            split = tree.feature >= 0
+            mapped = tree.feature.copy()
+            mapped[split] = features[tree.feature[split]]
+            tree = dataclasses.replace(tree, feature=mapped)
+        # Zero values of the model's width: these trees add nothing to its vote.
+        tree = dataclasses.replace(tree, value=np.zeros((tree.n_nodes, width)))
+        trees.append(tree)
+        paths.append(tree.node_depth + average_path_length(tree.n_node_samples))
+    return tuple(trees), tuple(paths)
+
+
+def combined_forest(forest: Forest, bound: IsolationBound) -> Forest:
+    """``forest`` with the isolation trees appended (for the program's cells and
+    leaves only: its predictions are not the model's)."""
+    return dataclasses.replace(
+        forest,
+        trees=forest.trees + bound.trees,
+        tree_output=np.concatenate(
+            [forest.tree_output, np.zeros(len(bound.trees), dtype=np.intp)]
+        ),
+        # IsolationForest compares in float32: a float64 model's points are
+        # then searched among float32 values, which both read alike.
+        input_dtype=np.float32
+        if np.dtype(forest.input_dtype).itemsize > 4
+        else forest.input_dtype,
+    )
