@@ -440,7 +440,7 @@ class DecisionRegionDisplay(RenamedAttributes):
         )
         f0, f1 = resolve_features(names, features)
         k = forest.n_categories if forest is not None else None
-        ref = resolve_reference(Xa, reference, n_features, k)
+        ref = resolve_reference(Xa, reference, n_features, k, tuple(names))
         box = resolve_window(Xa, (f0, f1), window, margin=margin)
         classes = np.asarray(model.classes_)
         common: dict[str, Any] = {

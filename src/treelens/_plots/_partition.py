@@ -196,13 +196,15 @@ def resolve_reference(
     reference: Any,
     n_features: int,
     n_categories: NDArray[np.intp] | None = None,
+    feature_names: tuple[str, ...] | None = None,
 ) -> NDArray[np.float64]:
     """The reference row: ``reference`` if given, else the median of ``X`` (for
     categorical features, given their numbers of categories in
     ``n_categories``, the most frequent category).
 
     The median of each feature is taken over the rows where it has a value
-    (missing values, NaN, are left out).
+    (missing values, NaN, are left out).  ``feature_names`` name a feature with
+    no value at all in the error.
 
     Returns
     -------
@@ -217,8 +219,13 @@ def resolve_reference(
         values = np.asarray(X, dtype=np.float64)
         empty = np.flatnonzero(np.isnan(values).all(axis=0))
         if empty.size:
+            which = (
+                repr(feature_names[int(empty[0])])
+                if feature_names is not None
+                else str(int(empty[0]))
+            )
             raise InputError(
-                f"Feature {int(empty[0])} has no value in any row of X, so it has "
+                f"Feature {which} has no value in any row of X, so it has "
                 "no median to hold it at; expected `reference` with a value for it."
             )
         out = np.nanmedian(values, axis=0)
