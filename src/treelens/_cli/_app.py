@@ -528,6 +528,24 @@ MinLeafOpt = Annotated[
         help="Plausibility: every reached leaf holds at least N rows of DATA.",
     ),
 ]
+IsolationOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--isolation-forest",
+        metavar="FILE",
+        help="Plausibility: a fitted IsolationForest (model file, on the model's "
+        "columns); counterfactuals stay within --max-anomaly-score.",
+    ),
+]
+MaxAnomalyOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--max-anomaly-score",
+        metavar="S",
+        help="With --isolation-forest: largest anomaly score (-score_samples), in "
+        "(0, 1]; default: what its predict calls an inlier.",
+    ),
+]
 
 
 def _method(method: str, optimal: bool) -> str:
@@ -608,6 +626,8 @@ def tweak(
     n_counterfactuals: OptionsOpt = 1,
     no_infer: NoInferOpt = False,
     min_leaf_samples: MinLeafOpt = None,
+    isolation_forest: IsolationOpt = None,
+    max_anomaly_score: MaxAnomalyOpt = None,
     json_out: JsonOpt = False,
     csv_out: CsvOpt = False,
     out: OutOpt = None,
@@ -638,6 +658,11 @@ def tweak(
 
         assert out_dir is not None  # dataset mode needs it
         _one_per_row(n_counterfactuals, min_leaf_samples)
+        if isolation_forest is not None or max_anomaly_score is not None:
+            raise InputError(
+                "--isolation-forest and --max-anomaly-score work on tables; Parquet "
+                "datasets (--out-dir) are searched without them, expected neither."
+            )
         model = _load_model(model_path, trust_pickle, trust)
         tables = tweak_dataset_tables(
             model,
@@ -661,6 +686,9 @@ def tweak(
     goal = _parse_target(forest, target_class, target_range)
     n_rows = X.shape[0]
     selected = _parse_rows(rows, n_rows) if rows is not None else None
+    iso = None
+    if isolation_forest is not None:
+        iso = _load_model(isolation_forest, trust_pickle, trust)
     with _Progress(enabled=True) as progress:
         tables = counterfactual_tables(
             model,
@@ -676,6 +704,8 @@ def tweak(
             n_counterfactuals=n_counterfactuals,
             infer=not no_infer,
             min_leaf_samples=min_leaf_samples,
+            isolation_forest=iso,
+            max_anomaly_score=max_anomaly_score,
             progress=progress.step,
         )
     _emit(render(tables, fmt), out=out, inputs=inputs)
