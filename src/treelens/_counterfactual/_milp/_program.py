@@ -17,7 +17,7 @@ model only, built once per model and cached on the :class:`Forest`:
 
   ========  ==========================================================  ==========
   ``z``     one per cell: the cell chosen (exactly one per feature)      binary
-  ``v``     one per threshold: ``v_{j,i} = [x'_j <= t_{j,i}]``           continuous
+  ``v``     one per threshold: ``v_{j,i} = [x'_j <= t_{j,i}]``           binary
   ``y``     one per leaf: the leaf reached                              continuous
   ========  ==========================================================  ==========
 
