@@ -11,8 +11,12 @@ hang or mislead.
 from __future__ import annotations
 
 import copy
+import html
 import json
 import os
+import pickle
+import re
+import signal
 import subprocess
 import sys
 import warnings
@@ -110,7 +114,26 @@ def workspace(tmp_path_factory):
     words = table.astype({"debt": object})
     words.loc[17, "debt"] = "12k"
     words.to_csv(root / "word_in_number.csv", index=False)
+    table.assign(income=np.nan).to_csv(root / "no_income.csv", index=False)
+    # Enough rows that routing runs on a thread pool (and the solver its threads).
+    loan_table(5000, seed=1).to_csv(root / "loans_5000.csv", index=False)
+    for suffix in PICKLE_SUFFIXES:
+        (root / f"evil{suffix}").write_bytes(pickle.dumps(_Opener(str(root / MARK))))
     return root
+
+
+#: A pickle whose loading would create this file in the workspace.
+MARK = "created-by-unpickling"
+#: Pickle safety holds whatever the model file is called.
+PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib", ".skops", ".json", ".txt", ".ubj")
+
+
+class _Opener:
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
 
 
 @dataclass(frozen=True)
@@ -124,6 +147,10 @@ class Case:
     note: str = ""
     out: str | None = None
     extra: dict = field(default_factory=dict)
+    #: Text the written page must hold (report cases), after tags are removed.
+    page: tuple[str, ...] = ()
+    #: Text the written page must not hold.
+    not_page: tuple[str, ...] = ()
 
 
 def _report(data: str, *more: str) -> tuple[str, ...]:
@@ -351,6 +378,89 @@ CASES = [
         note="have no value of 'income' or 'debt' and are not drawn",
         out="p.png",
     ),
+    *[
+        Case(
+            f"an untrusted pickle named {suffix} is refused, never run",
+            ("importance", f"evil{suffix}"),
+            message="Refusing to load",
+            extra={"also": "--trust-pickle"},
+        )
+        for suffix in PICKLE_SUFFIXES
+    ],
+    Case(
+        "XGBoost JSON whose root is its own child, read by importance",
+        ("importance", "xgb_cycle.json"),
+        message="tree 0: the root is the child of a node (a cycle)",
+    ),
+    Case(
+        "a usage error is one line",
+        ("report",),
+        message="Missing argument",
+        extra={"also": "(see treelens report --help)"},
+    ),
+    Case(
+        "contradictory constraints in report name both",
+        _report(
+            "loans.csv",
+            "--immutable",
+            "income",
+            "--increase-only",
+            "income",
+            "--out",
+            "out.html",
+        ),
+        message="'income': it is declared both immutable and increase-only",
+        out="out.html",
+    ),
+    Case(
+        "report on the training data with missing values among the declined rows",
+        _report("loans.csv", "--out", "out.html"),
+        code=0,
+        out="out.html",
+        page=(
+            "Training data.",
+            "MDI on the given data",
+            "with missing values (the first is row",
+            "Per-node breakdown",
+        ),
+        not_page=("held-out MDI</th>", "Axis limits", "np.float"),
+    ),
+    Case(
+        "report aimed at rows with a fixed feature and money in its own scale",
+        _report(
+            "loans.csv",
+            "--rows",
+            "ROW_WITH_NAN,5,9",
+            "--immutable",
+            "age",
+            "--cost",
+            "l1",
+            "--out",
+            "out.html",
+        ),
+        code=0,
+        out="out.html",
+        page=(
+            "For rows 5, 9:",
+            "age fixed",
+            "Row ROW_WITH_NAN has no value of income",
+        ),
+        extra={"no_change_of": "age"},
+    ),
+    Case(
+        "report whose plotted feature has no value at all",
+        _report("no_income.csv", "--max-counterfactuals", "0", "--out", "out.html"),
+        code=0,
+        out="out.html",
+        not_page=("Axis limits", "Traceback", "Feature 1 "),
+    ),
+    Case(
+        "report on 5,000 rows finishes and exits (routing and solver threads)",
+        _report("loans_5000.csv", "--max-counterfactuals", "2", "--out", "out.html"),
+        code=0,
+        out="out.html",
+        page=("The answer for the chosen rows",),
+    ),
     Case(
         "declined rows with missing values are passed over, with a note",
         (
@@ -434,6 +544,76 @@ def test_command_line_case(case, cli_results, workspace):
             assert any(case.note in line for line in notes), result.stderr
         if case.out is not None:
             assert (work / case.out).stat().st_size > 0
+        if case.page or case.not_page or case.extra.get("no_change_of"):
+            _check_page(case, (work / case.out).read_text(), workspace)
+    assert not (workspace / MARK).exists()  # no pickle ever ran
+
+
+def _page_text(page: str) -> str:
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page)))
+
+
+def _check_page(case: Case, page: str, workspace: Path) -> None:
+    text = _page_text(page)
+    nan_row = _row_with_nan(workspace)
+    for expected in case.page:
+        assert expected.replace("ROW_WITH_NAN", nan_row) in text, expected
+    for unexpected in case.not_page:
+        assert unexpected not in page and unexpected not in text, unexpected
+    # Ordinary magnitudes never print with an exponent (money in thousands).
+    assert not re.search(r"\d\.\d+e\+\d\d", text), re.findall(r"\S+e\+\d\d", text)
+    fixed = case.extra.get("no_change_of")
+    if fixed:
+        answer = text[text.index("The answer for the chosen rows") :]
+        answer = answer[: answer.index("Feature importance")]
+        assert not re.search(rf"\b{fixed}:", answer)  # never changed
+
+
+def _popen(args, cwd):
+    env = {**os.environ, "PYTHONPATH": SRC, "TREELENS_PROGRESS": "1"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "treelens", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=cwd,
+    )
+
+
+def test_interrupted_report_writes_nothing_and_keeps_the_old_file(workspace, tmp_path):
+    old = "<html>an earlier report</html>"
+    (tmp_path / "out.html").write_text(old)
+    args = [str(workspace / "forest.skops"), str(workspace / "loans.csv")]
+    process = _popen(
+        ["report", *args, "--target", "approved", "--out", "out.html"], tmp_path
+    )
+    assert process.stderr is not None
+    for line in process.stderr:  # interrupt once the report is computing
+        if "model card" in line or "answer" in line:
+            break
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=600)
+    assert process.returncode == 130, stderr
+    assert stderr.strip().splitlines()[-1] == (
+        "treelens: error: interrupted; no output file was written."
+    )
+    assert (tmp_path / "out.html").read_text() == old
+    assert os.listdir(tmp_path) == ["out.html"]
+
+
+def test_two_writers_to_one_out_leave_one_whole_file(workspace, tmp_path):
+    args = [str(workspace / "forest.skops"), str(workspace / "loans.csv")]
+    command = ["report", *args, "--target", "approved", "--out", "out.html"]
+    first = _popen([*command, "--title", "first"], tmp_path)
+    second = _popen([*command, "--title", "second"], tmp_path)
+    for process in (first, second):
+        _, stderr = process.communicate(timeout=600)
+        assert process.returncode == 0, stderr
+    assert os.listdir(tmp_path) == ["out.html"]
+    page = (tmp_path / "out.html").read_text()
+    assert page.rstrip().endswith("</html>") and page.count("<!DOCTYPE html>") == 1
+    assert re.search(r"<title>(first|second)</title>", page)
 
 
 # ------------------------------------------------------------------------- API

@@ -1,5 +1,6 @@
 """The report answers first: model card, answer, importance, pictures, folded nodes."""
 
+import html
 import re
 
 import numpy as np
@@ -7,8 +8,8 @@ import pytest
 from sklearn.ensemble import RandomForestClassifier
 
 from tests.cli.test_catalog import FEATURES, loan_table
-from treelens._cli._numbers import format_number
 from treelens._cli._report import render_report
+from treelens._core._numbers import format_number
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +21,7 @@ def loans():
 
 
 def _text(page):
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page))
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page)))
 
 
 def test_sections_come_answers_first_and_nodes_folded(loans):
@@ -87,5 +88,7 @@ def test_a_picture_that_cannot_be_drawn_says_why_in_words(loans):
     only_missing = X.copy()
     only_missing["income"] = np.nan
     page = render_report(model, only_missing, y, max_counterfactuals=0)
-    assert "Partition is not drawn: Feature 1 has no value in any row" in _text(page)
+    assert "Partition is not drawn: Feature 'income' has no value in any row" in _text(
+        page
+    )
     assert "Axis limits" not in page

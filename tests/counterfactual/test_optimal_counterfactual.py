@@ -193,7 +193,9 @@ def test_brute_force_with_constraints(seed, kind):
     if np.isinf(expected):
         assert result.status_[0] == "infeasible"
     else:
-        np.testing.assert_allclose(result.cost_[0], expected, rtol=1e-6, atol=1e-9)
+        # Boosted trees compare in float32: a point one float32 step (2**-23 near
+        # 1) from the brute force's differs in cost by about that much.
+        np.testing.assert_allclose(result.cost_[0], expected, rtol=1e-6, atol=2.5e-7)
         resolved = constraints.resolve(treelens.to_forest(model))
         assert resolved.satisfied(x[None, :], result.X_cf_).all()
         _check_valid(model, result, target)

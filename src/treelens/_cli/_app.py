@@ -33,6 +33,12 @@ from ._dataset_commands import (
     tweak_dataset_tables,
 )
 from ._kinds import PICTURE_KINDS as PLOT_KINDS
+from ._options import (
+    CounterfactualOptions,
+    DatasetOptions,
+    names,
+    option_group,
+)
 
 __all__ = ["app", "main"]
 
@@ -184,10 +190,6 @@ OutOpt = Annotated[
         "--out", metavar="FILE", help="Write the output to FILE (atomically)."
     ),
 ]
-
-
-def _names(text: str | None) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()] if text else []
 
 
 def _format(json_out: bool, csv_out: bool) -> Literal["text", "json", "csv"]:
@@ -372,7 +374,7 @@ def importance(
 
 def _parse_rows(text: str, n_rows: int) -> list[int]:
     rows: list[int] = []
-    for part in _names(text):
+    for part in names(text):
         try:
             low, dash, high = part[1:].partition("-")
             if dash:
@@ -395,45 +397,6 @@ def _parse_rows(text: str, n_rows: int) -> list[int]:
     if not rows:
         raise InputError(f"--rows must name at least one row; got {text!r}.")
     return rows
-
-
-def _parse_bounds(items: Sequence[str]) -> dict[str, tuple[float | None, float | None]]:
-    bounds: dict[str, tuple[float | None, float | None]] = {}
-    for item in items:
-        name, sep, span = item.partition("=")
-        low, sep2, high = span.partition(":")
-        try:
-            if not (sep and sep2 and name):
-                raise ValueError
-            bounds[name.strip()] = (
-                float(low) if low.strip() else None,
-                float(high) if high.strip() else None,
-            )
-        except ValueError:
-            raise InputError(
-                f"--bounds must look like FEATURE=LOW:HIGH (either side may be empty); "
-                f"got {item!r}."
-            ) from None
-    return bounds
-
-
-def _check_directions(constraints: dict[str, Any]) -> None:
-    """Refuse a feature given two of --immutable, --increase-only, --decrease-only.
-
-    Checked on the option values alone, before any file is read; the library
-    checks the same again (and everything that needs the model).
-    """
-    options = ("immutable", "increase_only", "decrease_only")
-    for i, first in enumerate(options):
-        for second in options[i + 1 :]:
-            both = [n for n in constraints[first] if n in constraints[second]]
-            if both:
-                raise InputError(
-                    f"Contradictory constraints on feature {both[0]!r}: it is "
-                    f"declared both {first.replace('_', '-')} and "
-                    f"{second.replace('_', '-')}; expected at most one of "
-                    "--immutable, --increase-only and --decrease-only."
-                )
 
 
 def _parse_class(forest: Any, text: str) -> Any:
@@ -488,74 +451,6 @@ def _parse_target(
     )
 
 
-CostOpt = Annotated[
-    str,
-    typer.Option(
-        "--cost",
-        help="auto (L1 in median absolute deviations of DATA), l2, l1, l0, linf, "
-        "cosine or mad.",
-    ),
-]
-MethodOpt = Annotated[
-    str,
-    typer.Option(
-        "--method",
-        help="auto (proven least cost within --time-limit, else the best found "
-        "with its gap), optimal, or tweak (feature tweaking).",
-    ),
-]
-OptionsOpt = Annotated[
-    int,
-    typer.Option(
-        "--options",
-        metavar="K",
-        help="Different options per row, each proven least-cost given the earlier "
-        "ones (one table, an option number per row).",
-    ),
-]
-NoInferOpt = Annotated[
-    bool,
-    typer.Option(
-        "--no-infer",
-        help="Do not infer whole-number, 0/1 and one-hot columns from DATA.",
-    ),
-]
-MinLeafOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--min-leaf-samples",
-        metavar="N",
-        help="Plausibility: every reached leaf holds at least N rows of DATA.",
-    ),
-]
-IsolationOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--isolation-forest",
-        metavar="FILE",
-        help="Plausibility: a fitted IsolationForest (model file, on the model's "
-        "columns); counterfactuals stay within --max-anomaly-score.",
-    ),
-]
-MaxAnomalyOpt = Annotated[
-    float | None,
-    typer.Option(
-        "--max-anomaly-score",
-        metavar="S",
-        help="With --isolation-forest: largest anomaly score (-score_samples), in "
-        "(0, 1]; default: what its predict calls an inlier.",
-    ),
-]
-
-
-def _method(method: str, optimal: bool) -> str:
-    if method not in ("auto", "optimal", "tweak"):
-        raise InputError(
-            f"--method must be one of auto, optimal, tweak; got {method!r}."
-        )
-    return "optimal" if optimal else method
-
-
 def _one_per_row(n_counterfactuals: int, min_leaf_samples: int | None) -> None:
     if n_counterfactuals != 1 or min_leaf_samples is not None:
         raise InputError(
@@ -566,8 +461,14 @@ def _one_per_row(n_counterfactuals: int, min_leaf_samples: int | None) -> None:
         )
 
 
+_NO_SEARCH = CounterfactualOptions()
+_NO_DATASET = DatasetOptions()
+
+
 @app.command()
 @_command
+@option_group("search", CounterfactualOptions)
+@option_group("dataset", DatasetOptions)
 def tweak(
     model_path: ModelArg,
     data: Annotated[
@@ -595,49 +496,13 @@ def tweak(
         ),
     ] = None,
     max_rows: Annotated[int, typer.Option("--max-rows", min=1)] = 10,
-    cost: CostOpt = "auto",
-    method: MethodOpt = "auto",
-    mode: Annotated[
-        str, typer.Option("--mode", help="--method tweak: minimal or paper.")
-    ] = "minimal",
-    immutable: Annotated[
-        str | None, typer.Option("--immutable", metavar="A,B", help="Never change.")
-    ] = None,
-    increase_only: Annotated[
-        str | None, typer.Option("--increase-only", metavar="A,B")
-    ] = None,
-    decrease_only: Annotated[
-        str | None, typer.Option("--decrease-only", metavar="A,B")
-    ] = None,
-    integer: Annotated[
-        str | None, typer.Option("--integer", metavar="A,B", help="Integer-valued.")
-    ] = None,
-    bounds: Annotated[
-        list[str] | None,
-        typer.Option("--bounds", metavar="F=LOW:HIGH", help="Repeatable."),
-    ] = None,
-    optimal: Annotated[
-        bool,
-        typer.Option("--optimal", help="Same as --method optimal."),
-    ] = False,
-    time_limit: Annotated[
-        float, typer.Option("--time-limit", help="auto/optimal: seconds per row.")
-    ] = 10.0,
-    n_counterfactuals: OptionsOpt = 1,
-    no_infer: NoInferOpt = False,
-    min_leaf_samples: MinLeafOpt = None,
-    isolation_forest: IsolationOpt = None,
-    max_anomaly_score: MaxAnomalyOpt = None,
+    search: CounterfactualOptions = _NO_SEARCH,
     json_out: JsonOpt = False,
     csv_out: CsvOpt = False,
     out: OutOpt = None,
     trust_pickle: TrustPickle = False,
     trust: TrustTypes = None,
-    out_dir: OutDirOpt = None,
-    scheduler: SchedulerOpt = None,
-    workers: WorkersOpt = None,
-    resume: ResumeOpt = False,
-    timeout: TimeoutOpt = 10.0,
+    dataset: DatasetOptions = _NO_DATASET,
 ) -> None:
     """Counterfactuals: the smallest changes that give the chosen rows the target.
 
@@ -646,19 +511,23 @@ def tweak(
     """
     from ._tables import counterfactual_tables, render
 
-    method = _method(method, optimal)
+    method = search.search()
     fmt = _format(json_out, csv_out)
     inputs = _inputs(model_path, data)
     _check_out(out, inputs)
-    constraints = _constraint_options(
-        immutable, increase_only, decrease_only, integer, bounds
-    )
-    if dataset_mode(data, out_dir, scheduler=scheduler, workers=workers, resume=resume):
+    constraints = search.constraints()
+    if dataset_mode(
+        data,
+        dataset.out_dir,
+        scheduler=dataset.scheduler,
+        workers=dataset.workers,
+        resume=dataset.resume,
+    ):
         from .._adapters import to_forest
 
-        assert out_dir is not None  # dataset mode needs it
-        _one_per_row(n_counterfactuals, min_leaf_samples)
-        if isolation_forest is not None or max_anomaly_score is not None:
+        assert dataset.out_dir is not None  # dataset mode needs it
+        _one_per_row(search.n_counterfactuals, search.min_leaf_samples)
+        if search.isolation_forest is not None or search.max_anomaly_score is not None:
             raise InputError(
                 "--isolation-forest and --max-anomaly-score work on tables; Parquet "
                 "datasets (--out-dir) are searched without them, expected neither."
@@ -667,17 +536,17 @@ def tweak(
         tables = tweak_dataset_tables(
             model,
             data,
-            out_dir,
+            dataset.out_dir,
             target=_parse_target(to_forest(model), target_class, target_range),
-            cost=cost,
-            mode=mode,
+            cost=search.cost,
+            mode=search.mode,
             constraints=constraints,
             optimal=method != "tweak",
-            time_limit=time_limit,
-            scheduler=scheduler,
-            workers=workers,
-            resume=resume,
-            timeout=timeout,
+            time_limit=search.time_limit,
+            scheduler=dataset.scheduler,
+            workers=dataset.workers,
+            resume=dataset.resume,
+            timeout=dataset.timeout,
         )
         return _emit(render(tables, fmt), out=out, inputs=inputs)
     model, forest, X, _ = _load(
@@ -687,8 +556,9 @@ def tweak(
     n_rows = X.shape[0]
     selected = _parse_rows(rows, n_rows) if rows is not None else None
     iso = None
-    if isolation_forest is not None:
-        iso = _load_model(isolation_forest, trust_pickle, trust)
+    if search.isolation_forest is not None:
+        iso = _load_model(search.isolation_forest, trust_pickle, trust)
+    notes: list[str] = []
     with _Progress(enabled=True) as progress:
         tables = counterfactual_tables(
             model,
@@ -696,18 +566,21 @@ def tweak(
             target=goal,
             rows=selected,
             max_rows=max_rows,
-            cost=cost,
-            mode=mode,
+            cost=search.cost,
+            mode=search.mode,
             constraints=constraints,
             method=method,
-            time_limit=time_limit,
-            n_counterfactuals=n_counterfactuals,
-            infer=not no_infer,
-            min_leaf_samples=min_leaf_samples,
+            time_limit=search.time_limit,
+            n_counterfactuals=search.n_counterfactuals,
+            infer=not search.no_infer,
+            min_leaf_samples=search.min_leaf_samples,
             isolation_forest=iso,
-            max_anomaly_score=max_anomaly_score,
+            max_anomaly_score=search.max_anomaly_score,
             progress=progress.step,
+            notes=notes,
         )
+    for note in notes:
+        typer.echo(f"treelens: note: {note}", err=True)
     _emit(render(tables, fmt), out=out, inputs=inputs)
 
 
@@ -716,6 +589,18 @@ def tweak(
 
 @app.command()
 @_command
+@option_group(
+    "search",
+    CounterfactualOptions,
+    fields=(
+        "cost",
+        "immutable",
+        "increase_only",
+        "decrease_only",
+        "optimal",
+        "time_limit",
+    ),
+)
 def explain(
     model_path: ModelArg,
     data: Annotated[
@@ -748,25 +633,7 @@ def explain(
     top: Annotated[
         int, typer.Option("--top", help="Contributions and features shown.", min=1)
     ] = 8,
-    cost: Annotated[
-        str, typer.Option("--cost", help="Counterfactual cost: l2, l1, mad, ...")
-    ] = "l2",
-    immutable: Annotated[
-        str | None, typer.Option("--immutable", metavar="A,B", help="Never change.")
-    ] = None,
-    increase_only: Annotated[
-        str | None, typer.Option("--increase-only", metavar="A,B")
-    ] = None,
-    decrease_only: Annotated[
-        str | None, typer.Option("--decrease-only", metavar="A,B")
-    ] = None,
-    optimal: Annotated[
-        bool,
-        typer.Option("--optimal", help="Proven least-cost counterfactual (MILP)."),
-    ] = False,
-    time_limit: Annotated[
-        float, typer.Option("--time-limit", help="--optimal: seconds.")
-    ] = 30.0,
+    search: CounterfactualOptions = _NO_SEARCH,
     json_out: JsonOpt = False,
     out: OutOpt = None,
     trust_pickle: TrustPickle = False,
@@ -789,11 +656,7 @@ def explain(
         goal = "other" if forest.is_classifier else None
     else:
         goal = _parse_target(forest, target_class, target_range)
-    constraints = {
-        "immutable": _names(immutable),
-        "increase_only": _names(increase_only),
-        "decrease_only": _names(decrease_only),
-    }
+    constraints = search.constraints()
     with _Progress(enabled=not json_out or out is not None):
         explanation = explain_row(
             model,
@@ -801,10 +664,10 @@ def explain(
             row,
             target=goal,
             top=top,
-            cost=cost,
+            cost=search.cost,
             constraints=constraints,
-            optimal=optimal,
-            time_limit=time_limit,
+            optimal=search.optimal,
+            time_limit=search.time_limit,
         )
     _emit(render_explanation(explanation, json_out=json_out), out=out, inputs=inputs)
 
@@ -890,7 +753,7 @@ def plot(
         model,
         X,
         y,
-        features=_names(features) or None,
+        features=names(features) or None,
         tree=tree,
         max_depth=max_depth,
         row=row,
@@ -912,41 +775,22 @@ def _emit_bytes(content: bytes, *, out: Path, inputs: Sequence[Path]) -> None:
 # ---------------------------------------------------------------------------- report
 
 
-ImmutableOpt = Annotated[
-    str | None, typer.Option("--immutable", metavar="A,B", help="Never change.")
-]
-IncreaseOpt = Annotated[str | None, typer.Option("--increase-only", metavar="A,B")]
-DecreaseOpt = Annotated[str | None, typer.Option("--decrease-only", metavar="A,B")]
-IntegerOpt = Annotated[
-    str | None, typer.Option("--integer", metavar="A,B", help="Integer-valued.")
-]
-BoundsOpt = Annotated[
-    list[str] | None,
-    typer.Option("--bounds", metavar="F=LOW:HIGH", help="Repeatable."),
-]
-
-
-def _constraint_options(
-    immutable: str | None,
-    increase_only: str | None,
-    decrease_only: str | None,
-    integer: str | None,
-    bounds: Sequence[str] | None,
-) -> dict[str, Any]:
-    """The constraint options as plain lists, refused early when contradictory."""
-    constraints = {
-        "immutable": _names(immutable),
-        "increase_only": _names(increase_only),
-        "decrease_only": _names(decrease_only),
-        "integer": _names(integer),
-        "bounds": _parse_bounds(bounds or []),
-    }
-    _check_directions(constraints)
-    return constraints
-
-
 @app.command()
 @_command
+@option_group(
+    "search",
+    CounterfactualOptions,
+    fields=(
+        "cost",
+        "immutable",
+        "increase_only",
+        "decrease_only",
+        "integer",
+        "bounds",
+        "optimal",
+        "time_limit",
+    ),
+)
 def report(
     model_path: ModelArg,
     data: Annotated[
@@ -979,28 +823,7 @@ def report(
     max_counterfactuals: Annotated[
         int, typer.Option("--max-counterfactuals", min=0)
     ] = 5,
-    cost: Annotated[
-        str,
-        typer.Option(
-            "--cost", help="Counterfactual cost: auto (L1 in MADs), l2, l1, mad, ..."
-        ),
-    ] = "auto",
-    immutable: ImmutableOpt = None,
-    increase_only: IncreaseOpt = None,
-    decrease_only: DecreaseOpt = None,
-    integer: IntegerOpt = None,
-    bounds: BoundsOpt = None,
-    optimal: Annotated[
-        bool,
-        typer.Option(
-            "--optimal",
-            help="Proven least-cost counterfactuals (the default already returns "
-            "them within --time-limit).",
-        ),
-    ] = False,
-    time_limit: Annotated[
-        float, typer.Option("--time-limit", help="Counterfactuals: seconds per row.")
-    ] = 10.0,
+    search: CounterfactualOptions = _NO_SEARCH,
     sample_rows: Annotated[
         int,
         typer.Option(
@@ -1027,9 +850,7 @@ def report(
 
     inputs = _inputs(model_path, data)
     _check_out(out, inputs)
-    constraints = _constraint_options(
-        immutable, increase_only, decrease_only, integer, bounds
-    )
+    constraints = search.constraints()
     with _Progress(enabled=True) as progress:
         progress.step("loading the model and the data")
         model, forest, X, y = _load(
@@ -1044,10 +865,10 @@ def report(
             target=goal,
             rows=selected,
             max_counterfactuals=max_counterfactuals,
-            cost=cost,
+            cost=search.cost,
             constraints=constraints,
-            optimal=optimal,
-            time_limit=time_limit,
+            optimal=search.optimal,
+            time_limit=search.time_limit,
             sample_rows=None if all_rows else sample_rows,
             random_state=random_state,
             source=data.name,

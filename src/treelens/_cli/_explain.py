@@ -156,6 +156,7 @@ def explain_row(
     if target is None:
         note = "no counterfactual: give --target-range LOW:HIGH for a regressor"
     else:
+        notes: list[str] = []
         chosen, result = counterfactuals(
             model,
             X,
@@ -166,7 +167,9 @@ def explain_row(
             reference=X if reference is None else reference,
             optimal=optimal,
             time_limit=time_limit,
+            notes=notes,
         )
+        note = " ".join(notes)
         if result is None:
             note = "no counterfactual: the row already has the target"
         else:
@@ -174,7 +177,7 @@ def explain_row(
             summary = {str(k): v for k, v in tables["rows"][1].iloc[0].items()}
             changes = tables["changes"][1][["feature", "before", "after"]]
             if not summary["found"]:
-                note = f"no counterfactual found: {summary['reason']}"
+                note = f"no counterfactual found: {summary['reason']} {note}".strip()
     return RowExplanation(
         row=row,
         sentence=path.sentences_[0],

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._core._numbers import format_number
 from .._exceptions import InputError, TreelensError
-from ._numbers import format_number
 
 __all__ = ["render_report"]
 
@@ -598,6 +598,7 @@ def _counterfactual_section(
     rows, skipped = _complete_rows(X, rows)
     if rows is not None and not rows:
         return {"intro": "No chosen row is complete.", "notes": skipped, "rows": None}
+    method_notes: list[str] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", MissingValuesWarning)
         chosen, result = counterfactuals(
@@ -611,9 +612,12 @@ def _counterfactual_section(
             reference=reference,
             optimal=optimal,
             time_limit=time_limit,
+            notes=method_notes,
         )
     notes = [str(w.message) for w in caught if w.category is MissingValuesWarning]
-    notes += skipped
+    notes += skipped + method_notes
+    if method_notes:
+        method = "feature tweaking"
     if result is None:
         return {
             "intro": f"Every row is already predicted as class {goal}; nothing to change.",

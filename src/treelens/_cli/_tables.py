@@ -16,8 +16,8 @@ from typing import IO, TYPE_CHECKING, Any, Literal, cast
 import numpy as np
 import pandas as pd
 
+from .._core._numbers import format_number
 from .._exceptions import InputError, TreelensError, UnsupportedModelError
-from ._numbers import format_number
 
 if TYPE_CHECKING:
     from .._importance._mdi import MDIImportance
@@ -322,11 +322,14 @@ def counterfactuals(
     max_anomaly_score: float | None = None,
     reference: Any = None,
     progress: Progress = None,
+    notes: list[str] | None = None,
 ) -> tuple[list[int], Any]:
     """Counterfactuals of the chosen rows: the data row numbers and the result.
 
     The result is None when no row needs a change.  ``method`` is that of
-    :func:`treelens.counterfactual` (``optimal`` is ``method="optimal"``);
+    :func:`treelens.counterfactual` (``optimal`` is ``method="optimal"``), except
+    that ``"auto"`` on a model too large for the exact search is feature
+    tweaking (see :func:`exact_or_tweak`; its note is appended to ``notes``);
     ``constraints`` holds plain lists (``immutable``, ``increase_only``, ...).
     """
     from .._adapters import to_forest
@@ -340,6 +343,9 @@ def counterfactuals(
         return chosen, None
     subset = _take_rows(X, chosen)
     method = "optimal" if optimal else method
+    method, note = exact_or_tweak(model, method, cost)
+    if note and notes is not None:
+        notes.append(note)
     words = {"tweak": "feature tweaking", "optimal": "optimal counterfactuals"}
     _step(progress, f"{words.get(method, 'counterfactuals')} for {len(chosen)} rows")
     result = counterfactual(
@@ -359,6 +365,38 @@ def counterfactuals(
         max_anomaly_score=max_anomaly_score,
     )
     return chosen, result
+
+
+#: Largest exact-search program (estimated bytes) that ``method="auto"`` builds on
+#: the command line; a larger model gets feature tweaking, with a note.
+EXACT_PROGRAM_BUDGET = 512 * 2**20
+
+
+def exact_or_tweak(model: Any, method: str, cost: Any) -> tuple[str, str]:
+    """The search the command line runs for ``method``, and a note when it differs.
+
+    ``"auto"`` builds the exact program of the whole forest, whose size grows with
+    its leaves (a fully grown forest of 100 trees on 50,000 rows needs gigabytes
+    and minutes).  When its estimate exceeds :data:`EXACT_PROGRAM_BUDGET`, the
+    command line answers with feature tweaking instead and says so;
+    ``--method optimal`` runs the exact search all the same.
+    """
+    from .._adapters import to_forest
+    from .._counterfactual._costs import is_separable
+    from .._counterfactual._milp._program import estimate_program_bytes
+
+    if method != "auto" or not is_separable(cost):
+        return method, ""
+    size = estimate_program_bytes(to_forest(model))[0]
+    if size <= EXACT_PROGRAM_BUDGET:
+        return method, ""
+    return "tweak", (
+        f"The exact search's program of this model would need about "
+        f"{format_number(size / 2**20)} MB (more than "
+        f"{EXACT_PROGRAM_BUDGET // 2**20} MB), so feature tweaking answered: fast, "
+        "but it may find no change or a costlier one than the least; --method "
+        "optimal (--optimal in report and explain) runs the exact search anyway."
+    )
 
 
 def counterfactual_tables(model: Any, X: Any, **kwargs: Any) -> Tables:

@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 
 from .._adapters import to_forest
 from .._core._forest import Forest
+from .._core._numbers import format_number as plain_number
 from .._exceptions import InputError
 from .._types import ArrayLike, ModelLike
 from ._data import checked_rows
@@ -400,14 +401,15 @@ def _ranking(
 
 # ------------------------------------------------------------------- words
 def format_number(value: Any) -> str:
-    """A number as a sentence shows it: four significant digits."""
+    """A number as a sentence shows it: in its own scale, four significant digits
+    (see :func:`treelens._core._numbers.format_number`)."""
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return str(int(value))
     try:
         number = float(value)
     except (TypeError, ValueError):
         return str(value)
-    return f"{number:.4g}"
+    return plain_number(number)
 
 
 def rule_text(

@@ -244,7 +244,7 @@ class PartitionDisplay(RenamedAttributes):
                 f"`max_depth` must be a non-negative integer or None; got {max_depth!r}."
             )
         Xa = as_array(X, forest)
-        ref = resolve_reference(Xa, reference, forest.n_features)
+        ref = resolve_reference(Xa, reference, forest.n_features, forest.feature_names)
         box = resolve_window(Xa, (f0, f1), window, margin=margin)
         part = partition_rectangles(
             forest, (f0, f1), ref, box, tree_index=t, max_depth=max_depth

@@ -434,7 +434,7 @@ class DecisionRegionDisplay(RenamedAttributes):
             else model_feature_names(model, n_features)
         )
         f0, f1 = resolve_features(names, features)
-        ref = resolve_reference(Xa, reference, n_features)
+        ref = resolve_reference(Xa, reference, n_features, tuple(names))
         box = resolve_window(Xa, (f0, f1), window, margin=margin)
         classes = np.asarray(model.classes_)
         common: dict[str, Any] = {

@@ -173,7 +173,7 @@ class RegressionStepsDisplay(RenamedAttributes):
             feature = 0
         f = feature_index(forest, feature)
         Xa = as_array(X, forest)
-        ref = resolve_reference(Xa, reference, forest.n_features)
+        ref = resolve_reference(Xa, reference, forest.n_features, forest.feature_names)
         span = resolve_window(Xa, (f,), window)[0]
         tree_depth = forest.trees[t].max_depth
         if depths is None:

@@ -161,12 +161,16 @@ def resolve_tree_index(forest: Forest, tree_index: int | None) -> int:
 
 
 def resolve_reference(
-    X: NDArray[np.float64] | None, reference: Any, n_features: int
+    X: NDArray[np.float64] | None,
+    reference: Any,
+    n_features: int,
+    feature_names: tuple[str, ...] | None = None,
 ) -> NDArray[np.float64]:
     """The reference row: ``reference`` if given, else the median of ``X``.
 
     The median of each feature is taken over the rows where it has a value
-    (missing values, NaN, are left out).
+    (missing values, NaN, are left out).  ``feature_names`` name a feature with
+    no value at all in the error.
 
     Returns
     -------
@@ -181,8 +185,13 @@ def resolve_reference(
         values = np.asarray(X, dtype=np.float64)
         empty = np.flatnonzero(np.isnan(values).all(axis=0))
         if empty.size:
+            which = (
+                repr(feature_names[int(empty[0])])
+                if feature_names is not None
+                else str(int(empty[0]))
+            )
             raise InputError(
-                f"Feature {int(empty[0])} has no value in any row of X, so it has "
+                f"Feature {which} has no value in any row of X, so it has "
                 "no median to hold it at; expected `reference` with a value for it."
             )
         return np.nanmedian(values, axis=0)

@@ -1,4 +1,5 @@
-"""Numbers as people read them: the column's own scale, no scientific notation.
+"""Numbers as people read them (tables, pages, sentences): the column's own
+scale, no scientific notation.
 
 ``24983.5`` prints as ``24,984``, ``0.04632`` as ``0.04632``, ``12.5`` as
 ``12.5``; only magnitudes outside ``[1e-4, 1e15)`` use an exponent.
