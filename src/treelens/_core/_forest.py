@@ -732,12 +732,14 @@ class Forest:
     def _proba_from_leaves(self, leaves: NDArray[np.intp]) -> NDArray[np.float64]:
         if self.kind == "boosting":
             return _apply_link(self._raw_from_leaves(leaves), self.link)
-        values = self._tree_values(leaves)
         if self.kind == "tree":
-            return values[:, 0, :]
-        total = np.zeros((leaves.shape[0], values.shape[2]))
-        for j in range(self.n_trees):
-            total += values[:, j, :]
+            return self._tree_values(leaves)[:, 0, :]
+        # Summed tree by tree, in order (as scikit-learn sums), without the
+        # (rows, trees, values) array.
+        n_values = self.trees[0].value.shape[1] if self.trees else 1
+        total = np.zeros((leaves.shape[0], n_values))
+        for j, tree in enumerate(self.trees):
+            total += tree.value[leaves[:, j]]
         return total / self.n_trees
 
     def predict(self, X: Any) -> NDArray[Any]:
@@ -768,12 +770,11 @@ class Forest:
             return self.classes_.take(encoded, axis=0)
         if self.kind == "boosting":
             return self._raw_from_leaves(leaves)[:, 0]
-        values = self._tree_values(leaves)[:, :, 0]
         if self.kind == "tree":
-            return values[:, 0]
+            return self._tree_values(leaves)[:, 0, 0]
         total = np.zeros(leaves.shape[0])
-        for j in range(self.n_trees):
-            total += values[:, j]
+        for j, tree in enumerate(self.trees):
+            total += tree.value[leaves[:, j], 0]
         return total / self.n_trees
 
     def __repr__(self) -> str:
