@@ -156,3 +156,31 @@ def test_explain_speaks_in_the_input_columns(mixed):
         warnings.simplefilter("ignore")
         path = treelens.decision_path(case.model, case.X.iloc[[2]])
     assert path.sentences_[0][:40] in text
+
+
+def test_native_categorical_model_on_a_csv(tmp_path):
+    from tests.models import NATIVE_CATEGORICAL_FACTORIES
+
+    case = NATIVE_CATEGORICAL_FACTORIES[
+        "sklearn.HistGradientBoostingClassifier[categorical]"
+    ](0)
+    skops.io.dump(case.model, tmp_path / "hgb.skops")
+    case.X.assign(label=case.y).to_csv(tmp_path / "table.csv", index=False)
+    result = run(
+        "importance", tmp_path / "hgb.skops", "--data", tmp_path / "table.csv",
+        "--target", "label", "--permutation",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "colour" in result.stdout
+    result = run(
+        "tweak", tmp_path / "hgb.skops", tmp_path / "table.csv", "--target", "label",
+        "--rows", "0,1,2", "--json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    result = run(
+        "explain", tmp_path / "hgb.skops", tmp_path / "table.csv", "--target",
+        "label", "--row", 1,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    labels = set(case.X["colour"].astype(str))
+    assert any(label in result.stdout for label in labels)

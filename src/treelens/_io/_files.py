@@ -59,6 +59,11 @@ TRUSTED_MODEL_TYPES: frozenset[str] = frozenset(
         # stores the pattern and dtypes it selects by.
         "numpy.dtype",
         "sklearn.compose._column_transformer.make_column_selector",
+        # HistGradientBoosting with categorical_features="from_dtype" keeps a
+        # preprocessor whose FunctionTransformer calls check_array through a
+        # partial (the function a partial wraps is checked on its own).
+        "functools.partial",
+        "sklearn.utils.validation.check_array",
     }
 )
 
