@@ -465,14 +465,19 @@ def prepare_problem(
     )
 
 
-def source_predict(problem: Problem, X: NDArray[np.float64]) -> NDArray[Any]:
-    """Predictions of the source model (or the bare Forest) for rows ``X``."""
+def source_predict(
+    problem: Problem, X: NDArray[np.float64], keep: dict[str, Any] | None = None
+) -> NDArray[Any]:
+    """Predictions of the source model (or the bare Forest) for rows ``X``; the
+    rows decoded to the user's columns are kept in ``keep["frame"]``."""
     if problem.source is None:
         return problem.forest.predict(X)
     if problem.forest.has_labels:
         from .._core._features import decode
 
         frame = decode(problem.forest, X, like=problem.frame)
+        if keep is not None:
+            keep["frame"] = frame
         return np.asarray(problem.source.predict(frame))
     from .._adapters._native import booster_predict
 
@@ -507,21 +512,8 @@ def finish(
     constraints; a row that fails is turned into "not found" with
     ``REASON_CHECK_FAILED`` and a :class:`CounterfactualCheckWarning`.
 
-    Parameters
-    ----------
-    problem : Problem
-    X_cf : ndarray of shape (n, n_features)
-    found : ndarray of shape (n,), bool
-    cost : ndarray of shape (n,)
-    reason : ndarray of shape (n,), object
-    tree, leaf : ndarray of shape (n,), optional
-    method : str
-    status : ndarray of shape (n,), object, optional
-    gap : ndarray of shape (n,), optional
-
-    Returns
-    -------
-    CounterfactualResult
+    Arrays have one entry (row) per row of ``problem.X``; ``tree``, ``leaf``,
+    ``status`` and ``gap`` are optional.
     """
     n = problem.X.shape[0]
     X_cf = np.array(X_cf, dtype=np.float64)
@@ -539,9 +531,10 @@ def finish(
     reason[at] = None
     cf_prediction = np.full(n, None, dtype=object)
     check = found & ~at
+    decoded: dict[str, Any] = {}
     if check.any():
         rows = np.flatnonzero(check)
-        predicted = source_predict(problem, X_cf[rows])
+        predicted = source_predict(problem, X_cf[rows], keep=decoded)
         ok = problem.target.meets(predicted, problem.current[rows])
         # A missing value stays missing; every other value is finite.
         kept_missing = np.isnan(problem.X[rows]) & np.isnan(X_cf[rows])
@@ -602,7 +595,13 @@ def finish(
             "features_": problem.forest.features,
         }
         X_given = problem.frame.copy()
-        X_cf_given = decode(problem.forest, X_cf, like=problem.frame)
+        # Every row checked and found: the rows the source model predicted.
+        same = "frame" in decoded and bool(check.all() and found.all())
+        X_cf_given = (
+            decoded["frame"]
+            if same
+            else decode(problem.forest, X_cf, like=problem.frame)
+        )
     return CounterfactualResult(
         **codes,
         missing_=np.isnan(problem.X),
