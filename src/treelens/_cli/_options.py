@@ -119,6 +119,8 @@ class CounterfactualOptions:
     n_counterfactuals: int = 1
     no_infer: bool = False
     min_leaf_samples: int | None = None
+    isolation_forest: Path | None = None
+    max_anomaly_score: float | None = None
 
     def constraints(self) -> dict[str, Any]:
         """The constraint options as plain lists, refused early when contradictory."""
