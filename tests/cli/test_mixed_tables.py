@@ -174,7 +174,7 @@ def test_native_categorical_model_on_a_csv(tmp_path):
     assert "colour" in result.stdout
     result = run(
         "tweak", tmp_path / "hgb.skops", tmp_path / "table.csv", "--target", "label",
-        "--rows", "0,1,2", "--json",
+        "--target-class", case.model.classes_[-1], "--rows", "0,1,2", "--json",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     result = run(

@@ -216,6 +216,24 @@ COUNTERFACTUAL_OPTIONS: dict[str, Any] = {
             help="Plausibility: every reached leaf holds at least N rows of DATA.",
         ),
     ],
+    "isolation_forest": Annotated[
+        Path | None,
+        typer.Option(
+            "--isolation-forest",
+            metavar="FILE",
+            help="Plausibility: a fitted IsolationForest (model file, on the "
+            "model's columns); counterfactuals stay within --max-anomaly-score.",
+        ),
+    ],
+    "max_anomaly_score": Annotated[
+        float | None,
+        typer.Option(
+            "--max-anomaly-score",
+            metavar="S",
+            help="With --isolation-forest: largest anomaly score (-score_samples), "
+            "in (0, 1]; default: what its predict calls an inlier.",
+        ),
+    ],
 }
 
 
