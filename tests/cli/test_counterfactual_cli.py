@@ -82,3 +82,37 @@ def test_bad_counterfactual_options_exit_2(cancer, extra, pattern):
         "tweak", root / "forest.skops", root / "rows.csv", "--target-class", "1", *extra
     )
     assert_bad_input(result, pattern)
+
+
+def test_isolation_forest_keeps_counterfactuals_inliers(cancer):
+    from sklearn.ensemble import IsolationForest
+
+    root, model, X = cancer
+    iso = IsolationForest(n_estimators=4, max_samples=32, random_state=0).fit(X)
+    skops.io.dump(iso, root / "iso.skops")
+    args = ("tweak", root / "forest.skops", root / "rows.csv", "--target-class", "1")
+    result = _run(
+        *args, "--max-rows", "1", "--isolation-forest", root / "iso.skops", "--json"
+    )
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.stdout)
+    (row,) = answer["rows"]
+    assert row["found"]
+    point = X.iloc[[row["row"]]].copy()
+    for change in answer["changes"]:
+        point[change["feature"]] = change["after"]
+    assert model.predict(point)[0] == 1
+    assert iso.predict(point)[0] == 1
+    narrow = IsolationForest(n_estimators=5, random_state=0).fit(X.iloc[:, :5])
+    skops.io.dump(narrow, root / "narrow.skops")
+    assert_bad_input(
+        _run(*args, "--isolation-forest", root / "narrow.skops"),
+        "expected 30 features",
+    )
+    assert_bad_input(
+        _run(
+            *args, "--isolation-forest", root / "iso.skops", "--max-anomaly-score", "2"
+        ),
+        "max_anomaly_score",
+    )
+    assert_bad_input(_run(*args, "--max-anomaly-score", "0.5"), "isolation_forest")

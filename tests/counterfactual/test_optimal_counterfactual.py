@@ -139,6 +139,9 @@ COSTS = ["l1", "l2", "l0", "linf", {"norm": "l1", "weights": [1.0, 3.0, 0.5]}]
 # Pruned to the warm start's cost, whose point is the optimum, HiGHS ended in a
 # "solve error" (with and without presolve).
 @example(kind="rf_multiclass", seed=2052, n_features=2, cost="l1")
+# Feature tweaking found a point less than one float32 step cheaper (a float64
+# threshold kept as it is), which the test once counted as the optimum.
+@example(kind="gb_multiclass", seed=258, n_features=3, cost="l1")
 def test_optimum_equals_brute_force_over_cells(kind, seed, n_features, cost):
     model, X = _model(kind, seed, n_features=n_features, n_trees=3 + seed % 3)
     if isinstance(cost, dict):
@@ -149,12 +152,10 @@ def test_optimum_equals_brute_force_over_cells(kind, seed, n_features, cost):
     # objective bound; without, the program alone: both must be exact.
     warm = seed % 2 == 0
     result = optimal_counterfactual(model, x, target=target, cost=cost, warm_start=warm)
+    # The least cost over values of the model's dtype.  (Feature tweaking may keep
+    # a float64 threshold that the float32 cast sends left, less than one float32
+    # step cheaper: not such a value, and not returned at the default epsilon 0.)
     expected = _brute_force(model, x, target, cost=cost)
-    if warm:
-        # Feature tweaking's answer is returned when cheaper (its point may lie
-        # closer than epsilon to a threshold, off the grid).
-        tweak = feature_tweak(model, x, target=target, cost=cost)
-        expected = min(expected, tweak.cost_[0]) if tweak.found_[0] else expected
     if np.isinf(expected):
         assert result.status_[0] == "infeasible" and not result.found_[0]
         assert result.reason_[0] == REASON_INFEASIBLE

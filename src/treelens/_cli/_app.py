@@ -527,6 +527,11 @@ def tweak(
 
         assert dataset.out_dir is not None  # dataset mode needs it
         _one_per_row(search.n_counterfactuals, search.min_leaf_samples)
+        if search.isolation_forest is not None or search.max_anomaly_score is not None:
+            raise InputError(
+                "--isolation-forest and --max-anomaly-score work on tables; Parquet "
+                "datasets (--out-dir) are searched without them, expected neither."
+            )
         model = _load_model(model_path, trust_pickle, trust)
         tables = tweak_dataset_tables(
             model,
@@ -550,6 +555,9 @@ def tweak(
     goal = _parse_target(forest, target_class, target_range)
     n_rows = X.shape[0]
     selected = _parse_rows(rows, n_rows) if rows is not None else None
+    iso = None
+    if search.isolation_forest is not None:
+        iso = _load_model(search.isolation_forest, trust_pickle, trust)
     notes: list[str] = []
     with _Progress(enabled=True) as progress:
         tables = counterfactual_tables(
@@ -566,6 +574,8 @@ def tweak(
             n_counterfactuals=search.n_counterfactuals,
             infer=not search.no_infer,
             min_leaf_samples=search.min_leaf_samples,
+            isolation_forest=iso,
+            max_anomaly_score=search.max_anomaly_score,
             progress=progress.step,
             notes=notes,
         )

@@ -318,6 +318,8 @@ def counterfactuals(
     n_counterfactuals: int = 1,
     infer: bool = True,
     min_leaf_samples: int | None = None,
+    isolation_forest: Any = None,
+    max_anomaly_score: float | None = None,
     reference: Any = None,
     progress: Progress = None,
     notes: list[str] | None = None,
@@ -360,6 +362,8 @@ def counterfactuals(
         n_counterfactuals=n_counterfactuals,
         infer=infer,
         min_leaf_samples=min_leaf_samples,
+        isolation_forest=isolation_forest,
+        max_anomaly_score=max_anomaly_score,
     )
     return chosen, result
 

@@ -411,7 +411,7 @@ def _solve_cells(
     row_upper = np.concatenate([program.row_upper[pruned.row_keep], rows.upper])
     n_cells = program.n_cells
     integrality = np.zeros(n_cols, dtype=np.int8)
-    integrality[:n_cells] = 1
+    integrality[: n_cells + program.n_thresholds] = 1  # z, and v: see _program
     integrality[pruned.n_base : pruned.n_base + n_choice] = 1
     col_upper = np.ones(n_cols)
     col_upper[:n_cells] = pruned.allowed
