@@ -338,6 +338,7 @@ def render_report(
         "data": {"n_rows": int(np.shape(X)[0]), "target": target_name},
     }
     context["counterfactuals"] = None
+    X_used, y_used = _sample(X, y, sample_rows, random_state)
     if forest.task == "classification" and (rows or max_counterfactuals > 0):
         _step(progress, "answer: counterfactuals")
         goal = classes[-1] if target is None else target
@@ -353,8 +354,8 @@ def render_report(
             reference=reference,
             optimal=optimal,
             time_limit=time_limit,
+            background=(X_used, y_used),
         )
-    X_used, y_used = _sample(X, y, sample_rows, random_state)
     _step(progress, f"importance on {_rows_text(X_used, X)}")
     context["importance"] = _importance_section(
         model, X_used, y_used, training=match == "training", n_rows=np.shape(X)[0]
@@ -593,7 +594,10 @@ def _counterfactual_section(
     reference: Any,
     optimal: bool,
     time_limit: float,
+    background: tuple[Any, Any] | None = None,
 ) -> dict[str, Any]:
+    """The answer for the chosen rows; ``background`` (rows and targets, default
+    ``X`` and ``y``) are the points drawn behind the counterfactual's arrow."""
     import warnings
 
     from .._adapters import to_forest
@@ -662,8 +666,14 @@ def _counterfactual_section(
         def arrow() -> Any:
             figure, ax = new_figure(6.4, 5)
             drawn = model if hasattr(model, "n_features_in_") else to_forest(model)
+            points, targets = (X, y) if background is None else background
             CounterfactualDisplay.from_result(
-                drawn, result, index=index, X_background=X, y_background=y, ax=ax
+                drawn,
+                result,
+                index=index,
+                X_background=points,
+                y_background=targets,
+                ax=ax,
             )
             return figure
 

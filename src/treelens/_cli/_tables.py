@@ -343,7 +343,12 @@ def counterfactuals(
         return chosen, None
     subset = _take_rows(X, chosen)
     method = "optimal" if optimal else method
-    exact_only = n_counterfactuals != 1 or min_leaf_samples is not None
+    exact_only = (
+        n_counterfactuals != 1
+        or min_leaf_samples is not None
+        or isolation_forest is not None
+        or max_anomaly_score is not None
+    )
     method, note = exact_or_tweak(model, method, cost, exact_only=exact_only)
     if note and notes is not None:
         notes.append(note)
