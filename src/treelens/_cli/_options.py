@@ -119,6 +119,8 @@ class CounterfactualOptions:
     n_counterfactuals: int = 1
     no_infer: bool = False
     min_leaf_samples: int | None = None
+    isolation_forest: Path | None = None
+    max_anomaly_score: float | None = None
 
     def constraints(self) -> dict[str, Any]:
         """The constraint options as plain lists, refused early when contradictory."""
@@ -212,6 +214,24 @@ COUNTERFACTUAL_OPTIONS: dict[str, Any] = {
             "--min-leaf-samples",
             metavar="N",
             help="Plausibility: every reached leaf holds at least N rows of DATA.",
+        ),
+    ],
+    "isolation_forest": Annotated[
+        Path | None,
+        typer.Option(
+            "--isolation-forest",
+            metavar="FILE",
+            help="Plausibility: a fitted IsolationForest (model file, on the "
+            "model's columns); counterfactuals stay within --max-anomaly-score.",
+        ),
+    ],
+    "max_anomaly_score": Annotated[
+        float | None,
+        typer.Option(
+            "--max-anomaly-score",
+            metavar="S",
+            help="With --isolation-forest: largest anomaly score (-score_samples), "
+            "in (0, 1]; default: what its predict calls an inlier.",
         ),
     ],
 }
