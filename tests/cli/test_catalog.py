@@ -611,6 +611,26 @@ def test_interrupted_report_writes_nothing_and_keeps_the_old_file(workspace, tmp
     assert os.listdir(tmp_path) == ["out.html"]
 
 
+def test_a_finished_report_leaves_no_thread_behind(workspace, tmp_path):
+    """A report once hung at exit with threads waiting on locks: every thread
+    it starts (routing pools, the solver) is gone when the command returns."""
+    import concurrent.futures.thread as pool_threads
+    import threading
+
+    from treelens._cli._app import main
+
+    before = set(threading.enumerate())
+    args = [str(workspace / "forest.skops"), str(workspace / "loans_5000.csv")]
+    with pytest.raises(SystemExit) as done:
+        main(
+            ["report", *args, "--target", "approved", "--max-counterfactuals", "1"]
+            + ["--out", str(tmp_path / "out.html")]
+        )
+    assert done.value.code == 0
+    assert set(threading.enumerate()) <= before
+    assert not [t for t in pool_threads._threads_queues if t.is_alive()]
+
+
 def test_two_writers_to_one_out_leave_one_whole_file(workspace, tmp_path):
     args = [str(workspace / "forest.skops"), str(workspace / "loans.csv")]
     command = ["report", *args, "--target", "approved", "--out", "out.html"]

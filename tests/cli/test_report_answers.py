@@ -93,3 +93,24 @@ def test_a_picture_that_cannot_be_drawn_says_why_in_words(loans):
         page
     )
     assert "Axis limits" not in page
+
+
+def test_a_model_too_large_for_the_exact_search_is_answered_by_tweaking(
+    loans, monkeypatch
+):
+    from treelens._cli import _tables
+
+    model, X, y = loans
+    monkeypatch.setattr(_tables, "EXACT_PROGRAM_BUDGET", 1)
+    notes: list[str] = []
+    _, result = _tables.counterfactuals(
+        model, X.fillna(0), target=1, max_rows=2, notes=notes
+    )
+    assert result.method_ == "feature_tweak" and len(notes) == 1
+    assert "so feature tweaking answered" in notes[0]
+    page = _text(render_report(model, X, y, max_counterfactuals=2))
+    assert "so feature tweaking answered" in page and "(feature tweaking, " in page
+    # Options only the exact search has keep it (the library says what is wrong).
+    assert _tables.exact_or_tweak(model, "auto", "l1", exact_only=True) == ("auto", "")
+    monkeypatch.undo()
+    assert _tables.exact_or_tweak(model, "auto", "l1") == ("auto", "")

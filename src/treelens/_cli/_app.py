@@ -830,8 +830,8 @@ def report(
         typer.Option(
             "--sample-rows",
             min=1,
-            help="Held-out and debiased MDI and permutation importance use a random "
-            "sample of this many rows.",
+            help="Held-out and debiased MDI, permutation importance (its first "
+            "1,000) and the pictures' points use a random sample of this many rows.",
         ),
     ] = 5000,
     all_rows: Annotated[

@@ -307,7 +307,8 @@ def render_report(
         Held-out and debiased MDI use a random sample of this many rows (all
         rows when there are fewer, or with None), and permutation importance
         the first 1,000 rows of that sample, shuffling each feature 3 times; the
-        page says how many rows each figure used.  Scores use every row.
+        pictures draw that sample's points.  The page says how many rows each
+        figure used.  Scores and counterfactuals use every row.
     random_state : int, default=0
         Seed of the sample and of permutation importance.
     source : str, optional
@@ -337,6 +338,7 @@ def render_report(
         "data": {"n_rows": int(np.shape(X)[0]), "target": target_name},
     }
     context["counterfactuals"] = None
+    X_used, y_used = _sample(X, y, sample_rows, random_state)
     if forest.task == "classification" and (rows or max_counterfactuals > 0):
         _step(progress, "answer: counterfactuals")
         goal = classes[-1] if target is None else target
@@ -352,15 +354,23 @@ def render_report(
             reference=reference,
             optimal=optimal,
             time_limit=time_limit,
+            background=(X_used, y_used),
         )
-    X_used, y_used = _sample(X, y, sample_rows, random_state)
     _step(progress, f"importance on {_rows_text(X_used, X)}")
     context["importance"] = _importance_section(
         model, X_used, y_used, training=match == "training", n_rows=np.shape(X)[0]
     )
     mdi = context["importance"].pop("mdi")
     _step(progress, "pictures")
-    context["pictures"] = _pictures(model, forest, X, y)
+    # The points drawn and the median row holding the other features come from
+    # the same bounded sample: a scatter of every row of a large table adds
+    # seconds and nothing a reader can see.
+    context["pictures"] = _pictures(model, forest, X_used, y_used)
+    context["pictures_note"] = (
+        ""
+        if X_used is X
+        else f"The points drawn and the median row are those of {_rows_text(X_used, X)}."
+    )
     _step(progress, "per-node breakdown")
     context["nodes"] = _nodes_section(mdi, forest)
     _step(progress, "writing the page")
@@ -584,36 +594,47 @@ def _counterfactual_section(
     reference: Any,
     optimal: bool,
     time_limit: float,
+    background: tuple[Any, Any] | None = None,
 ) -> dict[str, Any]:
+    """The answer for the chosen rows; ``background`` (rows and targets, default
+    ``X`` and ``y``) are the points drawn behind the counterfactual's arrow."""
+    import warnings
+
     from .._adapters import to_forest
+    from .._exceptions import MemoryBudgetError, MissingValuesWarning
     from .._plots._display_counterfactual import CounterfactualDisplay
     from ._pictures import new_figure
     from ._tables import counterfactual_result_tables, counterfactuals
 
     method = "least-cost counterfactuals (mixed-integer program)"
-    import warnings
-
-    from .._exceptions import MissingValuesWarning
-
     rows, skipped = _complete_rows(model, X, rows)
     if rows is not None and not rows:
         return {"intro": "No chosen row is complete.", "notes": skipped, "rows": None}
     method_notes: list[str] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", MissingValuesWarning)
-        chosen, result = counterfactuals(
-            model,
-            X,
-            target=goal,
-            rows=rows,
-            max_rows=max_rows,
-            cost=cost,
-            constraints=constraints,
-            reference=reference,
-            optimal=optimal,
-            time_limit=time_limit,
-            notes=method_notes,
-        )
+        try:
+            chosen, result = counterfactuals(
+                model,
+                X,
+                target=goal,
+                rows=rows,
+                max_rows=max_rows,
+                cost=cost,
+                constraints=constraints,
+                reference=reference,
+                optimal=optimal,
+                time_limit=time_limit,
+                notes=method_notes,
+            )
+        except MemoryBudgetError as exc:
+            # The rest of the page still answers; say plainly what could not be.
+            return {
+                "intro": "No change is computed for this model: it is too large for "
+                "both counterfactual searches within their memory budget.",
+                "notes": [*method_notes, str(exc)],
+                "rows": None,
+            }
     notes = [str(w.message) for w in caught if w.category is MissingValuesWarning]
     notes += skipped + method_notes
     if method_notes:
@@ -645,8 +666,14 @@ def _counterfactual_section(
         def arrow() -> Any:
             figure, ax = new_figure(6.4, 5)
             drawn = model if hasattr(model, "n_features_in_") else to_forest(model)
+            points, targets = (X, y) if background is None else background
             CounterfactualDisplay.from_result(
-                drawn, result, index=index, X_background=X, y_background=y, ax=ax
+                drawn,
+                result,
+                index=index,
+                X_background=points,
+                y_background=targets,
+                ax=ax,
             )
             return figure
 

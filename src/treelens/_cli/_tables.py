@@ -374,7 +374,13 @@ def counterfactuals(
         return chosen, None
     subset = _take_rows(X, chosen)
     method = "optimal" if optimal else method
-    method, note = exact_or_tweak(model, method, cost)
+    exact_only = (
+        n_counterfactuals != 1
+        or min_leaf_samples is not None
+        or isolation_forest is not None
+        or max_anomaly_score is not None
+    )
+    method, note = exact_or_tweak(model, method, cost, exact_only=exact_only)
     if note and notes is not None:
         notes.append(note)
     words = {"tweak": "feature tweaking", "optimal": "optimal counterfactuals"}
@@ -405,20 +411,24 @@ def counterfactuals(
 EXACT_PROGRAM_BUDGET = 512 * 2**20
 
 
-def exact_or_tweak(model: Any, method: str, cost: Any) -> tuple[str, str]:
+def exact_or_tweak(
+    model: Any, method: str, cost: Any, *, exact_only: bool = False
+) -> tuple[str, str]:
     """The search the command line runs for ``method``, and a note when it differs.
 
     ``"auto"`` builds the exact program of the whole forest, whose size grows with
     its leaves (a fully grown forest of 100 trees on 50,000 rows needs gigabytes
     and minutes).  When its estimate exceeds :data:`EXACT_PROGRAM_BUDGET`, the
     command line answers with feature tweaking instead and says so;
-    ``--method optimal`` runs the exact search all the same.
+    ``--method optimal`` runs the exact search all the same, as does
+    ``exact_only`` (options that only the exact search has, such as
+    ``--options K``: the library then says why the model is too large).
     """
     from .._adapters import to_forest
     from .._counterfactual._costs import is_separable
     from .._counterfactual._milp._program import estimate_program_bytes
 
-    if method != "auto" or not is_separable(cost):
+    if method != "auto" or exact_only or not is_separable(cost):
         return method, ""
     size = estimate_program_bytes(to_forest(model))[0]
     if size <= EXACT_PROGRAM_BUDGET:
