@@ -357,14 +357,14 @@ def search_with_fixed(
     category_cost: CategoryCost,
     method: str,
     options: dict[str, Any],
-    expand: bool = False,
+    moves_categories: bool = False,
 ) -> CounterfactualResult:
     """The counterfactuals of ``search`` over every category assignment (see the
     module docstring).
 
-    With ``expand``, ``search`` moves categorical columns itself (it takes a
-    :class:`CategoryPlan`): one call per pattern of missing values, instead of
-    one per assignment.
+    With ``moves_categories``, ``search`` moves categorical columns itself (it
+    takes a :class:`CategoryPlan`): one call per pattern of missing values,
+    instead of one per assignment.
     """
     forest = to_forest(model)
     n_options = options.pop("n_counterfactuals", 1)
@@ -426,11 +426,12 @@ def search_with_fixed(
     gap = np.full(n, np.inf)
     status[problem.at_target], gap[problem.at_target] = "optimal", 0.0
     todo = np.flatnonzero(~problem.at_target)
-    if expand:
+    if moves_categories:
         state = (best, out, status, gap)
         arguments = (target, cost, epsilon, options)
-        _search_expanded(search, forest, problem, todo, (cats, allowed, immutable,
-                         costs), constraints, ref_rows, arguments, state)  # fmt: skip
+        categorical = (cats, allowed, immutable, costs)
+        _search_per_missing_pattern(search, forest, problem, todo, categorical,
+                                    constraints, ref_rows, arguments, state)  # fmt: skip
         return _finish(problem, out, method, status, gap)
     pairs: list[tuple[float, int, tuple[tuple[int, float], ...]]] = []
     for i in todo.tolist():
@@ -504,7 +505,7 @@ class CategoryPlan:
     costs: dict[int, NDArray[np.float64]]
 
 
-def _search_expanded(
+def _search_per_missing_pattern(
     search: Callable[..., CounterfactualResult],
     forest: Forest,
     problem: Any,

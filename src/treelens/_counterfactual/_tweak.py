@@ -203,7 +203,7 @@ def feature_tweak(
             constraints=constraints, reference=reference,
             category_cost=category_cost, method="feature_tweak",
             options={"mode": mode, "memory_budget": memory_budget, "infer": infer},
-            expand=True,
+            moves_categories=True,
         )  # fmt: skip
     given = {
         k: v for k, v in locals().items() if k not in ("progress", "category_cost")
