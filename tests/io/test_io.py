@@ -204,3 +204,23 @@ def test_data_frame_columns_are_float(tmp_path):
     )
     got, _ = load_data(tmp_path / "d.csv", feature_names=["a", "b"])
     assert (got.dtypes == np.float64).all()
+
+
+def test_discarding_the_writes_in_progress_leaves_the_destination_as_it_was(tmp_path):
+    # What the command line does on Ctrl-C before it exits at once.
+    from treelens._io._files import atomic_write, discard_temporary_files
+
+    target = tmp_path / "out.html"
+    target.write_text("old")
+
+    def content(stream):
+        stream.write(b"new")
+        assert len(list(tmp_path.iterdir())) == 2  # the temporary file exists
+        discard_temporary_files()
+        assert [p.name for p in tmp_path.iterdir()] == ["out.html"]
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        atomic_write(target, content)
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.html"]

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -954,6 +957,34 @@ def _peak_mb() -> float:
     return peak / 1024 if sys.platform != "darwin" else peak / 2**20
 
 
+def _interrupted(signum: int, frame: object) -> None:
+    """Ctrl-C: remove the output being written and exit with 130 at once.
+
+    Unwinding a KeyboardInterrupt out of a solver, a thread pool or numpy took
+    the process down instead of ending it on some interrupts; nothing needs to
+    be undone but the temporary file of an output being written.
+    """
+    from .._io._files import discard_temporary_files
+
+    discard_temporary_files()
+    _error("interrupted; no output file was written.")
+    sys.stderr.flush()
+    os._exit(130)
+
+
+@contextlib.contextmanager
+def _stop_at_once_on_ctrl_c() -> Iterator[None]:
+    """Within the command, Ctrl-C exits at once (see :func:`_interrupted`)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, _interrupted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the ``treelens`` console script."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -963,7 +994,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         args = ["--debug"] + [a for a in args if a != "--debug"]
     command = typer.main.get_command(app)
     try:
-        code = command.main(args=args, prog_name="treelens", standalone_mode=False)
+        with _stop_at_once_on_ctrl_c():
+            code = command.main(args=args, prog_name="treelens", standalone_mode=False)
     except (typer.Abort, KeyboardInterrupt):
         _error("interrupted; no output file was written.")
         sys.exit(130)

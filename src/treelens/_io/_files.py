@@ -585,11 +585,25 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+#: Temporary files being written at this moment, removed by
+#: :func:`discard_temporary_files` when the process must stop at once.
+_WRITING: set[str] = set()
+
+
+def discard_temporary_files() -> None:
+    """Remove the temporary files of the writes in progress (their destinations
+    stay as they were); for a process about to exit without unwinding."""
+    for temp in list(_WRITING):
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+
+
 @contextlib.contextmanager
 def _temporary_sibling(path: Path) -> Iterator[tuple[IO[bytes], str]]:
     handle, temp = tempfile.mkstemp(
         dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
     )
+    _WRITING.add(temp)
     stream = os.fdopen(handle, "wb")
     try:
         yield stream, temp
@@ -599,6 +613,8 @@ def _temporary_sibling(path: Path) -> Iterator[tuple[IO[bytes], str]]:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
+    finally:
+        _WRITING.discard(temp)
 
 
 def atomic_write(
