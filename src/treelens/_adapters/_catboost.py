@@ -65,7 +65,13 @@ from .._core._features import FeatureSpec
 from .._core._forest import Forest, Tree
 from .._exceptions import InputError, NotFittedError, UnsupportedModelError
 from ._cityhash import catboost_category_hash
-from ._dump import SplitStatistics, categorical_table, reachable_order, renumber
+from ._dump import (
+    SplitStatistics,
+    boosting_forest,
+    categorical_table,
+    reachable_order,
+    renumber,
+)
 from ._names import resolve_feature_names
 from ._registry import register_adapter
 
@@ -620,24 +626,16 @@ def forest_from_catboost_json(
         classes = info["classes"] or np.arange(max(2, info["n_outputs"]))
     if info["scale"] != 1.0:
         trees = [_scaled(tree, info["scale"]) for tree in trees]
-    return Forest(
-        trees=tuple(trees),
-        kind="boosting",
-        task=info["task"],
-        n_features=info["n_features"],
-        feature_names=info["names"],
-        has_feature_names=info["has_names"],
-        classes_=np.asarray(classes) if is_classifier else None,
+    return boosting_forest(
+        info,
+        trees,
+        classes=classes,
         criterion="catboost_prediction_values_change",
+        source=source,
         init_raw=info["init_raw"],
         learning_rate=1.0,
-        link=info["link"],
-        tree_output=info["tree_output"],
         input_dtype=np.float32,
-        allow_missing=True,
-        source=source,
         loss=info["loss"],
-        positive_at_zero=False,
         init_after_trees=True,
         features=info["specs"],
     )

@@ -2,12 +2,51 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["SplitStatistics", "reachable_order"]
+from .._core._forest import Forest, Tree
+
+__all__ = ["SplitStatistics", "boosting_forest", "reachable_order"]
+
+
+def boosting_forest(
+    info: Mapping[str, Any],
+    trees: Sequence[Tree],
+    *,
+    classes: ArrayLike | None,
+    criterion: str,
+    source: str,
+    **fields: Any,
+) -> Forest:
+    """The Forest of a parsed boosting dump (XGBoost, LightGBM, CatBoost).
+
+    ``info`` holds what every dump parser reads alike (``task``, ``n_features``,
+    ``names``, ``has_names``, ``link``, ``tree_output``); ``fields`` are the
+    Forest fields in which the libraries differ (``init_raw``, ``learning_rate``,
+    ``input_dtype``, ``loss``, ``features``, ...).
+    """
+    is_classifier = info["task"] == "classification"
+    return Forest(
+        trees=tuple(trees),
+        kind="boosting",
+        task=info["task"],
+        n_features=info["n_features"],
+        feature_names=info["names"],
+        has_feature_names=info["has_names"],
+        classes_=np.asarray(classes) if is_classifier else None,
+        criterion=criterion,
+        link=info["link"],
+        tree_output=info["tree_output"],
+        allow_missing=True,
+        source=source,
+        positive_at_zero=False,
+        **fields,
+    )
 
 
 @dataclass(frozen=True)

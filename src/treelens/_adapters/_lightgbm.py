@@ -42,7 +42,7 @@ import numpy as np
 from .._core._features import FeatureSpec
 from .._core._forest import Forest, Tree
 from .._exceptions import InputError, NotFittedError, UnsupportedModelError
-from ._dump import SplitStatistics, categorical_table
+from ._dump import SplitStatistics, boosting_forest, categorical_table
 from ._names import resolve_feature_names
 from ._registry import register_adapter
 
@@ -355,24 +355,16 @@ def forest_from_lightgbm_dump(
     is_classifier = info["task"] == "classification"
     if is_classifier and classes is None:
         classes = np.arange(info["n_classes"])
-    return Forest(
-        trees=tuple(trees),
-        kind="boosting",
-        task=info["task"],
-        n_features=info["n_features"],
-        feature_names=info["names"],
-        has_feature_names=info["has_names"],
-        classes_=np.asarray(classes) if is_classifier else None,
+    return boosting_forest(
+        info,
+        trees,
+        classes=classes,
         criterion="lightgbm_gain",
+        source=source,
         init_raw=np.zeros(info["n_outputs"]),
         learning_rate=info["learning_rate"],
-        link=info["link"],
-        tree_output=info["tree_output"],
         input_dtype=np.float64,
-        allow_missing=True,
-        source=source,
         loss=info["loss"] if boosting in ("gbdt", "goss") else "",
-        positive_at_zero=False,
         features=info["features"],
     )
 

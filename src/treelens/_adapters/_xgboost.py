@@ -38,7 +38,13 @@ import numpy as np
 from .._core._features import FeatureSpec
 from .._core._forest import Forest, Tree
 from .._exceptions import InputError, NotFittedError, UnsupportedModelError
-from ._dump import SplitStatistics, categorical_table, reachable_order, renumber
+from ._dump import (
+    SplitStatistics,
+    boosting_forest,
+    categorical_table,
+    reachable_order,
+    renumber,
+)
 from ._names import resolve_feature_names
 from ._registry import register_adapter
 
@@ -343,24 +349,16 @@ def forest_from_xgboost_json(
     is_classifier = info["task"] == "classification"
     if is_classifier and classes is None:
         classes = np.arange(info["n_classes"])
-    return Forest(
-        trees=tuple(trees),
-        kind="boosting",
-        task=info["task"],
-        n_features=info["n_features"],
-        feature_names=info["names"],
-        has_feature_names=info["has_names"],
-        classes_=np.asarray(classes) if is_classifier else None,
+    return boosting_forest(
+        info,
+        trees,
+        classes=classes,
         criterion="xgboost_gain",
+        source=source,
         init_raw=info["init_raw"],
         learning_rate=1.0,
-        link=info["link"],
-        tree_output=info["tree_output"],
         input_dtype=np.float32,
-        allow_missing=True,
-        source=source,
         loss=info["loss"],
-        positive_at_zero=False,
         score_dtype=np.float32,
         features=info["features"],
     )
