@@ -273,9 +273,12 @@ def decode(
             column = pd.Series(x)
         if like is not None and spec.name in like.columns:
             column = _like(column, like[spec.name], spec)
-        columns[spec.name] = column.to_numpy()
-    index = like.index if like is not None and len(like) == len(codes) else None
-    return pd.DataFrame(columns, index=index)
+        # A Series keeps a categorical dtype, which its values would lose.
+        columns[spec.name] = column.reset_index(drop=True)
+    frame = pd.DataFrame(columns, index=pd.RangeIndex(len(codes)))
+    if like is not None and len(like) == len(codes):
+        frame.index = like.index
+    return frame
 
 
 def _like(column: pd.Series, model: pd.Series, spec: FeatureSpec) -> pd.Series:
