@@ -273,8 +273,11 @@ def decode(
             column = pd.Series(x)
         if like is not None and spec.name in like.columns:
             column = _like(column, like[spec.name], spec)
-        # A Series keeps a categorical dtype, which its values would lose.
-        columns[spec.name] = column.reset_index(drop=True)
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            # A Series keeps the categorical dtype, which its values would lose.
+            columns[spec.name] = column.reset_index(drop=True)
+        else:
+            columns[spec.name] = column.to_numpy()
     frame = pd.DataFrame(columns, index=pd.RangeIndex(len(codes)))
     if like is not None and len(like) == len(codes):
         frame.index = like.index
