@@ -224,3 +224,86 @@ def test_n_counterfactuals_must_be_a_positive_integer(k):
     model, X = _pipeline(0, 2)
     with pytest.raises(InputError, match="n_counterfactuals"):
         optimal_counterfactual(model, X.iloc[:1], target="other", n_counterfactuals=k)
+
+
+# ------------------------------------------------- options with values filled
+def _fill_options_brute(model, x, fill_cost, median, found, diversity, k):
+    """Least l1 cost of each option given the returned earlier ones: a missing
+    value kept missing (no move) or filled (its fill cost plus the move from
+    the median; "filled" is one move, whatever the value)."""
+    start = np.where(np.isnan(x), median, x)
+    grids = brute.candidate_values(model, start)
+    choices = []
+    for j, column in enumerate(grids):
+        if np.isnan(x[j]):
+            choices.append(
+                [(0.0, np.nan)] + [(fill_cost + abs(v - median[j]), v) for v in column]
+            )
+        else:
+            choices.append([(abs(v - x[j]), v) for v in column])
+    combos = list(itertools.product(*choices))
+    points = np.array([[v for _, v in c] for c in combos])
+    costs = np.array([sum(p for p, _ in c) for c in combos])
+    valid = model.predict(points) != model.predict(x[None, :])[0]
+
+    def moves(p):
+        out = set()
+        for j, (before, after) in enumerate(zip(x, p)):
+            if np.isnan(before):
+                if not np.isnan(after):
+                    out.add((j, "filled"))
+            elif after != before:
+                out.add((j, np.sign(after - before) if diversity == "moves" else None))
+        return frozenset(out)
+
+    every = [moves(p) for p in points]
+    least = []
+    for o in range(k):
+        earlier = [moves(p) for p in found[:o]]
+        keep = valid & np.array([not any(e <= m for e in earlier) for m in every])
+        least.append(float(costs[keep].min()) if keep.any() else np.inf)
+    return least, moves
+
+
+@pytest.mark.parametrize(
+    ("fill_cost", "diversity"), [(0.3, "moves"), (0.0, "features")]
+)
+def test_options_with_values_filled_are_optimal_given_the_earlier_ones(
+    fill_cost, diversity
+):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] + 0.5 * X[:, 1] - 0.5 * X[:, 2] > 0.2).astype(int)
+    X[rng.random(X.shape) < 0.15] = np.nan
+    model = HistGradientBoostingClassifier(max_iter=3, max_depth=3, random_state=0)
+    with threadpool_limits(1):
+        model.fit(X, y)
+    rows = X[np.isnan(X).sum(axis=1) == 1][:3]
+    median = np.nanmedian(X, axis=0)
+    k = 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CounterfactualCheckWarning)
+        result = optimal_counterfactual(
+            model, rows, target="other", cost="l1", reference=X, infer=False,
+            fill_missing=True, fill_cost=fill_cost, n_counterfactuals=k,
+            diversity=diversity,
+        )  # fmt: skip
+    several = 0
+    for r, x in enumerate(rows):
+        entries = slice(k * r, k * (r + 1))
+        found = result.found_[entries]
+        points = result.X_cf_[entries][found]
+        least, moves = _fill_options_brute(
+            model, x, fill_cost, median, points, diversity, k
+        )
+        for o in range(k):
+            if np.isinf(least[o]):
+                assert not found[o:].any()
+                break
+            assert found[o]
+            brute.assert_proven_optimal(result.cost_[entries][o], least[o])
+        assert (model.predict(points) != model.predict(x[None, :])[0]).all()
+        sets = [moves(p) for p in points]
+        assert all(not sets[b] <= sets[a] for a in range(len(sets)) for b in range(a))
+        several += int(found.sum() >= 2)
+    assert several >= 2, several

@@ -20,8 +20,9 @@ categorical splits) a *move* is a change of a column to one category: "to
 self-employed" and "to retired" are two moves of ``employment``, as "up" and
 "down" are two of a number (a category has no direction; what it is changed to
 is what an applicant acts on).  With ``"features"`` a changed column is one
-changed feature, whatever its new category.  A missing value stays missing and
-is never a move.  The search over categories (:mod:`._categorical`) fixes the
+changed feature, whatever its new category.  A missing value kept missing is
+no move; one filled (``fill_missing``) is a move of its own, whatever the
+value (a category filled in: as a change to that category).  The search over categories (:mod:`._categorical`) fixes the
 categories of each candidate (an *assignment*), so an earlier option constrains
 the numeric search under an assignment only when every categorical move of the
 earlier option is one of the assignment's (:class:`CategoryOption`): then the
@@ -147,31 +148,42 @@ def category_moves(
     n_categories: NDArray[np.intp],
     diversity: Diversity,
 ) -> frozenset[tuple[int, int]]:
-    """The categorical moves of a point whose categorical columns hold ``values``
-    (``(feature, code)`` pairs) for the row ``x`` (of category codes).
+    """The moves of a point, on the columns a search over categories fixes, for
+    the row ``x`` (of category codes): ``values`` holds the point's value of
+    each categorical column and of each column missing in ``x``, as
+    ``(feature, value)`` pairs.
 
-    ``"moves"``: ``(feature, new code)`` per changed column; ``"features"``:
-    ``(feature, -1)`` per changed column.  Missing values (NaN) are no move.
+    ``"moves"``: ``(feature, new code)`` per changed categorical column;
+    ``"features"``: ``(feature, -1)``.  A missing value kept missing (NaN) is no
+    move; a missing value filled is one: ``(feature, -1)`` for a number, and as
+    a change for a category.
 
     Examples
     --------
     >>> import numpy as np
-    >>> x = np.array([0.0, 2.0, np.nan])
-    >>> k = np.array([3, 3, 3])
+    >>> x = np.array([0.0, 2.0, np.nan, np.nan])
+    >>> k = np.array([3, 3, 3, 0])
     >>> sorted(category_moves(x, [(0, 1.0), (1, 2.0), (2, np.nan)], k, "moves"))
     [(0, 1)]
     >>> sorted(category_moves(x, [(0, 1.0), (1, 0.0)], k, "features"))
     [(0, -1), (1, -1)]
+    >>> sorted(category_moves(x, [(2, 0.0), (3, 1.5)], k, "moves"))
+    [(2, 0), (3, -1)]
     """
     from .._core._features import category_codes
 
     out = set()
     for j, v in values:
-        if np.isnan(v) or np.isnan(x[j]):
+        if np.isnan(v):
+            continue  # kept missing
+        k = int(n_categories[j])
+        if k == 0:  # a number: filled (the only change on these columns)
+            if np.isnan(x[j]):
+                out.add((int(j), -1))
             continue
-        own, new = category_codes(np.array([x[j], v]), int(n_categories[j]))
-        if own != new:
-            out.add((int(j), int(new) if diversity == "moves" else -1))
+        new = int(category_codes(np.array([v]), k)[0])
+        if np.isnan(x[j]) or new != int(category_codes(np.array([x[j]]), k)[0]):
+            out.add((int(j), new if diversity == "moves" else -1))
     return frozenset(out)
 
 
