@@ -278,7 +278,7 @@ def test_options_with_values_filled_are_optimal_given_the_earlier_ones(
     model = HistGradientBoostingClassifier(max_iter=3, max_depth=3, random_state=0)
     with threadpool_limits(1):
         model.fit(X, y)
-    rows = X[np.isnan(X).sum(axis=1) == 1][:3]
+    rows = X[np.isnan(X).sum(axis=1) == 1][:4]
     median = np.nanmedian(X, axis=0)
     k = 3
     with warnings.catch_warnings():
@@ -288,6 +288,8 @@ def test_options_with_values_filled_are_optimal_given_the_earlier_ones(
             fill_missing=True, fill_cost=fill_cost, n_counterfactuals=k,
             diversity=diversity,
         )  # fmt: skip
+    np.testing.assert_array_equal(result.fill_start_, median)
+    assert result.filled_.shape == (k * len(rows), X.shape[1])
     several = 0
     for r, x in enumerate(rows):
         entries = slice(k * r, k * (r + 1))
