@@ -163,14 +163,10 @@ def optimal_counterfactual(
     n_counterfactuals : int, default=1
         Options per row, in cost order, each proven optimal given the earlier
         ones (no-good cuts); one entry per row and option (``row_``, ``option_``).
-        With categorical columns, the least over the combinations of categories
-        of each option (their price plus the numeric cost).
     diversity : {"moves", "features"}, default="moves"
         Each option leaves out a (feature, direction) change (``"moves"``) or a
-        changed feature (``"features"``) of every earlier one (:mod:`._options`);
-        a categorical column changed to a category is a move of its own
-        (changed to another category is another move); a missing value kept
-        missing is none, one filled a move of its own.
+        changed feature (``"features"``) of every earlier one (:mod:`._options`;
+        a change to a category is a move, and so is a missing value filled).
     min_leaf_samples : int, optional
         Every reached leaf holds at least this many rows (of ``reference``,
         routed, else the stored training counts).
