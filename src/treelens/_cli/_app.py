@@ -536,6 +536,12 @@ def tweak(
                 "--isolation-forest and --max-anomaly-score work on tables; Parquet "
                 "datasets (--out-dir) are searched without them, expected neither."
             )
+        if search.fill() or search.fill_cost is not None:
+            raise InputError(
+                "--fill-missing, --fill-missing-all and --fill-cost work on tables; "
+                "Parquet datasets (--out-dir) keep missing values missing, expected "
+                "none of them."
+            )
         model = _load_model(model_path, trust_pickle, trust)
         tables = tweak_dataset_tables(
             model,
@@ -580,6 +586,8 @@ def tweak(
             min_leaf_samples=search.min_leaf_samples,
             isolation_forest=iso,
             max_anomaly_score=search.max_anomaly_score,
+            fill_missing=search.fill(),
+            fill_cost=search.fill_cost,
             progress=progress.step,
             notes=notes,
         )

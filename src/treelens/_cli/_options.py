@@ -121,6 +121,19 @@ class CounterfactualOptions:
     min_leaf_samples: int | None = None
     isolation_forest: Path | None = None
     max_anomaly_score: float | None = None
+    fill_missing: str | None = None
+    fill_missing_all: bool = False
+    fill_cost: float | None = None
+
+    def fill(self) -> bool | list[str]:
+        """``fill_missing`` of the library: ``--fill-missing-all`` (True), the
+        columns of ``--fill-missing``, or False."""
+        if self.fill_missing_all and self.fill_missing is not None:
+            raise InputError(
+                "--fill-missing and --fill-missing-all exclude each other; got "
+                f"both (--fill-missing {self.fill_missing})."
+            )
+        return True if self.fill_missing_all else names(self.fill_missing) or False
 
     def constraints(self) -> dict[str, Any]:
         """The constraint options as plain lists, refused early when contradictory."""
@@ -232,6 +245,30 @@ COUNTERFACTUAL_OPTIONS: dict[str, Any] = {
             metavar="S",
             help="With --isolation-forest: largest anomaly score (-score_samples), "
             "in (0, 1]; default: what its predict calls an inlier.",
+        ),
+    ],
+    "fill_missing": Annotated[
+        str | None,
+        typer.Option(
+            "--fill-missing",
+            metavar="A,B",
+            help="Missing values of these columns may be filled (else they stay "
+            "missing): a number from its median in DATA, at --fill-cost each.",
+        ),
+    ],
+    "fill_missing_all": Annotated[
+        bool,
+        typer.Option(
+            "--fill-missing-all", help="Missing values of every column may be filled."
+        ),
+    ],
+    "fill_cost": Annotated[
+        float | None,
+        typer.Option(
+            "--fill-cost",
+            metavar="C",
+            help="Price of one filled value, added to the cost (default 1, as a "
+            "category change).",
         ),
     ],
 }

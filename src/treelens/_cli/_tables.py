@@ -351,6 +351,8 @@ def counterfactuals(
     min_leaf_samples: int | None = None,
     isolation_forest: Any = None,
     max_anomaly_score: float | None = None,
+    fill_missing: bool | list[str] = False,
+    fill_cost: float | None = None,
     reference: Any = None,
     progress: Progress = None,
     notes: list[str] | None = None,
@@ -402,6 +404,8 @@ def counterfactuals(
         min_leaf_samples=min_leaf_samples,
         isolation_forest=isolation_forest,
         max_anomaly_score=max_anomaly_score,
+        fill_missing=fill_missing,
+        fill_cost=fill_cost,
     )
     return chosen, result
 
@@ -482,7 +486,9 @@ def counterfactual_result_tables(
         if several and "option" in moved:
             moved = moved[moved["option"] == options[i]]
         words = "; ".join(
-            f"{r.feature}: {_short(r.before)} -> {_short(r.after)}"
+            f"{r.feature}: missing -> {_short(r.after)} (filled)"
+            if getattr(r, "filled", False)
+            else f"{r.feature}: {_short(r.before)} -> {_short(r.after)}"
             for r in moved.itertuples()
         )
         entry: dict[str, Any] = {"row": row}

@@ -16,13 +16,16 @@ assignments:
 
 so an exact numeric search stays exact (the minimum over every assignment).
 Assignments whose category cost alone is at least the best total found are
-skipped.  A missing value stays missing.
+skipped.  A missing value stays missing, unless ``fill_missing`` allows it to be
+filled: then "filled" is one more choice of the row's assignments, with its
+fill cost (:mod:`treelens._counterfactual._missing`).
 
 Feature tweaking needs no assignments: its candidates are the nearest points of
 single leaf boxes, and a box holds a set of categories per categorical column,
 so a candidate keeps a row's category when its leaf admits it and otherwise
 takes the admitted category of least change cost (:class:`CategoryPlan`).  One
-search runs per pattern of missing values (their nodes fixed as above).
+search runs per pattern of missing values (their nodes fixed as above) and
+per choice of the values filled among them.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from .._core._features import FeatureSpec, category_codes
 from .._core._forest import Forest, Tree
 from .._exceptions import InputError
 from ._constraints import Constraints
+from ._missing import FillPlan, resolve_fill
 from ._plausibility import keep_support
 from ._problem import (
     CounterfactualResult,
@@ -53,6 +57,7 @@ from ._problem import (
 __all__ = [
     "CategoryCost",
     "CategoryPlan",
+    "check_fill",
     "needs_fixed_search",
     "resolve_category_cost",
     "search_with_fixed",
@@ -60,6 +65,9 @@ __all__ = [
 
 #: Most category assignments searched per row.
 MAX_ASSIGNMENTS = 4096
+# The value of a filled numeric column in an assignment: not fixed, it starts
+# from the fill plan's start.
+_FILLED = np.inf
 
 CategoryCost = float | Mapping[str, Any] | None
 
@@ -75,6 +83,22 @@ def needs_fixed_search(model: Any, X: Any) -> bool:
     except InputError:
         return False
     return bool(np.isnan(rows).any())
+
+
+def check_fill(
+    model: Any,
+    fill_missing: Any,
+    fill_cost: Any,
+    reference: Any,
+    constraints: Constraints | None,
+) -> None:
+    """Check ``fill_missing`` and ``fill_cost`` at the public boundary, whether
+    or not the rows have missing values (see :func:`resolve_fill`)."""
+    if (fill_missing is None or fill_missing is False) and fill_cost is None:
+        return
+    forest = to_forest(model)
+    ref = None if reference is None else as_float64(forest, reference)
+    resolve_fill(forest, fill_missing, fill_cost, ref, constraints)
 
 
 def split_categorical(forest: Forest) -> NDArray[np.intp]:
@@ -259,13 +283,23 @@ def _assignments(
     costs: dict[int, NDArray[np.float64]],
     k: NDArray[np.intp],
     names: tuple[str, ...],
+    fill: FillPlan | None = None,
+    filled_numeric: tuple[int, ...] = (),
 ) -> list[tuple[float, tuple[float, ...]]]:
-    """Assignments of one row, ``(category cost, codes)``, cheapest first."""
+    """Assignments of one row, ``(price, values)``, cheapest first: one value
+    per categorical column of ``cats``, then one per numeric column of
+    ``filled_numeric`` (missing in the row, allowed to be filled: NaN, or
+    :data:`_FILLED`); the price sums category change and fill costs."""
     options: list[list[tuple[float, float]]] = []
     for j in cats.tolist():
         x = codes[j]
         if np.isnan(x):
-            options.append([(0.0, np.nan)])  # a missing value stays missing
+            options.append([(0.0, np.nan)])  # stays missing, or is filled
+            if fill is not None and fill.allowed[j]:
+                options[-1] += [
+                    (float(fill.cost[j]), float(c))
+                    for c in np.flatnonzero(allowed[j][: k[j]]).tolist()
+                ]
             continue
         own = int(category_codes(np.array([x]), k[j])[0])
         choices = [(0.0, float(own))] if allowed[j][own] else []
@@ -278,13 +312,17 @@ def _assignments(
                 if c != own
             ]
         options.append(choices)
+    for j in filled_numeric:
+        assert fill is not None
+        options.append([(0.0, np.nan), (float(fill.cost[j]), _FILLED)])
     total = int(np.prod([len(o) for o in options])) if options else 1
     if total > MAX_ASSIGNMENTS:
+        columns = [names[j] for j in (*cats.tolist(), *filled_numeric)]
         raise InputError(
-            f"A row has {total} combinations of categories to search over the "
-            f"columns {[names[j] for j in cats]}; expected at most {MAX_ASSIGNMENTS}. "
-            "Declare some of them immutable or restrict them with "
-            "Constraints(allowed=...)."
+            f"A row has {total} combinations of categories and filled values to "
+            f"search over the columns {columns}; expected at most "
+            f"{MAX_ASSIGNMENTS}. Declare some of them immutable, restrict them "
+            "with Constraints(allowed=...) or fill fewer columns."
         )
     out = [
         (sum(c for c, _ in combo), tuple(v for _, v in combo))
@@ -326,10 +364,11 @@ def _sub_constraints(
     bounds = {k: v for k, v in base.bounds.items() if k in numeric([k])}
     integer = list(base.integer)
     if frame is not None:
+        dtypes = dict(zip(frame.columns, frame.dtypes))
         for j, spec in enumerate(forest.features):
-            if spec.kind != "numeric" or spec.dropped or spec.name not in frame:
+            if spec.kind != "numeric" or spec.dropped or spec.name not in dtypes:
                 continue
-            kind = frame[spec.name].dtype.kind
+            kind = dtypes[spec.name].kind
             if kind in "iub":
                 integer.append(j)
             if kind == "b" and spec.name not in bounds and j not in bounds:
@@ -358,9 +397,12 @@ def search_with_fixed(
     method: str,
     options: dict[str, Any],
     moves_categories: bool = False,
+    fill_missing: Any = False,
+    fill_cost: Any = None,
 ) -> CounterfactualResult:
     """The counterfactuals of ``search`` over every category assignment (see the
-    module docstring).
+    module docstring); ``fill_missing`` and ``fill_cost`` as
+    :func:`~treelens.optimal_counterfactual` takes them.
 
     With ``moves_categories``, ``search`` moves categorical columns itself (it
     takes a :class:`CategoryPlan`): one call per pattern of missing values,
@@ -397,9 +439,14 @@ def search_with_fixed(
         min_leaf_samples=options.get("min_leaf_samples"),
         allow_nan=True,
     )
+    fill = resolve_fill(forest, fill_missing, fill_cost, problem.reference, constraints)
+    if fill is not None:
+        problem = replace(problem, fill=fill.fitted_to(problem.constraints))
     # Leaf support is counted on the whole forest: the searches over fixed
     # categories read it, not counts of their own (every row there goes the
-    # fixed way).
+    # fixed way).  The cost and epsilon are resolved once, on the whole
+    # reference (missing values ignored), for every search alike.
+    cost, epsilon = _resolved(problem, cost), problem.epsilon
     codes = problem.X
     n, n_features = codes.shape
     cats = split_categorical(forest)
@@ -410,7 +457,6 @@ def search_with_fixed(
         from .._core._validation import feature_index
 
         immutable[feature_index(forest, key)] = True
-    k = forest.n_categories
     ref = problem.reference
     ref_rows = None if ref is None else np.nan_to_num(ref)
     best = np.full(n, np.inf)
@@ -435,16 +481,8 @@ def search_with_fixed(
         return _finish(problem, out, method, status, gap)
     pairs: list[tuple[float, int, tuple[tuple[int, float], ...]]] = []
     for i in todo.tolist():
-        nan_numeric = [
-            (j, np.nan)
-            for j in np.flatnonzero(np.isnan(codes[i])).tolist()
-            if j not in set(cats.tolist())
-        ]
-        for price, assignment in _assignments(
-            codes[i], cats, allowed, immutable, costs, k, forest.feature_names
-        ):
-            fixed = tuple(zip(cats.tolist(), assignment)) + tuple(nan_numeric)
-            pairs.append((price, i, tuple(sorted(fixed))))
+        pairs += _row_pairs(forest, i, codes[i], (cats, allowed, immutable, costs),
+                            problem.fill)  # fmt: skip
     pairs.sort(key=lambda item: item[0])
     levels = sorted({p for p, _, _ in pairs})
     for level in levels:
@@ -461,6 +499,50 @@ def search_with_fixed(
                 ref_rows, (target, cost, epsilon, options), best, out, status, gap,
             )  # fmt: skip
     return _finish(problem, out, method, status, gap)
+
+
+def _resolved(problem: Any, cost: Any) -> Any:
+    """A separable cost as its norm and resolved weights, else as given."""
+    if not problem.cost.separable:
+        return cost
+    return {"norm": problem.cost.norm, "weights": problem.cost.weights.copy()}
+
+
+def split_features(forest: Forest) -> NDArray[np.bool_]:
+    """Mask of shape (n_features,): features some tree splits on."""
+    used = np.zeros(forest.n_features, dtype=bool)
+    for tree in forest.trees:
+        used[tree.feature[~tree.is_leaf]] = True
+    return used
+
+
+def _row_pairs(
+    forest: Forest,
+    i: int,
+    x: NDArray[np.float64],
+    categorical: tuple[Any, ...],
+    fill: FillPlan | None,
+) -> list[tuple[float, int, tuple[tuple[int, float], ...]]]:
+    """``(price, row, fixed values)`` of every assignment of row ``i``: the
+    categorical columns' values, missing numeric values kept missing (fixed)
+    or filled (not fixed: they start from the plan's start)."""
+    cats, allowed, immutable, costs = categorical
+    cat_set = set(cats.tolist())
+    missing = [j for j in np.flatnonzero(np.isnan(x)).tolist() if j not in cat_set]
+    filled: tuple[int, ...] = ()
+    if fill is not None:
+        used = split_features(forest)
+        filled = tuple(j for j in missing if fill.allowed[j] and used[j])
+    kept = [(j, np.nan) for j in missing if j not in filled]
+    out = []
+    for price, values in _assignments(
+        x, cats, allowed, immutable, costs, forest.n_categories,
+        forest.feature_names, fill, filled,
+    ):  # fmt: skip
+        chosen = zip((*cats.tolist(), *filled), values)
+        fixed = [(j, v) for j, v in chosen if v != _FILLED] + kept
+        out.append((price, i, tuple(sorted(fixed))))
+    return out
 
 
 def _finish(
@@ -516,41 +598,105 @@ def _search_per_missing_pattern(
     arguments: tuple[Any, Any, Any, dict[str, Any]],
     state: tuple[Any, ...],
 ) -> None:
-    """One search per pattern of missing values, categories moved by the
-    search itself (:class:`CategoryPlan`); a missing value stays missing."""
-    _, allowed, immutable, costs = categorical
+    """One search per pattern of missing values and choice of the values
+    filled among them, categories moved by the search itself
+    (:class:`CategoryPlan`)."""
     out = state[1]
     target_spec, cost_spec, epsilon, options = arguments
-    plan = CategoryPlan(allowed=allowed, immutable=immutable, costs=costs)
     codes = problem.X
     missing = np.isnan(codes[todo])
     patterns, which = np.unique(missing, axis=0, return_inverse=True)
     for p, pattern in enumerate(patterns):
         members = todo[np.ravel(which) == p]
-        nan_j = np.flatnonzero(pattern)
-        fixed = tuple((int(j), np.nan) for j in nan_j)
-        sub = fixed_forest(forest, fixed)
-        keep_support(sub, problem.support)
-        search_at_target(sub, False)
-        X = codes[members].copy()
-        X[:, nan_j] = 0.0  # never read: every node on them is constant
-        result = search(
-            sub,
-            X,
-            target=target_spec,
-            cost=cost_spec,
-            epsilon=epsilon,
-            constraints=_sub_constraints(forest, constraints, nan_j, problem.frame),
-            reference=None if ref_rows is None else _fixed_reference(ref_rows, nan_j),
-            categories=plan,
-            **options,
+        for filled, price in _fill_choices(forest, problem.fill, pattern):
+            nan_j = np.flatnonzero(pattern & ~filled)
+            fixed = tuple((int(j), np.nan) for j in nan_j)
+            sub = fixed_forest(forest, fixed)
+            keep_support(sub, problem.support)
+            search_at_target(sub, False)
+            X = codes[members].copy()
+            X[:, nan_j] = 0.0  # never read: every node on them is constant
+            plan = _filled_plan(forest, problem.fill, categorical, filled, X)
+            rows, goal = members, target_spec
+            if problem.target.kind == "other" and filled.any():
+                # "Another class than the row's own prediction": rows the
+                # filled values alone move are done.
+                moved = sub.predict(X) != problem.current[members]
+                _record_best(members[moved], X[moved], np.full(moved.sum(), price),
+                             fixed, state, None, None)  # fmt: skip
+                rows, X = members[~moved], X[~moved]
+            if not rows.size:
+                continue
+            result = search(
+                sub,
+                X,
+                target=goal,
+                cost=cost_spec,
+                epsilon=epsilon,
+                constraints=_sub_constraints(forest, constraints, nan_j, problem.frame),
+                reference=None
+                if ref_rows is None
+                else _fixed_reference(ref_rows, nan_j),
+                categories=plan,
+                **options,
+            )
+            found = result.found_
+            _record_best(rows[found], result.X_cf_[found], result.cost_[found] + price,
+                         fixed, state, result, np.flatnonzero(found))  # fmt: skip
+            lost = rows[~found]
+            keep = out["reason"][lost] == None
+            out["reason"][lost[keep]] = result.reason_[~found][keep]
+
+
+def _fill_choices(
+    forest: Forest, fill: FillPlan | None, pattern: NDArray[np.bool_]
+) -> list[tuple[NDArray[np.bool_], float]]:
+    """Each choice of the missing values of ``pattern`` to fill (those the plan
+    allows and some tree splits on), as a mask, with its price."""
+    none = np.zeros(pattern.size, dtype=bool)
+    if fill is None:
+        return [(none, 0.0)]
+    fillable = np.flatnonzero(pattern & fill.allowed & split_features(forest))
+    if 2**fillable.size > MAX_ASSIGNMENTS:
+        raise InputError(
+            f"A row has {2**fillable.size} choices of missing values to fill over "
+            f"the columns {[forest.feature_names[j] for j in fillable]}; expected "
+            f"at most {MAX_ASSIGNMENTS}. Fill fewer columns."
         )
-        found = result.found_
-        _record_best(members[found], result.X_cf_[found], result.cost_[found],
-                     fixed, state, result, np.flatnonzero(found))  # fmt: skip
-        lost = members[~found]
-        keep = out["reason"][lost] == None
-        out["reason"][lost[keep]] = result.reason_[~found][keep]
+    out = []
+    for choice in itertools.product((False, True), repeat=fillable.size):
+        filled = none.copy()
+        filled[fillable[np.array(choice, dtype=bool)]] = True
+        out.append((filled, float(fill.cost[filled].sum())))
+    return out
+
+
+def _filled_plan(
+    forest: Forest,
+    fill: FillPlan | None,
+    categorical: tuple[Any, ...],
+    filled: NDArray[np.bool_],
+    X: NDArray[np.float64],
+) -> CategoryPlan:
+    """The category plan of a search whose ``filled`` values are filled, and
+    their start written into ``X``: a numeric value at the plan's start, a
+    categorical one as the "unknown" code ``k`` that may not be kept, from which
+    any allowed category costs 0 (the fill cost is the price)."""
+    _, allowed, immutable, costs = categorical
+    allowed, costs = dict(allowed), dict(costs)
+    for j in np.flatnonzero(filled).tolist():
+        spec = forest.features[j]
+        if not spec.is_categorical:
+            assert fill is not None
+            X[:, j] = fill.start[j]
+            continue
+        k = spec.n_categories
+        X[:, j] = float(k)
+        allowed[j] = allowed[j].copy()
+        allowed[j][k] = False
+        costs[j] = costs[j].copy()
+        costs[j][k] = 0.0
+    return CategoryPlan(allowed=allowed, immutable=immutable, costs=costs)
 
 
 def _record_best(
@@ -602,6 +748,8 @@ def _search_group(
     fixed_j = np.array([j for j, _ in fixed], dtype=np.intp)
     X = problem.X[rows].copy()
     X[:, fixed_j] = 0.0  # never read: every node on them is constant
+    if problem.fill is not None:  # the values filled, at their start
+        X = np.where(np.isnan(X), problem.fill.start, X)
     target = problem.target
     run = np.ones(rows.size, dtype=bool)
     sub_constraints = _sub_constraints(forest, constraints, fixed_j, problem.frame)

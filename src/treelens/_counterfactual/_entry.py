@@ -26,6 +26,7 @@ from .._types import (
 from ._categorical import CategoryCost
 from ._constraints import Constraints
 from ._costs import is_separable
+from ._missing import FillCost, FillMissing
 from ._optimal import DEFAULT_MEMORY_BUDGET, optimal_counterfactual
 from ._options import Diversity, check_options
 from ._problem import CounterfactualResult
@@ -61,6 +62,8 @@ def counterfactual(
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     progress: bool = False,
     category_cost: CategoryCost = None,
+    fill_missing: FillMissing = False,
+    fill_cost: FillCost = None,
 ) -> CounterfactualResult:
     """Counterfactuals: the least-cost changes that give each row the target.
 
@@ -130,6 +133,11 @@ def counterfactual(
         Cost of a change of category, added to the numeric cost: 1 per changed
         categorical column (None), a number, or per column a number or a table
         of ``(from, to)`` costs (see :func:`feature_tweak`).
+    fill_missing : bool or list of str or int, default=False
+    fill_cost : float, mapping or None, default=None
+        Missing values that may be filled and the price of each, as
+        :func:`~treelens.feature_tweak`; searched kept and filled (one solve
+        each), so the answer stays optimal over both.
 
     Returns
     -------
@@ -167,6 +175,7 @@ def counterfactual(
     shared.update(constraints=constraints, reference=reference, infer=infer)
     shared.update(memory_budget=memory_budget, progress=progress)
     shared.update(category_cost=category_cost)
+    shared.update(fill_missing=fill_missing, fill_cost=fill_cost)
     exact: dict[str, Any] = {
         "margin": margin,
         "n_counterfactuals": n_counterfactuals,

@@ -46,7 +46,12 @@ from .._types import (
     ModelLike,
     TargetLike,
 )
-from ._categorical import CategoryCost, needs_fixed_search, search_with_fixed
+from ._categorical import (
+    CategoryCost,
+    check_fill,
+    needs_fixed_search,
+    search_with_fixed,
+)
 from ._constraints import Constraints
 from ._isolation import IsolationBound, combined_forest
 from ._milp._program import ForestProgram, forest_program
@@ -59,6 +64,7 @@ from ._milp._solve import (
     price_cells,
     solve_cells,
 )
+from ._missing import FillCost, FillMissing
 from ._options import Diversity, Option, check_options, option_cut
 from ._problem import (
     REASON_INFEASIBLE,
@@ -108,6 +114,8 @@ def optimal_counterfactual(
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     progress: bool = False,
     category_cost: CategoryCost = None,
+    fill_missing: FillMissing = False,
+    fill_cost: FillCost = None,
 ) -> CounterfactualResult:
     """Least-cost counterfactuals over the whole ensemble, proven optimal.
 
@@ -174,6 +182,11 @@ def optimal_counterfactual(
     category_cost : float, mapping or None, default=None
         As :func:`~treelens.feature_tweak`; one solve per combination of
         categories (each with ``time_limit``), so optimal over all of them.
+    fill_missing : bool or list of str or int, default=False
+    fill_cost : float, mapping or None, default=None
+        Missing values that may be filled and the price of each, as
+        :func:`~treelens.feature_tweak`; searched kept and filled (one solve
+        each), so the answer stays optimal over both.
 
     Returns
     -------
@@ -209,17 +222,11 @@ def optimal_counterfactual(
     (['optimal', 'optimal'], [2, 2])
     """
     if progress or is_chunk_stream(X):  # solved chunk by chunk, same answers
-        options = {k: v for k, v in locals().items() if k not in ("model", "X")}
-        return search_in_chunks(
-            partial(optimal_counterfactual, model, **{**options, "progress": False}),
-            X,
-            chunk_rows=_OPTIMAL_CHUNK_ROWS,
-            progress=progress,
-            description="optimal counterfactuals",
-        )
+        return _in_chunks(model, X, locals())
     _check_time_limit(time_limit)
     check_memory_budget(memory_budget)
     n_options = check_options(n_counterfactuals, diversity)
+    check_fill(model, fill_missing, fill_cost, reference, constraints)
     if needs_fixed_search(model, X):
         return search_with_fixed(optimal_counterfactual, model, X,
                                  **_arguments(locals()))  # fmt: skip
@@ -236,6 +243,17 @@ def optimal_counterfactual(
         problem, program, todo, tweak, float(time_limit), warm_start, n_options,
         diversity,
     )  # fmt: skip
+
+
+def _in_chunks(model: Any, X: Any, given: dict[str, Any]) -> CounterfactualResult:
+    options = {k: v for k, v in given.items() if k not in ("model", "X")}
+    return search_in_chunks(
+        partial(optimal_counterfactual, model, **{**options, "progress": False}),
+        X,
+        chunk_rows=_OPTIMAL_CHUNK_ROWS,
+        progress=given["progress"],
+        description="optimal counterfactuals",
+    )
 
 
 # The arguments of optimal_counterfactual that prepare_problem checks.
@@ -349,7 +367,10 @@ class _Answers:
 def _arguments(given: dict[str, Any]) -> dict[str, Any]:
     """The arguments of :func:`optimal_counterfactual` the search over
     categories passes on."""
-    shared = ("target", "cost", "epsilon", "constraints", "reference", "category_cost")
+    shared = (
+        *("target", "cost", "epsilon", "constraints", "reference", "category_cost"),
+        *("fill_missing", "fill_cost"),
+    )
     options = (
         "time_limit",
         "warm_start",

@@ -31,6 +31,7 @@ from ._costs import Cost, resolve_cost
 from ._epsilon import ResolvedMargin, resolve_epsilon, resolve_margin
 from ._inference import infer_constraints, resolve_infer
 from ._isolation import IsolationBound, resolve_isolation
+from ._missing import FillPlan
 from ._plausibility import (
     check_min_leaf_samples,
     nearest_distance,
@@ -152,7 +153,15 @@ class CounterfactualResult:
     option_ : ndarray of shape (n_samples,), int
         Option number of each entry (1 for the least-cost one).
     missing_ : ndarray of shape (n_samples, n_features), bool, or None
-        Which values of the rows were missing (they stay missing in ``X_cf_``).
+        Which values of the rows were missing (they stay missing in ``X_cf_``
+        unless ``fill_missing`` allowed them to be filled).
+    filled_ : ndarray of shape (n_samples, n_features), bool, or None
+        Which missing values each counterfactual fills (all False without
+        ``fill_missing``).
+    fill_start_ : ndarray of shape (n_features,) or None
+        With ``fill_missing``: where a filled numeric value starts, its cost
+        measured from there (the column's median in the reference data; NaN for
+        categorical columns and columns not filled); None without it.
     X_codes_, X_cf_codes_ : ndarray of shape (n_samples, n_features) or None
         With labelled rows: ``X_`` and ``X_cf_`` as the routing codes
         (:meth:`Forest.encode`).
@@ -187,6 +196,8 @@ class CounterfactualResult:
     row_: NDArray[np.intp] | None = None
     option_: NDArray[np.intp] | None = None
     missing_: NDArray[np.bool_] | None = None
+    filled_: NDArray[np.bool_] | None = None
+    fill_start_: NDArray[np.float64] | None = None
     X_codes_: NDArray[np.float64] | None = None
     X_cf_codes_: NDArray[np.float64] | None = None
     features_: tuple[Any, ...] | None = None
@@ -243,7 +254,8 @@ class CounterfactualResult:
         pandas.DataFrame
             Columns ``row`` (position in the rows given), ``option``,
             ``feature``, ``before``, ``after``, ``delta``, ``cost``, ``tree``,
-            ``leaf``.
+            ``leaf``; with ``fill_missing``, ``filled`` after ``delta`` (a
+            missing value filled: ``before`` is missing, ``delta`` NaN).
         """
         import pandas as pd
 
@@ -266,7 +278,7 @@ class CounterfactualResult:
                 delta = np.where(categorical, np.nan, delta)
         else:
             before, after = codes_before[rows, cols], codes_after[rows, cols]
-        return pd.DataFrame(
+        frame = pd.DataFrame(
             {
                 "row": self.row_[rows],
                 "option": self.option_[rows],
@@ -279,6 +291,9 @@ class CounterfactualResult:
                 "leaf": self.leaf_[rows],
             }
         )
+        if self.fill_start_ is not None and self.filled_ is not None:
+            frame.insert(6, "filled", self.filled_[rows, cols])
+        return frame
 
     def __repr__(self) -> str:
         return (
@@ -323,6 +338,10 @@ class Problem:
         boolean columns): results are returned in the same columns and dtypes.
     isolation : IsolationBound or None
         The bound on an IsolationForest's anomaly score, when one is asked.
+    fill : FillPlan or None
+        Which missing values may be filled, at what price and from where (see
+        :mod:`treelens._counterfactual._missing`); None: every missing value
+        stays missing.
     """
 
     forest: Forest
@@ -342,6 +361,7 @@ class Problem:
     min_leaf_samples: int | None = None
     frame: Any = None
     isolation: IsolationBound | None = None
+    fill: FillPlan | None = None
 
 
 # Set on a Forest whose rows already at the target are searched all the same
@@ -361,18 +381,9 @@ def search_at_target(forest: Forest, search: bool) -> None:
 def as_float64(forest: Forest, X: Any) -> NDArray[np.float64]:
     """``X`` checked by :meth:`Forest.validate_X`, kept in float64 (not cast);
     a table of labels is encoded (:meth:`Forest.encode`)."""
-    from .._core._features import has_labels
-    from .._core._validation import column_names
+    from .._core._validation import checked_float64
 
-    forest.validate_X(X)  # every check and its message
-    if forest.has_labels and has_labels(X):
-        return np.atleast_2d(forest.encode(X))
-    names = column_names(X)
-    if names is not None:
-        if forest.has_feature_names:
-            X = X[list(forest.feature_names)]
-        X = X.to_numpy()
-    return np.atleast_2d(np.asarray(X, dtype=np.float64))
+    return checked_float64(forest, X)
 
 
 def prepare_problem(
@@ -492,6 +503,29 @@ def source_predict(
     return np.asarray(problem.source.predict(X))
 
 
+def _filled_start(
+    problem: Problem, rows: NDArray[np.intp], X_cf: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """The rows ``rows`` with each filled missing value at its start, where
+    costs and constraints measure it from: a numeric column's start in the
+    fill plan, a categorical column's category taken (it carries no price
+    beyond the fill cost); NaN where the value may not be filled."""
+    start = problem.X[rows].copy()
+    filled = np.isnan(start) & ~np.isnan(X_cf)
+    if not filled.any():
+        return start
+    fill = problem.fill
+    if fill is None:
+        return start
+    categorical = np.array(
+        [spec.is_categorical for spec in problem.forest.features], dtype=bool
+    )
+    value = np.where(categorical, X_cf, fill.start)
+    value = np.where(fill.allowed, value, np.nan)
+    start[filled] = value[filled]
+    return start
+
+
 def finish(
     problem: Problem,
     *,
@@ -536,10 +570,15 @@ def finish(
         rows = np.flatnonzero(check)
         predicted = source_predict(problem, X_cf[rows], keep=decoded)
         ok = problem.target.meets(predicted, problem.current[rows])
-        # A missing value stays missing; every other value is finite.
-        kept_missing = np.isnan(problem.X[rows]) & np.isnan(X_cf[rows])
+        # A missing value stays missing unless it may be filled (from its
+        # start); every other value is finite.
+        missing = np.isnan(problem.X[rows])
+        kept_missing = missing & np.isnan(X_cf[rows])
+        start = _filled_start(problem, rows, X_cf[rows])
+        # A value filled where filling is not allowed has no start: refused.
+        ok &= ~(np.isnan(start) & ~kept_missing).any(axis=1)
         ok &= problem.constraints.satisfied(
-            np.where(kept_missing, 0.0, problem.X[rows]),
+            np.where(kept_missing, 0.0, start),
             np.where(kept_missing, 0.0, X_cf[rows]),
         )
         ok &= (np.isfinite(X_cf[rows]) | kept_missing).all(axis=1)
@@ -602,9 +641,12 @@ def finish(
             if same
             else decode(problem.forest, X_cf, like=problem.frame)
         )
+    missing = np.isnan(problem.X)
     return CounterfactualResult(
         **codes,
-        missing_=np.isnan(problem.X),
+        missing_=missing,
+        filled_=missing & ~np.isnan(X_cf),
+        fill_start_=None if problem.fill is None else problem.fill.start.copy(),
         X_=X_given,
         X_cf_=X_cf_given,
         found_=found,
@@ -646,7 +688,7 @@ def stack_options(
         return results[0]
     k, n = len(results), len(results[0])
     changes: dict[str, Any] = {}
-    per_feature = {"epsilon_", "margin_", "row_", "option_"}
+    per_feature = {"epsilon_", "margin_", "row_", "option_", "fill_start_"}
     for item in dataclasses.fields(results[0]):
         first = getattr(results[0], item.name)
         if isinstance(first, np.ndarray) and item.name not in per_feature:

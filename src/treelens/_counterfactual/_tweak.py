@@ -18,6 +18,7 @@ checking every candidate with the model would, at a fraction of the work.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Literal
 
 import numpy as np
@@ -34,11 +35,13 @@ from ._candidates import Changes, candidate_changes, change_costs
 from ._categorical import (
     CategoryCost,
     CategoryPlan,
+    check_fill,
     needs_fixed_search,
     search_with_fixed,
 )
 from ._constraints import Constraints
 from ._incremental import IncrementalPredictor
+from ._missing import FillCost, FillMissing
 from ._problem import (
     REASON_NO_FLIP,
     REASON_NOT_REACHABLE,
@@ -59,6 +62,8 @@ DEFAULT_MEMORY_BUDGET = 2**30
 # Candidates checked per row in the first round; four times more every round.
 _FIRST_CHECK = 8
 _MAX_CHECK = 8192
+# Arguments of feature_tweak that tweak_rows does not take.
+_NOT_FOR_ROWS = ("progress", "category_cost", "fill_missing", "fill_cost")
 
 
 def feature_tweak(
@@ -75,6 +80,8 @@ def feature_tweak(
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     progress: bool = False,
     category_cost: CategoryCost = None,
+    fill_missing: FillMissing = False,
+    fill_cost: FillCost = None,
 ) -> CounterfactualResult:
     """Least-cost counterfactuals built from single leaves (actionable feature tweaking).
 
@@ -92,9 +99,9 @@ def feature_tweak(
     X : array-like or DataFrame of shape (n_samples, n_features)
         Rows to explain (one row may be 1-D), in the model's input columns: for a
         pipeline or a model with categorical columns, the DataFrame it takes
-        (labels, booleans, missing values).  A missing value stays missing and
-        is routed as the model routes it (NaN is refused where the model refuses
-        it).
+        (labels, booleans, missing values).  A missing value stays missing
+        (unless ``fill_missing``) and is routed as the model routes it (NaN is
+        refused where the model refuses it).
     target : class label, "other", or (low, high)
         Classifiers: a class label, or ``"other"`` (any class but the current
         one).  Regressors: a closed interval of the predicted value (``None``
@@ -143,6 +150,17 @@ def feature_tweak(
         Cost of a change of category added to the numeric cost: 1 per changed
         column (None), a number, or per column a number or ``(from, to)`` table
         (:mod:`treelens._counterfactual._categorical`).
+    fill_missing : bool or list of str or int, default=False
+        Missing values that may be filled: none (a missing value stays
+        missing), every mutable column's (True), or the columns named.  Each is
+        searched both kept missing and filled: a filled number starts from its
+        column's median in ``reference`` (needed; ``fill_start_``), a filled
+        category may be any allowed one, and ``filled_`` says which were.
+        ``cost_`` = the norm of the numeric moves (a filled value's from its
+        start) + the category change costs + the fill costs.
+    fill_cost : float, mapping or None, default=None
+        Price of one filled value: 1 (None, as a category change), a number, or
+        per column (others 1).
 
     Returns
     -------
@@ -175,20 +193,9 @@ def feature_tweak(
     """
     if progress or is_chunk_stream(X):
         check_candidate_budget(to_forest(model), target, memory_budget)
+        options = {k: v for k, v in locals().items() if k not in ("model", "X")}
         return search_in_chunks(
-            lambda chunk: feature_tweak(
-                model,
-                chunk,
-                target=target,
-                cost=cost,
-                epsilon=epsilon,
-                mode=mode,
-                constraints=constraints,
-                reference=reference,
-                infer=infer,
-                memory_budget=memory_budget,
-                category_cost=category_cost,
-            ),
+            partial(feature_tweak, model, **{**options, "progress": False}),
             X,
             chunk_rows=DEFAULT_CHUNK_ROWS,
             progress=progress,
@@ -197,17 +204,16 @@ def feature_tweak(
     if mode not in ("minimal", "paper"):
         raise InputError(f"`mode` must be 'minimal' or 'paper'; got {mode!r}.")
     check_memory_budget(memory_budget)
+    check_fill(model, fill_missing, fill_cost, reference, constraints)
     if needs_fixed_search(model, X):
         return search_with_fixed(
             tweak_rows, model, X, target=target, cost=cost, epsilon=epsilon,
             constraints=constraints, reference=reference,
             category_cost=category_cost, method="feature_tweak",
             options={"mode": mode, "memory_budget": memory_budget, "infer": infer},
-            moves_categories=True,
+            moves_categories=True, fill_missing=fill_missing, fill_cost=fill_cost,
         )  # fmt: skip
-    given = {
-        k: v for k, v in locals().items() if k not in ("progress", "category_cost")
-    }
+    given = {k: v for k, v in locals().items() if k not in _NOT_FOR_ROWS}
     return tweak_rows(**given)
 
 

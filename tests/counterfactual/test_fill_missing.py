@@ -1,0 +1,170 @@
+"""Missing values a counterfactual may fill (``fill_missing``, ``fill_cost``).
+
+The brute force enumerates, for a missing value, "stays missing" (price 0) and
+"filled" (the fill cost, then the value moves from the column's median in the
+reference, computed here with numpy) over both neighbours of every threshold,
+and checks validity with the source model's own ``predict``.
+"""
+
+import itertools
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+from sklearn.impute import SimpleImputer
+from sklearn.pipeline import make_pipeline
+
+import treelens
+from tests.counterfactual.brute import assert_proven_optimal, candidate_values
+from treelens import Constraints, InputError, feature_tweak, optimal_counterfactual
+from treelens._counterfactual._problem import CounterfactualCheckWarning
+
+
+def _data(seed=0, n=300):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    y = (X[:, 0] + 0.5 * X[:, 1] > 0.2).astype(int)
+    X[rng.random(X.shape) < 0.25] = np.nan
+    return X, y
+
+
+def _brute_force(model, x, target, fill_cost, median):
+    """Least l1 cost over every point of the grid, each missing value kept
+    missing or filled (fill cost plus the move from the median)."""
+    start = np.where(np.isnan(x), median, x)
+    grids = candidate_values(model, start)
+    choices = []
+    for j, column in enumerate(grids):
+        if np.isnan(x[j]):
+            filled = [(fill_cost + abs(v - median[j]), v) for v in column]
+            choices.append([(0.0, np.nan), *filled])
+        else:
+            choices.append([(abs(v - x[j]), v) for v in column])
+    points = np.array([[v for _, v in c] for c in itertools.product(*choices)])
+    costs = np.array([sum(p for p, _ in c) for c in itertools.product(*choices)])
+    predicted = model.predict(points)
+    current = model.predict(x[None, :])[0]
+    valid = predicted != current if target == "other" else predicted == target
+    return float(costs[valid].min()) if valid.any() else np.inf
+
+
+@pytest.mark.parametrize("fill_cost", [0.0, 0.3, 1.0])
+def test_the_optimum_with_filling_equals_brute_force(fill_cost):
+    X, y = _data()
+    model = HistGradientBoostingClassifier(max_iter=4, max_depth=2, random_state=0).fit(
+        X, y
+    )
+    rows = X[np.isnan(X).sum(axis=1) == 1][:6]
+    median = np.nanmedian(X, axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CounterfactualCheckWarning)
+        result = optimal_counterfactual(
+            model, rows, target="other", cost="l1", reference=X,
+            fill_missing=True, fill_cost=fill_cost, infer=False,
+        )  # fmt: skip
+        kept = optimal_counterfactual(
+            model, rows, target="other", cost="l1", reference=X, infer=False
+        )
+    np.testing.assert_array_equal(result.fill_start_, median)
+    for i, x in enumerate(rows):
+        least = _brute_force(model, x, "other", fill_cost, median)
+        assert result.found_[i] == np.isfinite(least)
+        if result.found_[i]:
+            assert_proven_optimal(result.cost_[i], least)
+            # The source model's own predict confirms it.
+            cf = result.X_cf_[i]
+            assert model.predict(cf[None, :])[0] != model.predict(x[None, :])[0]
+            missing = np.isnan(x)
+            assert (result.filled_[i] == (missing & ~np.isnan(cf))).all()
+            assert (result.missing_[i] == missing).all()
+            # The cost is the fill cost plus the move from the median.
+            start = np.where(result.filled_[i], median, x)
+            moved = np.nansum(np.abs(cf - start))
+            assert result.cost_[i] == pytest.approx(
+                moved + fill_cost * result.filled_[i].sum(), abs=1e-9
+            )
+        # Filling is an option: never dearer than keeping the value missing.
+        assert result.cost_[i] <= kept.cost_[i] * (1 + 1e-6) + 1e-12
+    assert result.filled_.any()
+
+
+def test_filling_in_a_pipeline_with_an_imputer():
+    X, y = _data(1)
+    frame = pd.DataFrame(X, columns=["income", "debt"])
+    model = make_pipeline(
+        SimpleImputer(strategy="mean"), RandomForestClassifier(8, random_state=0)
+    ).fit(frame, y)
+    rows = frame[frame.isna().any(axis=1)].iloc[:6]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CounterfactualCheckWarning)
+        kept = optimal_counterfactual(model, rows, target="other", cost="l1")
+        filled = treelens.counterfactual(
+            model, rows, target="other", cost="l1", reference=frame,
+            fill_missing=["income"], fill_cost={"income": 0.01}, infer=False,
+        )  # fmt: skip
+        tweak = feature_tweak(
+            model, rows, target="other", cost="l1", reference=frame,
+            fill_missing=["income"], fill_cost={"income": 0.01}, infer=False,
+        )  # fmt: skip
+    # A row missing both values has no counterfactual unless one is filled.
+    assert (filled.found_ >= kept.found_).all() and filled.found_.all()
+    assert not kept.filled_.any()
+    assert filled.filled_[:, 1].sum() == 0  # only income may be filled
+    assert filled.filled_[:, 0].any()
+    predicted = model.predict(pd.DataFrame(filled.X_cf_, columns=rows.columns))
+    assert (predicted != model.predict(rows)).all()
+    assert (filled.cost_ <= kept.cost_ * (1 + 1e-6) + 1e-12).all()
+    assert not kept.found_[rows.isna().all(axis=1).to_numpy()].any()
+    assert (filled.cost_[tweak.found_] <= tweak.cost_[tweak.found_] + 1e-9).all()
+    frame_out = filled.to_frame()
+    filled_rows = frame_out[frame_out.filled]
+    assert len(filled_rows) == filled.filled_.sum()
+    assert (filled_rows.feature == "income").all()
+    assert filled_rows.before.isna().all() and filled_rows.delta.isna().all()
+    # A debt that stays missing stays missing.
+    debt_missing = rows["debt"].isna().to_numpy()
+    assert np.isnan(np.asarray(filled.X_cf_)[debt_missing, 1]).all()
+
+
+def test_a_dear_fill_is_never_taken():
+    X, y = _data(2)
+    model = HistGradientBoostingClassifier(max_iter=3, random_state=0).fit(X, y)
+    rows = X[np.isnan(X).any(axis=1)][:5]
+    kept = optimal_counterfactual(model, rows, target="other", cost="l1")
+    dear = optimal_counterfactual(
+        model, rows, target="other", cost="l1", reference=X,
+        fill_missing=True, fill_cost=1e6,
+    )  # fmt: skip
+    found = kept.found_
+    assert found.any() and not found.all()  # a row missing both has none
+    assert not dear.filled_[found].any()
+    np.testing.assert_allclose(dear.cost_[found], kept.cost_[found], rtol=1e-6)
+    # Where nothing else reaches the target, filling does, at its price.
+    assert dear.found_[~found].all() and (dear.cost_[~found] >= 1e6).all()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"fill_missing": ["wealth"]}, "fill_missing.*'wealth'"),
+        ({"fill_missing": [0], "fill_cost": -1.0}, "fill_cost.*-1.0"),
+        ({"fill_missing": [0], "fill_cost": np.inf}, "fill_cost.*inf"),
+        ({"fill_missing": [0], "fill_cost": {1: 2.0}}, "fill_cost.*'x1'"),
+        ({"fill_missing": [0], "fill_cost": {0: np.nan}}, "fill_cost of 'x0'.*nan"),
+        ({"fill_cost": 2.0}, "fill_cost.*fill_missing"),
+        ({"fill_missing": True, "reference": None}, "reference"),
+        (
+            {"fill_missing": ["x0"], "constraints": Constraints(immutable=["x0"])},
+            "'x0'.*immutable",
+        ),
+    ],
+)
+def test_bad_fill_options_are_refused_naming_the_value(options, message):
+    X, y = _data(3)
+    model = HistGradientBoostingClassifier(max_iter=2, random_state=0).fit(X, y)
+    given = {"reference": X, **options}
+    for search in (feature_tweak, optimal_counterfactual, treelens.counterfactual):
+        with pytest.raises(InputError, match=message):
+            search(model, X[:3], target="other", **given)
