@@ -18,6 +18,7 @@ checking every candidate with the model would, at a fraction of the work.
 
 from __future__ import annotations
 
+import dataclasses
 from functools import partial
 from typing import Any, Literal
 
@@ -210,7 +211,8 @@ def feature_tweak(
             tweak_rows, model, X, target=target, cost=cost, epsilon=epsilon,
             constraints=constraints, reference=reference,
             category_cost=category_cost, method="feature_tweak",
-            options={"mode": mode, "memory_budget": memory_budget, "infer": infer},
+            options={"mode": mode, "memory_budget": memory_budget, "infer": infer,
+                     "confirm": False},  # each answer is confirmed there
             moves_categories=True, fill_missing=fill_missing, fill_cost=fill_cost,
         )  # fmt: skip
     given = {k: v for k, v in locals().items() if k not in _NOT_FOR_ROWS}
@@ -230,11 +232,13 @@ def tweak_rows(
     infer: Any = True,
     memory_budget: int,
     categories: CategoryPlan | None = None,
+    confirm: bool = True,
 ) -> CounterfactualResult:
     """:func:`feature_tweak` of complete rows; categorical columns move as
     ``categories`` says (each candidate takes the cheapest category its leaf
     admits), or are held without it (leaves that do not admit a row's
-    categories are then out of reach)."""
+    categories are then out of reach).  ``confirm=False``: the caller confirms
+    the answers with the source model (see :func:`finish`)."""
     check_candidate_budget(to_forest(model), target, memory_budget)
     problem = prepare_problem(
         model,
@@ -259,6 +263,8 @@ def tweak_rows(
     search = _Search(problem, mode, int(memory_budget), categories)
     for rows in search.row_blocks(todo):
         search.run(rows, out)
+    if not confirm:
+        problem = dataclasses.replace(problem, confirmed_by_caller=True)
     return finish(problem, **out, method="feature_tweak")
 
 
