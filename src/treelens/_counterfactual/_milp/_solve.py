@@ -293,10 +293,14 @@ def solve_cells(
         scale = float(finite.max(initial=0.0))
     if not (np.isfinite(scale) and scale > 0) or 1e-2 <= scale <= 1e2:
         scale = 1.0
+    with np.errstate(over="ignore"):
+        # Only terms far above the cutoff can overflow: inf, they are dropped
+        # as they would be anyway.
+        scaled = cost_terms / scale
     outcome = _solve_cells(
         program,
         decision,
-        cost_terms / scale,
+        scaled,
         linf=linf,
         cutoff=cutoff / scale,
         **options,
