@@ -40,6 +40,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from .._adapters import to_forest
+from .._core._cache import derived
 from .._core._features import FeatureSpec, category_codes
 from .._core._forest import Forest, Tree
 from .._exceptions import InputError
@@ -102,11 +103,16 @@ def check_fill(
 
 
 def split_categorical(forest: Forest) -> NDArray[np.intp]:
-    """Categorical features some tree splits on, sorted."""
-    found = [tree.feature[tree.is_categorical] for tree in forest.trees]
-    if not found:
-        return np.empty(0, dtype=np.intp)
-    return np.unique(np.concatenate(found)).astype(np.intp)
+    """Categorical features some tree splits on, sorted (kept with the forest)."""
+
+    def build() -> NDArray[np.intp]:
+        found = [tree.feature[tree.is_categorical] for tree in forest.trees]
+        out = np.unique(np.concatenate([np.empty(0, np.intp), *found]))
+        out = out.astype(np.intp)
+        out.setflags(write=False)
+        return out
+
+    return derived(forest, "split_categorical", build)
 
 
 def resolve_category_cost(
