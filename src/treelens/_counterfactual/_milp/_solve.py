@@ -421,11 +421,7 @@ def _solve_cells(
     row_lower = np.concatenate([program.row_lower[pruned.row_keep], rows.lower])
     row_upper = np.concatenate([program.row_upper[pruned.row_keep], rows.upper])
     n_cells = program.n_cells
-    integrality = np.zeros(n_cols, dtype=np.int8)
-    integrality[:n_cells] = 1
-    if program.n_thresholds <= INTEGRAL_THRESHOLDS:
-        integrality[n_cells : n_cells + program.n_thresholds] = 1  # v: see _program
-    integrality[pruned.n_base : pruned.n_base + n_choice] = 1
+    integrality = _integrality(program, pruned, n_choice, n_cols)
     col_upper = np.ones(n_cols)
     col_upper[:n_cells] = pruned.allowed
     col_upper[c0:] = cutoff + pruned.slack if np.isfinite(cutoff) else np.inf
@@ -473,6 +469,20 @@ def _solve_cells(
             highs_options=highs_options,
         )
     return _decode(result, program, pruned.allowed, cost_terms, linf)
+
+
+def _integrality(
+    program: ForestProgram, pruned: _Pruned, n_choice: int, n_cols: int
+) -> NDArray[np.int8]:
+    """Which columns are whole: the cells ``z``, the thresholds ``v`` up to
+    :data:`INTEGRAL_THRESHOLDS` (see :mod:`._program`), and the class choice."""
+    integrality = np.zeros(n_cols, dtype=np.int8)
+    n_cells = program.n_cells
+    integrality[:n_cells] = 1
+    if program.n_thresholds <= INTEGRAL_THRESHOLDS:
+        integrality[n_cells : n_cells + program.n_thresholds] = 1
+    integrality[pruned.n_base : pruned.n_base + n_choice] = 1
+    return integrality
 
 
 _INFEASIBLE = MilpOutcome("infeasible", None, np.inf, np.inf)
