@@ -55,6 +55,7 @@ from .._core._features import FeatureSpec, category_codes
 from .._core._forest import Forest, Tree
 from .._exceptions import InputError
 from ._constraints import Constraints
+from ._milp._solve import MIP_REL_GAP
 from ._missing import FillPlan, resolve_fill
 from ._options import CategoryOption, Diversity, Option, category_moves
 from ._plausibility import keep_support
@@ -557,6 +558,10 @@ class _State:
     leaf: NDArray[np.intp]
     status: NDArray[np.object_]
     gap: NDArray[np.float64]
+    #: Least total cost any assignment searched so far may still reach: its
+    #: price plus the numeric search's proven lower bound (its cost where
+    #: proven optimal, ``inf`` where proven infeasible).
+    bound: NDArray[np.float64]
 
     @classmethod
     def empty(cls, problem: Problem) -> _State:
@@ -564,6 +569,7 @@ class _State:
         status = np.full(n, "infeasible", dtype=object)
         gap = np.full(n, np.inf)
         status[problem.at_target], gap[problem.at_target] = "optimal", 0.0
+        bound = np.where(problem.at_target, 0.0, np.inf)
         return cls(
             X_cf=np.full((n, n_features), np.nan),
             found=np.zeros(n, dtype=bool),
@@ -573,6 +579,7 @@ class _State:
             leaf=np.full(n, -1, dtype=np.intp),
             status=status,
             gap=gap,
+            bound=bound,
         )
 
 
@@ -662,12 +669,35 @@ def _record(rows: NDArray[np.intp], under: _Under, price: float, state: _State) 
     state.reason[lost[keep]] = under.reason[~under.found][keep]
     timed = rows[under.status == "time_limit"]
     state.status[timed[state.status[timed] == "infeasible"]] = "time_limit"
+    # What this assignment may still reach: a time limit proves only the
+    # numeric search's bound (0 when it found nothing).
+    with np.errstate(invalid="ignore"):
+        numeric = np.where(
+            under.found & np.isfinite(under.gap), under.cost * (1 - under.gap), 0.0
+        )
+    reach = np.where(
+        under.status == "optimal",
+        np.where(under.found, total, np.inf),
+        np.where(under.status == "infeasible", np.inf, price + numeric),
+    )
+    state.bound[rows] = np.minimum(state.bound[rows], reach)
 
 
 def _finish(problem: Problem, state: _State, method: str) -> CounterfactualResult:
     unresolved = (~state.found) & (state.reason == None)
     state.reason[unresolved & ~problem.at_target] = "no candidate flips the ensemble"
     exact = method == "optimal_counterfactual"
+    if exact:
+        # The best answer is proven only if no assignment cut short by its time
+        # limit may still reach below it.
+        found = state.found & ~problem.at_target
+        gap = np.zeros(found.size)
+        cost, bound = state.cost[found], np.maximum(state.bound[found], 0.0)
+        gap[found] = np.where(cost > 0, np.maximum(cost - bound, 0.0) / cost, 0.0)
+        short = found & (gap > MIP_REL_GAP)
+        state.status[short] = "time_limit"
+        state.status[found & ~short] = "optimal"
+        state.gap[found] = np.where(short[found], gap[found], 0.0)
     return finish(
         problem,
         X_cf=state.X_cf,
