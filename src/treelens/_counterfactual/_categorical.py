@@ -44,6 +44,7 @@ from .._core._features import FeatureSpec, category_codes
 from .._core._forest import Forest, Tree
 from .._exceptions import InputError
 from ._constraints import Constraints
+from ._isolation import IsolationBound
 from ._missing import FillPlan, resolve_fill
 from ._plausibility import keep_support
 from ._problem import (
@@ -228,12 +229,29 @@ def fixed_forest(forest: Forest, fixed: tuple[tuple[int, float], ...]) -> Forest
     if key in cache:
         return cache[key]
     values = dict(fixed)
-    k = forest.n_categories
-    trees = []
-    for tree in forest.trees:
+    trees = fixed_trees(forest.trees, values, forest.n_categories)
+    features = tuple(
+        FeatureSpec(spec.name) if j in values else spec
+        for j, spec in enumerate(forest.features)
+    )
+    out = replace(
+        forest, trees=tuple(trees), features=features, has_feature_names=False
+    )
+    cache[key] = out
+    return out
+
+
+def fixed_trees(
+    trees: tuple[Tree, ...], values: dict[int, float], k: NDArray[np.intp]
+) -> tuple[Tree, ...]:
+    """``trees`` with every node on a feature of ``values`` routing as that
+    value does (thresholds of ``+inf`` or ``-inf``); ``k`` holds the number of
+    categories of each feature."""
+    out = []
+    for tree in trees:
         on_fixed = ~tree.is_leaf & np.isin(tree.feature, list(values))
         if not on_fixed.any():
-            trees.append(tree)
+            out.append(tree)
             continue
         nodes = np.flatnonzero(on_fixed)
         x = np.array([values[int(f)] for f in tree.feature[nodes]])
@@ -244,7 +262,7 @@ def fixed_forest(forest: Forest, fixed: tuple[tuple[int, float], ...]) -> Forest
         categorical[nodes] = False
         missing_left = tree.missing_go_left.copy()
         missing_left[nodes] = go_left
-        trees.append(
+        out.append(
             replace(
                 tree,
                 threshold=threshold,
@@ -252,15 +270,55 @@ def fixed_forest(forest: Forest, fixed: tuple[tuple[int, float], ...]) -> Forest
                 missing_go_left=missing_left,
             )
         )
-    features = tuple(
-        FeatureSpec(spec.name) if j in values else spec
-        for j, spec in enumerate(forest.features)
+    return tuple(out)
+
+
+def fixed_isolation(
+    forest: Forest, bound: IsolationBound, fixed: tuple[tuple[int, float], ...]
+) -> IsolationBound:
+    """The isolation bound of a search with the features of ``fixed`` held at
+    their values: its nodes on them constant, and the source scoring rows with
+    those values put back (the search writes 0 there)."""
+    values = dict(fixed)
+    columns = np.array(list(values), dtype=np.intp)
+    held = np.array(list(values.values()), dtype=np.float64)
+    source_input = bound.to_input
+
+    def to_input(X: NDArray[np.float64]) -> Any:
+        X = np.array(X, dtype=np.float64)
+        X[:, columns] = held
+        return source_input(X)
+
+    return replace(
+        bound,
+        trees=fixed_trees(bound.trees, values, forest.n_categories),
+        to_input=to_input,
     )
-    out = replace(
-        forest, trees=tuple(trees), features=features, has_feature_names=False
-    )
-    cache[key] = out
-    return out
+
+
+def _check_isolation_missing(forest: Forest, problem: Any) -> None:
+    """Refuse rows whose missing value meets an isolation forest that cannot
+    take it: per column its trees split on, one row missing there (its other
+    missing values put at 0) is scored by the source itself."""
+    bound = problem.isolation
+    if bound is None:
+        return
+    read = np.zeros(forest.n_features, dtype=bool)
+    for tree in bound.trees:
+        read[tree.feature[~tree.is_leaf]] = True
+    missing = np.isnan(problem.X)
+    for j in np.flatnonzero(missing.any(axis=0) & read).tolist():
+        probe = np.nan_to_num(problem.X[np.flatnonzero(missing[:, j])[:1]])
+        probe[:, j] = np.nan
+        try:
+            bound.scores(probe)
+        except ValueError as exc:
+            raise InputError(
+                f"Column {forest.feature_names[j]!r} has missing values, which the "
+                "`isolation_forest` cannot take (its trees split on the column): "
+                f"{str(exc).splitlines()[0]}; expected one that accepts missing values (say a Pipeline "
+                "with an imputer), or rows without them."
+            ) from exc
 
 
 def _go_left(
@@ -416,13 +474,6 @@ def search_with_fixed(
             f"missing values; got n_counterfactuals={n_options!r}, expected 1."
         )
     options.pop("diversity", None)
-    if options.pop("isolation_forest", None) is not None:
-        raise InputError(
-            "`isolation_forest` is not available yet for models with categorical "
-            "splits (a pipeline's encoded columns) or rows with missing values; "
-            "expected isolation_forest=None."
-        )
-    options.pop("max_anomaly_score", None)
     problem = prepare_problem(
         model,
         X,
@@ -437,7 +488,10 @@ def search_with_fixed(
         infer=options.get("infer", True),
         min_leaf_samples=options.get("min_leaf_samples"),
         allow_nan=True,
+        isolation_forest=options.pop("isolation_forest", None),
+        max_anomaly_score=options.pop("max_anomaly_score", None),
     )
+    _check_isolation_missing(forest, problem)
     fill = resolve_fill(forest, fill_missing, fill_cost, problem.reference, constraints)
     if fill is not None:
         problem = replace(problem, fill=fill.fitted_to(problem.constraints))
@@ -754,7 +808,14 @@ def _search_group(
     sub_constraints = _sub_constraints(forest, constraints, fixed_j, problem.frame)
     sub_reference = None if ref_rows is None else _fixed_reference(ref_rows, fixed_j)
     searches: list[tuple[Any, NDArray[np.bool_]]] = [(target_spec, run)]
-    strict = problem.margin.any or problem.min_leaf_samples is not None
+    strict = (
+        problem.margin.any
+        or problem.min_leaf_samples is not None
+        or problem.isolation is not None
+    )
+    if problem.isolation is not None:  # its trees with the same nodes fixed
+        bound = fixed_isolation(forest, problem.isolation, fixed)
+        options = {**options, "isolation_forest": bound, "max_anomaly_score": None}
     # A row the change of category alone gives the target must still keep the
     # margin and the leaf support.
     search_at_target(sub, strict)
