@@ -148,6 +148,12 @@ def test_a_dear_fill_is_never_taken():
     assert dear.found_[~found].all() and (dear.cost_[~found] >= 1e6).all()
 
 
+@pytest.fixture(scope="module")
+def small():
+    X, y = _data(3)
+    return HistGradientBoostingClassifier(max_iter=2, random_state=0).fit(X, y), X
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
@@ -164,9 +170,8 @@ def test_a_dear_fill_is_never_taken():
         ),
     ],
 )
-def test_bad_fill_options_are_refused_naming_the_value(options, message):
-    X, y = _data(3)
-    model = HistGradientBoostingClassifier(max_iter=2, random_state=0).fit(X, y)
+def test_bad_fill_options_are_refused_naming_the_value(small, options, message):
+    model, X = small
     given = {"reference": X, **options}
     for search in (feature_tweak, optimal_counterfactual, treelens.counterfactual):
         with pytest.raises(InputError, match=message):
