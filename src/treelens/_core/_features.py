@@ -135,7 +135,8 @@ def _show(value: Any) -> str:
 def _encode_categorical(spec: FeatureSpec, column: pd.Series) -> NDArray[np.float64]:
     assert spec.categories is not None
     k = spec.n_categories
-    missing = np.asarray(pd.isna(column), dtype=bool)
+    values = np.asarray(column, dtype=object)
+    missing = np.asarray(pd.isna(values), dtype=bool)
     if (
         k
         and not missing.all()
@@ -148,14 +149,10 @@ def _encode_categorical(spec: FeatureSpec, column: pd.Series) -> NDArray[np.floa
             f"{_show(column[~missing].iloc[0])}, which the model never saw. Give the "
             "category labels."
         )
-    if isinstance(column.dtype, pd.CategoricalDtype):
-        column = column.astype(object)
     # Index lookup compares numbers by value: an integer column read as floats
     # keeps matching integer categories.
     codes = (
-        pd.Index(list(spec.categories), dtype=object).get_indexer(
-            pd.Index(column.to_numpy(dtype=object), dtype=object)
-        )
+        _category_index(spec).get_indexer(pd.Index(values, dtype=object))
         if k
         else np.zeros(column.shape[0], dtype=np.intp)
     )
@@ -164,11 +161,26 @@ def _encode_categorical(spec: FeatureSpec, column: pd.Series) -> NDArray[np.floa
     return out
 
 
+def _category_index(spec: FeatureSpec) -> pd.Index:
+    """The object Index of a categorical column's labels, built once per spec
+    (kept on the frozen spec: labels equal by value, such as ``1`` and ``1.0``
+    or ``True``, must not share one)."""
+    index = spec.__dict__.get("_category_index")
+    if index is None:
+        assert spec.categories is not None
+        index = pd.Index(list(spec.categories), dtype=object)
+        object.__setattr__(spec, "_category_index", index)
+    return index
+
+
 def _encode_column(spec: FeatureSpec, column: pd.Series) -> NDArray[np.float64]:
     if spec.dropped:
         return np.zeros(column.shape[0])
     if spec.kind == "categorical":
         return _encode_categorical(spec, column)
+    if isinstance(column.dtype, np.dtype) and column.dtype.kind in "iufb":
+        # Plain numbers or booleans: nothing to convert and nothing to refuse.
+        return column.to_numpy(dtype=np.float64)
     if column.dtype.kind == "b":
         return column.to_numpy(dtype=np.float64, na_value=np.nan)
     if isinstance(column.dtype, pd.CategoricalDtype):
@@ -220,8 +232,8 @@ def encode(forest: Forest, X: Any) -> NDArray[np.float64]:
     if hasattr(X, "iloc"):
         frame = X
         names = [str(c) for c in frame.columns]
-        if forest.has_feature_names or names != list(forest.feature_names):
-            expected = list(forest.feature_names)
+        expected = list(forest.feature_names)
+        if names != expected:
             missing = [n for n in expected if n not in names]
             if missing and len(names) == len(expected) and not forest.has_feature_names:
                 frame = frame.set_axis(expected, axis=1)
@@ -243,8 +255,9 @@ def encode(forest: Forest, X: Any) -> NDArray[np.float64]:
             )
         frame = pd.DataFrame(array, columns=list(forest.feature_names))
     out = np.empty((frame.shape[0], forest.n_features))
-    for j, spec in enumerate(forest.features):
-        out[:, j] = _encode_column(spec, frame.iloc[:, j])
+    # DataFrame.items is the cheap way to each column (no indexer to resolve).
+    for j, (spec, (_, column)) in enumerate(zip(forest.features, frame.items())):
+        out[:, j] = _encode_column(spec, column)
     return out
 
 
@@ -259,23 +272,74 @@ def decode(
     columns the model never reads hold ``like``'s first value.
     """
     codes = np.asarray(codes, dtype=np.float64)
-    columns: dict[str, Any] = {}
-    for j, spec in enumerate(forest.features):
-        x = codes[:, j]
-        if spec.kind == "categorical":
-            assert spec.categories is not None
-            labels = np.array(list(spec.categories) + [None], dtype=object)
-            code = category_codes(x, spec.n_categories)
-            column: Any = pd.Series(labels[code], dtype=object)
-        elif spec.kind == "boolean":
-            column = pd.Series(x > 0.5, dtype=object).where(~np.isnan(x), None)
-        else:
-            column = pd.Series(x)
-        if like is not None and spec.name in like.columns:
-            column = _like(column, like[spec.name], spec)
-        columns[spec.name] = column.to_numpy()
+    dtypes = {} if like is None else dict(zip(like.columns, like.dtypes))
+    columns = {
+        spec.name: _decode_column(spec, codes[:, j], like, dtypes)
+        for j, spec in enumerate(forest.features)
+    }
     index = like.index if like is not None and len(like) == len(codes) else None
     return pd.DataFrame(columns, index=index)
+
+
+def _decode_column(
+    spec: FeatureSpec,
+    x: NDArray[np.float64],
+    like: pd.DataFrame | None,
+    dtypes: dict[Any, Any],
+) -> NDArray[Any]:
+    """One column of :func:`decode`: numpy for the common cases, pandas for
+    the rest (booleans, dropped columns, extension dtypes of ``like``)."""
+    values: NDArray[Any] | None = None
+    if spec.kind == "categorical":
+        assert spec.categories is not None
+        labels = np.array(list(spec.categories) + [None], dtype=object)
+        values = labels[category_codes(x, spec.n_categories)]
+    elif spec.kind == "numeric":
+        values = x
+    if values is not None and spec.name not in dtypes:
+        return values
+    if values is not None and like is not None and not spec.dropped:
+        fast = _like_array(values, dtypes[spec.name], spec)
+        if fast is not None:
+            return fast
+    column: Any = (
+        pd.Series(x > 0.5, dtype=object).where(~np.isnan(x), None)
+        if values is None
+        else pd.Series(values, dtype=values.dtype)
+    )
+    if like is not None and spec.name in dtypes:
+        column = _like(column, like[spec.name], spec)
+    return np.asarray(column.to_numpy())
+
+
+def _like_array(
+    values: NDArray[Any], dtype: Any, spec: FeatureSpec
+) -> NDArray[Any] | None:
+    """What :func:`_like` gives for the common dtypes, in numpy (``values``:
+    object labels of a categorical column, floats of a numeric one); None for
+    the other cases (then :func:`_like` decides)."""
+    if spec.kind == "categorical":
+        # Labels stay labels, but for a categorical or boolean dtype.
+        keep = not isinstance(dtype, pd.CategoricalDtype) and dtype.kind != "b"
+        return values if keep else None
+    if not isinstance(dtype, np.dtype):
+        return None  # extension dtypes: nullable numbers, strings
+    if dtype.kind == "f":
+        cast = values.astype(dtype)
+        both_nan = np.isnan(cast) & np.isnan(values)
+        return cast if bool(((cast == values) | both_nan).all()) else values
+    if dtype.kind in "iu":
+        if not np.isfinite(values).all():
+            return values  # pandas refuses to cast NaN to integers
+        with np.errstate(invalid="ignore", over="ignore"):
+            cast = values.astype(dtype)
+        # A whole float equals its integer cast exactly (numpy compares in
+        # float64, exact for such a pair); any other float differs.
+        return cast if bool((cast == values).all()) else values
+    if dtype.kind == "b":
+        whole = bool(((values == 0) | (values == 1)).all())
+        return values.astype(bool) if whole else values
+    return None
 
 
 def _like(column: pd.Series, model: pd.Series, spec: FeatureSpec) -> pd.Series:

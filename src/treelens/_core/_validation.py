@@ -23,6 +23,7 @@ __all__ = [
     "check_memory_budget",
     "check_sample_weight",
     "check_y",
+    "checked_float64",
     "column_names",
     "feature_index",
     "row_label",
@@ -63,6 +64,15 @@ def check_X(forest: Forest, X: Any) -> NDArray[Any]:
     - when the forest has categorical or boolean columns, a DataFrame (or an
       object array) holds the user's labels and goes through
       :meth:`Forest.encode` first.
+    """
+    return checked_float64(forest, X).astype(forest.input_dtype, copy=False)
+
+
+def checked_float64(forest: Forest, X: Any) -> NDArray[np.float64]:
+    """``X`` checked as :func:`check_X` checks it, returned in float64 (not cast
+    to ``input_dtype``): what the counterfactual searches compute on.
+
+    The array may share memory with ``X`` (a float64 array is not copied).
     """
     if forest.has_labels and has_labels(X):
         X = encode(forest, X)
@@ -123,7 +133,7 @@ def check_X(forest: Forest, X: Any) -> NDArray[Any]:
             f"({forest.source}) does not accept missing values; expected finite "
             "numbers."
         )
-    return array.astype(forest.input_dtype, copy=False)
+    return array
 
 
 def feature_index(forest: Forest, feature: Any) -> int:

@@ -422,10 +422,11 @@ def _sub_constraints(
     bounds = {k: v for k, v in base.bounds.items() if k in numeric([k])}
     integer = list(base.integer)
     if frame is not None:
+        dtypes = dict(zip(frame.columns, frame.dtypes))
         for j, spec in enumerate(forest.features):
-            if spec.kind != "numeric" or spec.dropped or spec.name not in frame:
+            if spec.kind != "numeric" or spec.dropped or spec.name not in dtypes:
                 continue
-            kind = frame[spec.name].dtype.kind
+            kind = dtypes[spec.name].kind
             if kind in "iub":
                 integer.append(j)
             if kind == "b" and spec.name not in bounds and j not in bounds:

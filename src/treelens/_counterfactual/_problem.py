@@ -381,18 +381,9 @@ def search_at_target(forest: Forest, search: bool) -> None:
 def as_float64(forest: Forest, X: Any) -> NDArray[np.float64]:
     """``X`` checked by :meth:`Forest.validate_X`, kept in float64 (not cast);
     a table of labels is encoded (:meth:`Forest.encode`)."""
-    from .._core._features import has_labels
-    from .._core._validation import column_names
+    from .._core._validation import checked_float64
 
-    forest.validate_X(X)  # every check and its message
-    if forest.has_labels and has_labels(X):
-        return np.atleast_2d(forest.encode(X))
-    names = column_names(X)
-    if names is not None:
-        if forest.has_feature_names:
-            X = X[list(forest.feature_names)]
-        X = X.to_numpy()
-    return np.atleast_2d(np.asarray(X, dtype=np.float64))
+    return checked_float64(forest, X)
 
 
 def prepare_problem(
