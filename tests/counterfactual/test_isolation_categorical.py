@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import (
     HistGradientBoostingClassifier,
@@ -20,6 +21,7 @@ from sklearn.ensemble import (
 )
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder
+from sklearn.tree import DecisionTreeClassifier
 
 from tests.counterfactual.brute import assert_proven_optimal
 from treelens import InputError, optimal_counterfactual
@@ -210,3 +212,54 @@ def test_isolation_forests_in_other_columns_are_refused_naming_the_column():
         -size_only.score_samples(result.X_cf_.loc[found, ["size"]])
         <= result.max_anomaly_score_
     ).all()
+
+
+def test_a_category_only_the_isolation_forest_reads_may_change():
+    frame, y = _frame(5)
+    shapes = ["circle", "square"]
+    frame["shape"] = np.random.default_rng(6).choice(shapes, len(frame))
+    encoder = ColumnTransformer(
+        [("onehot", OneHotEncoder(), ["color", "shape"])], remainder="passthrough"
+    )
+    model = make_pipeline(
+        encoder, DecisionTreeClassifier(max_depth=2, random_state=0)
+    ).fit(frame, y)
+    # The model never splits on the shape (its one-hot columns are 3 and 4).
+    tree = model[-1].tree_
+    assert not np.isin(tree.feature[tree.children_left >= 0], [3, 4]).any()
+    iso = make_pipeline(
+        clone(encoder), IsolationForest(n_estimators=4, max_samples=24, random_state=1)
+    ).fit(frame)
+    assert any(
+        np.isin(e.tree_.feature[e.tree_.children_left >= 0], [3, 4]).any()
+        for e in iso[-1].estimators_
+    )
+    bound = _bound(-iso.score_samples(frame))
+    rows = frame.iloc[:4]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CounterfactualCheckWarning)
+        result = optimal_counterfactual(
+            model, rows, target="other", cost="l1",
+            isolation_forest=iso, max_anomaly_score=bound,
+        )  # fmt: skip
+    thresholds = np.r_[_thresholds([model[-1]], 5), _thresholds(iso[-1].estimators_, 5)]
+    for i in range(len(rows)):
+        row = rows.iloc[i]
+        sizes = _neighbours(row["size"], thresholds, doubles=True)
+        points = pd.DataFrame(
+            list(itertools.product(COLORS, shapes, sizes)),
+            columns=["color", "shape", "size"],
+        )
+        valid = model.predict(points) != model.predict(rows.iloc[i : i + 1])[0]
+        valid &= -iso.score_samples(points) <= bound
+        cost = (
+            (points["color"] != row["color"]).astype(float)
+            + (points["shape"] != row["shape"]).astype(float)
+            + np.abs(points["size"] - row["size"])
+        )
+        least = float(cost[valid].min()) if valid.any() else np.inf
+        assert result.found_[i] == np.isfinite(least)
+        if result.found_[i]:
+            assert_proven_optimal(result.cost_[i], least)
+            x_cf = result.X_cf_.iloc[i : i + 1]
+            assert -iso.score_samples(x_cf)[0] <= bound

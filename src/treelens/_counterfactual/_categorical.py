@@ -73,12 +73,20 @@ _FILLED = np.inf
 CategoryCost = float | Mapping[str, Any] | None
 
 
-def needs_fixed_search(model: Any, X: Any) -> bool:
-    """Whether a search must go through assignments: categorical splits, or NaN
-    in the rows."""
+def needs_fixed_search(model: Any, X: Any, isolation_forest: Any = None) -> bool:
+    """Whether a search must go through assignments: categorical splits (of the
+    model, or of an isolation Pipeline lifted to its columns), or NaN in the
+    rows."""
     forest = to_forest(model)
     if forest.has_categorical:
         return True
+    if isolation_forest is not None and not isinstance(
+        isolation_forest, IsolationBound
+    ):
+        from sklearn.pipeline import Pipeline
+
+        if isinstance(isolation_forest, Pipeline):
+            return True
     try:
         rows = as_float64(forest, X)
     except InputError:
@@ -102,9 +110,10 @@ def check_fill(
     resolve_fill(forest, fill_missing, fill_cost, ref, constraints)
 
 
-def split_categorical(forest: Forest) -> NDArray[np.intp]:
-    """Categorical features some tree splits on, sorted."""
-    found = [tree.feature[tree.is_categorical] for tree in forest.trees]
+def split_categorical(forest: Forest, extra: tuple[Tree, ...] = ()) -> NDArray[np.intp]:
+    """Categorical features some tree splits on (of the forest, or ``extra``:
+    an isolation forest's), sorted."""
+    found = [tree.feature[tree.is_categorical] for tree in forest.trees + extra]
     if not found:
         return np.empty(0, dtype=np.intp)
     return np.unique(np.concatenate(found)).astype(np.intp)
@@ -503,7 +512,10 @@ def search_with_fixed(
     cost, epsilon = _resolved(problem, cost), problem.epsilon
     codes = problem.X
     n, n_features = codes.shape
-    cats = split_categorical(forest)
+    # The isolation trees' categorical columns are assigned too (they are
+    # constant in every search), and their missing values may be filled.
+    extra = () if problem.isolation is None else problem.isolation.trees
+    cats, used = split_categorical(forest, extra), split_features(forest, extra)
     costs = resolve_category_cost(forest, category_cost)
     allowed = allowed_codes(forest, constraints)
     immutable = np.zeros(n_features, dtype=bool)
@@ -536,7 +548,7 @@ def search_with_fixed(
     pairs: list[tuple[float, int, tuple[tuple[int, float], ...]]] = []
     for i in todo.tolist():
         pairs += _row_pairs(forest, i, codes[i], (cats, allowed, immutable, costs),
-                            problem.fill)  # fmt: skip
+                            problem.fill, used)  # fmt: skip
     pairs.sort(key=lambda item: item[0])
     levels = sorted({p for p, _, _ in pairs})
     for level in levels:
@@ -562,10 +574,11 @@ def _resolved(problem: Any, cost: Any) -> Any:
     return {"norm": problem.cost.norm, "weights": problem.cost.weights.copy()}
 
 
-def split_features(forest: Forest) -> NDArray[np.bool_]:
-    """Mask of shape (n_features,): features some tree splits on."""
+def split_features(forest: Forest, extra: tuple[Tree, ...] = ()) -> NDArray[np.bool_]:
+    """Mask of shape (n_features,): features some tree (of the forest, or
+    ``extra``) splits on."""
     used = np.zeros(forest.n_features, dtype=bool)
-    for tree in forest.trees:
+    for tree in forest.trees + extra:
         used[tree.feature[~tree.is_leaf]] = True
     return used
 
@@ -576,16 +589,17 @@ def _row_pairs(
     x: NDArray[np.float64],
     categorical: tuple[Any, ...],
     fill: FillPlan | None,
+    used: NDArray[np.bool_],
 ) -> list[tuple[float, int, tuple[tuple[int, float], ...]]]:
     """``(price, row, fixed values)`` of every assignment of row ``i``: the
     categorical columns' values, missing numeric values kept missing (fixed)
-    or filled (not fixed: they start from the plan's start)."""
+    or filled (not fixed: they start from the plan's start) when some tree
+    splits on them (``used``)."""
     cats, allowed, immutable, costs = categorical
     cat_set = set(cats.tolist())
     missing = [j for j in np.flatnonzero(np.isnan(x)).tolist() if j not in cat_set]
     filled: tuple[int, ...] = ()
     if fill is not None:
-        used = split_features(forest)
         filled = tuple(j for j in missing if fill.allowed[j] and used[j])
     kept = [(j, np.nan) for j in missing if j not in filled]
     out = []

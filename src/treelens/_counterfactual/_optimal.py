@@ -227,7 +227,7 @@ def optimal_counterfactual(
     check_memory_budget(memory_budget)
     n_options = check_options(n_counterfactuals, diversity)
     check_fill(model, fill_missing, fill_cost, reference, constraints)
-    if needs_fixed_search(model, X):
+    if needs_fixed_search(model, X, isolation_forest):
         return search_with_fixed(optimal_counterfactual, model, X,
                                  **_arguments(locals()))  # fmt: skip
     given = locals()
