@@ -152,7 +152,7 @@ def test_move_margins_equal_the_margins_of_routed_moves(kind, seed, depth, n_fea
 
 
 def test_routing_fallback_finds_the_same_counterfactuals(monkeypatch):
-    # Moves are scored by routing when the boxes cannot be read (move_margins
+    # Moves are scored by routing when the boxes cannot be read (moved_scores
     # gives None); the search must reach the same cells either way.
     model, X = _model("rf_multiclass", 11, n_features=3, n_trees=6, depth=3)
     x = X[3]
@@ -164,7 +164,7 @@ def test_routing_fallback_finds_the_same_counterfactuals(monkeypatch):
         return kick(search, descend(search, climbed), own)
 
     from_boxes = run(search)
-    monkeypatch.setattr(GridSearch, "move_margins", lambda self, cells: None)
+    monkeypatch.setattr(GridSearch, "moved_scores", lambda self, cells: None)
     np.testing.assert_array_equal(run(search), from_boxes)
 
 

@@ -766,6 +766,7 @@ def _solve_checked(
             cuts=cuts,
             leaf_allowed=_leaf_allowed(problem, program),
             heuristics=heuristics,
+            highs_options=_presolve_for(problem.forest),
         )
         if outcome.cells is None or _meets(
             problem, row.points[outcome.cells], row.i, program, row.decision
@@ -783,6 +784,19 @@ def _solve_checked(
             "time_limit", incumbent[0], incumbent[1], min(outcome.bound, incumbent[1])
         )
     return outcome
+
+
+def _presolve_for(forest: Forest) -> dict[str, Any]:
+    """HiGHS's presolve for the program of ``forest``.
+
+    Measured on 14 declined rows of a 100-tree LightGBM model (standardized
+    breast cancer, L1): the light presolve (``presolve_mode=1``, the initial
+    sweep) solves 1.7 to 2.4 times faster (medians 2.1 and 4.0 s against 1.2
+    and 1.7 s) with about as many nodes; XGBoost is unchanged.  Random forests
+    keep the full presolve: their long rows need it (about 1.5 times slower
+    in total without).
+    """
+    return {"presolve_mode": 1} if forest.kind == "boosting" else {}
 
 
 def _meets_many(

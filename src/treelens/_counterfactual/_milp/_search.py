@@ -21,7 +21,9 @@ scored from the leaf boxes, without routing (:meth:`GridSearch.move_margins`):
 with the other features held, the cells of feature ``j`` send each tree to its
 current leaf or to a leaf whose box the point misses on ``j`` alone, so the
 score of every single move is a sum of range updates over the cells.  Paired
-moves are scored the same way from each second move.  The answer is confirmed
+moves are scored from the single moves: a second move to a neighbour cell
+crosses one threshold, so only the few trees bounded there are scored again
+(all second moves of a step at once).  The answer is confirmed
 with the forest's exact prediction, so it is always a valid counterfactual on
 the grid, never costlier than where it started.
 """
@@ -133,6 +135,16 @@ class GridSearch:
         return self.decision.scores, self.decision.base, False
 
     @cached_property
+    def screen(self) -> float:
+        """Margins below minus this are outside the target without the exact
+        test: margins read from the boxes and routed sums differ by rounding
+        only, far less than this share of the largest sum of values."""
+        values, base, _ = self._leaf_values
+        offsets = self.program.tree_leaf_offsets[:-1]
+        largest = np.maximum.reduceat(np.abs(values), offsets, axis=0).sum()
+        return 1e-9 * (1.0 + float(largest) + float(np.abs(base).sum()))
+
+    @cached_property
     def _pair_feature(self) -> NDArray[np.intp]:
         return self.program.cell_feature[self.program.pair_first]
 
@@ -148,6 +160,19 @@ class GridSearch:
         difference array).  Returns None if the boxes do not give one current
         leaf per tree (the caller then routes).
         """
+        scores = self.moved_scores(cells)
+        if scores is None:
+            return None
+        return self.margin_of_scores(scores)
+
+    def margin_of_scores(self, scores: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Margins of summed decision values (rows of :meth:`moved_scores`)."""
+        _, _, linear = self._leaf_values
+        return scores[..., 0] if linear else _margin(self.decision, scores)
+
+    def moved_scores(self, cells: NDArray[np.intp]) -> NDArray[np.float64] | None:
+        """The decision values summed over the trees (and the base) that
+        :meth:`move_margins` turns into margins, shape (n_cells, n_values)."""
         program = self.program
         n_leaves, n_cells = program.n_leaves, program.n_cells
         at = cells[self._pair_feature]
@@ -158,7 +183,7 @@ class GridSearch:
         # Leaves are numbered tree by tree: one current leaf per tree, in order.
         if not np.array_equal(program.leaf_tree[current], np.arange(program.n_trees)):
             return None
-        values, base, linear = self._leaf_values
+        values, base, _ = self._leaf_values
         now = base + values[current].sum(axis=0)
         alone = np.flatnonzero(missed & (n_missed[program.pair_leaf] == 1))
         leaf = program.pair_leaf[alone]
@@ -169,7 +194,78 @@ class GridSearch:
             change = np.bincount(first, delta[:, k], minlength=n_cells + 1)
             change -= np.bincount(stop, delta[:, k], minlength=n_cells + 1)
             moved[:, k] = now[k] + np.cumsum(change[:n_cells])
-        return moved[:, 0] if linear else _margin(self.decision, moved)
+        return moved
+
+    @cached_property
+    def _pairs_by(self) -> tuple[NDArray[np.intp], ...]:
+        """Pairs sorted by tree and by feature, with the start of each tree's
+        and each feature's run."""
+        program = self.program
+        pair_tree = program.leaf_tree[program.pair_leaf]
+        by_tree = np.argsort(pair_tree, kind="stable")
+        by_feature = np.argsort(self._pair_feature, kind="stable")
+        tree_starts = np.searchsorted(
+            pair_tree[by_tree], np.arange(program.n_trees + 1)
+        )
+        feature_starts = np.searchsorted(
+            self._pair_feature[by_feature], np.arange(program.n_features + 1)
+        )
+        return by_tree, tree_starts, by_feature, feature_starts
+
+    def tree_scores(
+        self,
+        points: NDArray[np.intp],
+        point_of: NDArray[np.intp],
+        tree_of: NDArray[np.intp],
+    ) -> NDArray[np.float64] | None:
+        """For each of a few (point, tree) groups, the value tree ``tree_of[g]``
+        gives point ``points[point_of[g]]`` with one feature moved to each
+        cell, summed per point: shape (n_points, n_cells, n_values).
+
+        The arithmetic of :meth:`moved_scores`, restricted to the listed trees
+        (without the base).  None if the boxes do not give one current leaf in
+        some group.
+        """
+        program = self.program
+        n_cells = program.n_cells
+        values, _, _ = self._leaf_values
+        by_tree, tree_starts, _, _ = self._pairs_by
+        out = np.zeros((points.shape[0], n_cells, values.shape[1]))
+        if not tree_of.size:
+            return out
+        group, slot = _runs(tree_starts[tree_of], tree_starts[tree_of + 1])
+        pair = by_tree[slot]
+        leaf = program.pair_leaf[pair]
+        at = points[point_of[group], self._pair_feature[pair]]
+        missed = (at < program.pair_first[pair]) | (at > program.pair_last[pair])
+        # One counter per (group, leaf of its tree).
+        leaf_starts = program.tree_leaf_offsets
+        n_group_leaves = leaf_starts[tree_of + 1] - leaf_starts[tree_of]
+        counter_start = np.cumsum(n_group_leaves) - n_group_leaves
+        counter = counter_start[group] + leaf - leaf_starts[tree_of[group]]
+        n_missed = np.bincount(counter[missed], minlength=int(n_group_leaves.sum()))
+        counter_group, counter_slot = _runs(
+            leaf_starts[tree_of], leaf_starts[tree_of + 1]
+        )
+        n_missed[~program.leaf_reachable[counter_slot]] = 2
+        at_zero = np.flatnonzero(n_missed == 0)
+        if not np.array_equal(counter_group[at_zero], np.arange(tree_of.size)):
+            return None
+        current = values[counter_slot[at_zero]]  # (n_groups, n_values)
+        alone = missed & (n_missed[counter] == 1)
+        group, pair, leaf = group[alone], pair[alone], leaf[alone]
+        delta = values[leaf] - current[group]
+        row = point_of[group] * (n_cells + 1)
+        first, stop = row + program.pair_first[pair], row + program.pair_last[pair] + 1
+        size = points.shape[0] * (n_cells + 1)
+        now = np.zeros((points.shape[0], values.shape[1]))
+        np.add.at(now, point_of, current)
+        for k in range(values.shape[1]):  # one column per class score
+            change = np.bincount(first, delta[:, k], minlength=size)
+            change -= np.bincount(stop, delta[:, k], minlength=size)
+            change = change.reshape(points.shape[0], n_cells + 1)[:, :n_cells]
+            out[:, :, k] = now[:, k : k + 1] + np.cumsum(change, axis=1)
+        return out
 
     def cheapest_valid(
         self,
@@ -291,7 +387,9 @@ def greedy_ascent(
         if not np.isfinite(ratio[best]):
             return None
         cells[program.cell_feature[candidates[best]]] = candidates[best]
-        if search.meets(rows[best][None, :])[0]:
+        # The exact test only where the scores do not already rule it out.
+        reached = every[candidates[best]] if every is not None else margin + gain[best]
+        if reached > -search.screen and search.meets(rows[best][None, :])[0]:
             return cells
     return None
 
@@ -389,18 +487,44 @@ def _paired_margins(
 ) -> NDArray[np.float64] | None:
     """Margins of the moves to ``first[i]`` and ``second[i]`` together: the
     single-move margins from each distinct second move (a few per feature)."""
-    feature_of = search.program.cell_feature
-    out = np.empty(first.size)
+    program = search.program
+    feature_of = program.cell_feature
+    base = search.moved_scores(cells)
+    if base is None:
+        return None
     seconds, which = np.unique(second, return_inverse=True)
-    for position, cell in enumerate(seconds):  # two neighbours per feature
-        moved = cells.copy()
-        moved[feature_of[cell]] = cell
-        every = search.move_margins(moved)
-        if every is None:
-            return None
-        sel = which == position
-        out[sel] = every[first[sel]]
-    return out
+    moved = np.tile(cells, (seconds.size, 1))
+    moved[np.arange(seconds.size), feature_of[seconds]] = seconds
+    # A second move to a neighbour cell crosses one threshold: only the trees
+    # with a leaf bounded there change; their values are taken out of the
+    # base and put back as the moved point routes.
+    _, _, by_feature, feature_starts = search._pairs_by
+    k = feature_of[seconds]
+    point, slot = _runs(feature_starts[k], feature_starts[k + 1])
+    pair = by_feature[slot]
+    low, high = program.pair_first[pair], program.pair_last[pair]
+    was = (cells[k[point]] >= low) & (cells[k[point]] <= high)
+    now = (seconds[point] >= low) & (seconds[point] <= high)
+    tree = program.leaf_tree[program.pair_leaf[pair[was != now]]]
+    key = np.unique(point[was != now] * program.n_trees + tree)
+    point_of, tree_of = key // program.n_trees, key % program.n_trees
+    before = search.tree_scores(np.tile(cells, (seconds.size, 1)), point_of, tree_of)
+    after = search.tree_scores(moved, point_of, tree_of)
+    if before is None or after is None:
+        return None
+    scores = base[first] - before[which, first] + after[which, first]
+    return search.margin_of_scores(scores)
+
+
+def _runs(
+    starts: NDArray[np.intp], stops: NDArray[np.intp]
+) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """The ranges ``starts[g]:stops[g]`` laid end to end: the group and the
+    value of each entry."""
+    lengths = stops - starts
+    group = np.repeat(np.arange(starts.size), lengths)
+    offset = np.cumsum(lengths) - lengths
+    return group, np.arange(int(lengths.sum())) - offset[group] + starts[group]
 
 
 def kick(
