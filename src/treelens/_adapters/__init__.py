@@ -141,7 +141,9 @@ def _build(
 
 # Forests of the models seen recently.  An entry is reused only while every fitted
 # attribute (name ending in "_") is the same object with the same length;
-# refitting rebinds them (warm starts change their length).
+# refitting rebinds them (warm starts change their length).  A pipeline's are
+# those of its steps, and of the fitted transformers of a ColumnTransformer, so
+# that refitting one of them in place is seen too.
 _FORESTS: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], Forest]] = (
     weakref.WeakKeyDictionary()
 )
@@ -150,20 +152,31 @@ _FORESTS: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], Forest]] = (
 def _fitted_signature(model: Any) -> tuple[Any, ...] | None:
     steps = getattr(model, "steps", None)
     if isinstance(steps, list):  # a Pipeline: the fitted attributes of its steps
-        out: list[Any] = []
-        for name, step in steps:
-            inner = _fitted_signature(step) if not isinstance(step, str) else ()
-            out.extend((f"{name}.{n}", v, size) for n, v, size in inner or ())
-        return tuple(out)
+        return _parts_signature(steps)
     try:
         attributes = vars(model)
     except TypeError:
         return None
-    return tuple(
+    own = tuple(
         (name, value, len(value) if hasattr(value, "__len__") else None)
         for name, value in sorted(attributes.items())
         if name.endswith("_") and not name.startswith("_")
     )
+    fitted = attributes.get("transformers_")
+    if isinstance(fitted, list):  # a ColumnTransformer's fitted transformers
+        parts = [part[:2] for part in fitted if isinstance(part, tuple)]
+        return own + _parts_signature(parts)
+    return own
+
+
+def _parts_signature(parts: list[Any]) -> tuple[Any, ...]:
+    """The fitted signatures of named parts ``(name, estimator)``, prefixed
+    with their names ("drop" and "passthrough" have none)."""
+    out: list[Any] = []
+    for name, part in parts:
+        inner = _fitted_signature(part) if not isinstance(part, str) else ()
+        out.extend((f"{name}.{n}", v, size) for n, v, size in inner or ())
+    return tuple(out)
 
 
 def _same(old: tuple[Any, ...], new: tuple[Any, ...]) -> bool:

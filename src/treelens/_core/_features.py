@@ -20,6 +20,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from .._exceptions import InputError
+from ._cache import derived
 
 if TYPE_CHECKING:
     from ._forest import Forest
@@ -163,14 +164,13 @@ def _encode_categorical(spec: FeatureSpec, column: pd.Series) -> NDArray[np.floa
 
 def _category_index(spec: FeatureSpec) -> pd.Index:
     """The object Index of a categorical column's labels, built once per spec
-    (kept on the frozen spec: labels equal by value, such as ``1`` and ``1.0``
-    or ``True``, must not share one)."""
-    index = spec.__dict__.get("_category_index")
-    if index is None:
-        assert spec.categories is not None
-        index = pd.Index(list(spec.categories), dtype=object)
-        object.__setattr__(spec, "_category_index", index)
-    return index
+    (kept with the spec itself, not by value: labels equal as values, such as
+    ``1``, ``1.0`` and ``True``, are different categories)."""
+    return derived(
+        spec,
+        "category_index",
+        lambda: pd.Index(list(spec.categories or ()), dtype=object),
+    )
 
 
 def _encode_column(spec: FeatureSpec, column: pd.Series) -> NDArray[np.float64]:

@@ -517,6 +517,7 @@ class Forest:
             flat["k"] = np.where(
                 flat["is_categorical"], self.n_categories[flat["safe_feature"]], 0
             )
+            flat.update(_categorical_routing(flat, self.n_categories))
         return flat
 
     # ----------------------------------------------------------- validation
@@ -587,16 +588,20 @@ class Forest:
         nodes = nodes.reshape(-1).copy()
         rows = np.repeat(np.arange(n_samples, dtype=np.intp), flat["offsets"].size)
         active = np.flatnonzero(~flat["is_leaf"][nodes])
+        categorical = "routing_codes" in flat
+        if categorical:
+            # The code of every value once, so that each level is two lookups.
+            codes = category_codes(X, flat["routing_codes"])
+        threshold = flat["routing_threshold" if categorical else "threshold"]
         while active.size:
             current = nodes[active]
-            x = X[rows[active], flat["safe_feature"][current]]
-            go_left = x <= flat["threshold"][current]
-            if "categorical_left" in flat:
-                cat = np.flatnonzero(flat["is_categorical"][current])
-                if cat.size:
-                    node = current[cat]
-                    code = category_codes(x[cat], flat["k"][node])
-                    go_left[cat] = flat["categorical_left"][node, code]
+            at = (rows[active], flat["safe_feature"][current])
+            x = X[at]
+            go_left = x <= threshold[current]
+            if categorical:
+                go_left |= flat["routing_left"][
+                    flat["routing_row"][current] + codes[at]
+                ]
             missing = np.isnan(x)
             if missing.any():
                 go_left = np.where(missing, flat["missing_go_left"][current], go_left)
@@ -849,3 +854,29 @@ def _apply_link(raw: NDArray[np.float64], link: str) -> NDArray[np.float64]:
     raise InputError(
         f"Unknown link {link!r}; expected 'logistic', 'exponential' or 'softmax'."
     )
+
+
+def _categorical_routing(
+    flat: dict[str, NDArray[Any]], n_categories: NDArray[np.intp]
+) -> dict[str, NDArray[Any]]:
+    """Tables that route categorical and numeric nodes alike: a row goes left
+    iff ``x <= routing_threshold[node]`` (NaN, never true, at categorical
+    nodes) or ``routing_left[routing_row[node] * routing_width + code]``, with
+    ``code`` the :func:`category_codes` of ``x`` for ``routing_codes[feature]``
+    categories; ``routing_row`` is a categorical node's row of the category
+    table, or the last row (all false) at any other node."""
+    is_categorical = flat["is_categorical"]
+    nodes = np.flatnonzero(is_categorical)
+    table = flat["categorical_left"]
+    width = max(table.shape[1], int(n_categories.max(initial=0)) + 1)
+    left = np.zeros((nodes.size + 1, width), dtype=bool)
+    left[: nodes.size, : table.shape[1]] = table[nodes]
+    row = np.full(is_categorical.size, nodes.size, dtype=np.intp)
+    row[nodes] = np.arange(nodes.size)
+    return {
+        "routing_threshold": np.where(is_categorical, np.nan, flat["threshold"]),
+        "routing_left": left.ravel(),
+        "routing_row": row * width,
+        "routing_width": np.array(width),
+        "routing_codes": np.asarray(n_categories, dtype=np.intp),
+    }

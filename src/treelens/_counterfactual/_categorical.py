@@ -40,6 +40,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from .._adapters import to_forest
+from .._core._cache import derived
 from .._core._features import FeatureSpec, category_codes
 from .._core._forest import Forest, Tree
 from .._exceptions import InputError
@@ -111,12 +112,21 @@ def check_fill(
 
 
 def split_categorical(forest: Forest, extra: tuple[Tree, ...] = ()) -> NDArray[np.intp]:
-    """Categorical features some tree splits on (of the forest, or ``extra``:
-    an isolation forest's), sorted."""
-    found = [tree.feature[tree.is_categorical] for tree in forest.trees + extra]
-    if not found:
-        return np.empty(0, dtype=np.intp)
-    return np.unique(np.concatenate(found)).astype(np.intp)
+    """Categorical features some tree splits on, sorted (kept with the forest);
+    with ``extra`` (an isolation forest's trees), theirs too."""
+
+    def build() -> NDArray[np.intp]:
+        found = [tree.feature[tree.is_categorical] for tree in forest.trees]
+        out = np.unique(np.concatenate([np.empty(0, np.intp), *found]))
+        out = out.astype(np.intp)
+        out.setflags(write=False)
+        return out
+
+    own = derived(forest, "split_categorical", build)
+    if not extra:
+        return own
+    found = [tree.feature[tree.is_categorical] for tree in extra]
+    return np.unique(np.concatenate([own, *found])).astype(np.intp)
 
 
 def resolve_category_cost(
@@ -322,11 +332,12 @@ def _check_isolation_missing(forest: Forest, problem: Any) -> None:
         try:
             bound.scores(probe)
         except ValueError as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise InputError(
                 f"Column {forest.feature_names[j]!r} has missing values, which the "
                 "`isolation_forest` cannot take (its trees split on the column): "
-                f"{str(exc).splitlines()[0]}; expected one that accepts missing values (say a Pipeline "
-                "with an imputer), or rows without them."
+                f"{reason}; expected one that accepts missing values (say a "
+                "Pipeline with an imputer), or rows without them."
             ) from exc
 
 

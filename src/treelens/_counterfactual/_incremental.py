@@ -75,13 +75,19 @@ class Router:
         if "is_categorical" in flat:
             on = flat["feature"][inner & flat["is_categorical"]]
             self.categorical_feature[np.unique(on)] = True
-        # Categorical nodes: a row of code c goes left iff categorical_left[node, c].
+        # Categorical nodes (see Forest._flat's routing tables): a value goes
+        # right iff it is above split_threshold (NaN at categorical nodes) or
+        # its category's entry at categorical_row + code is set.
         self.categorical: tuple[NDArray[Any], ...] | None = None
-        if "categorical_left" in flat:
+        self.split_threshold = self.threshold
+        if "routing_codes" in flat:
+            right = ~flat["routing_left"].reshape(-1, int(flat["routing_width"]))
+            right[-1] = False  # the row of the numeric nodes
+            self.split_threshold = np.where(is_leaf, np.inf, flat["routing_threshold"])
             self.categorical = (
-                flat["is_categorical"],
-                flat["k"],
-                flat["categorical_left"],
+                flat["routing_codes"],
+                flat["routing_row"],
+                right.ravel(),
             )
 
     @classmethod
@@ -95,23 +101,34 @@ class Router:
 
         ``X`` holds values already cast to the input dtype (as float64).
         """
-        flat_x = X.ravel()
+        flat_x, flat_code = X.ravel(), self._codes(X)
         base = sample * X.shape[1]
         node = self.offsets[tree]
         for _ in range(self.depth):
-            value = flat_x.take(base + self.feature.take(node))
-            node = self.child.take(2 * node + self._right(node, value))
+            at = base + self.feature.take(node)
+            right = self._right(node, flat_x.take(at), flat_code, at)
+            node = self.child.take(2 * node + right)
         return node
 
-    def _right(self, node: NDArray[np.intp], value: NDArray[np.float64]) -> Any:
-        go_right = value > self.threshold.take(node)
-        if self.categorical is not None:
-            is_categorical, k, categorical_left = self.categorical
-            at = np.flatnonzero(is_categorical.take(node))
-            if at.size:
-                nodes = node[at]
-                code = category_codes(value[at], k[nodes])
-                go_right[at] = ~categorical_left[nodes, code]
+    def _codes(self, X: NDArray[np.float64]) -> NDArray[np.intp] | None:
+        """The category code of every value of ``X`` (flat), if the forest has
+        categorical splits."""
+        if self.categorical is None:
+            return None
+        return category_codes(X, self.categorical[0]).ravel()
+
+    def _right(
+        self,
+        node: NDArray[np.intp],
+        value: NDArray[np.float64],
+        flat_code: NDArray[np.intp] | None,
+        at: NDArray[np.intp],
+    ) -> Any:
+        if self.categorical is None or flat_code is None:
+            return value > self.threshold.take(node)
+        _, row, right = self.categorical
+        go_right = value > self.split_threshold.take(node)
+        go_right |= right.take(row.take(node) + flat_code.take(at))
         return go_right
 
     def paths(
@@ -124,12 +141,14 @@ class Router:
         base = sample * X.shape[1]
         node = np.tile(self.offsets, n)
         rows, nodes = [], []
+        flat_code = self._codes(X)
         for _ in range(self.depth):
             inner = ~self.is_leaf.take(node)
             rows.append(sample[inner])
             nodes.append(node[inner])
-            value = flat_x.take(base + self.feature.take(node))
-            node = self.child.take(2 * node + self._right(node, value))
+            at = base + self.feature.take(node)
+            right = self._right(node, flat_x.take(at), flat_code, at)
+            node = self.child.take(2 * node + right)
         return np.concatenate(rows), np.concatenate(nodes)
 
 

@@ -342,6 +342,11 @@ class Problem:
         Which missing values may be filled, at what price and from where (see
         :mod:`treelens._counterfactual._missing`); None: every missing value
         stays missing.
+    confirmed_by_caller : bool
+        Whether the caller confirms the answers with the source model itself
+        (the searches of :func:`~._categorical.search_with_fixed`, on a forest
+        with fixed features, whose answers are confirmed on the whole model):
+        :func:`finish` then skips the predictions and the plausibility figures.
     """
 
     forest: Forest
@@ -362,6 +367,7 @@ class Problem:
     frame: Any = None
     isolation: IsolationBound | None = None
     fill: FillPlan | None = None
+    confirmed_by_caller: bool = False
 
 
 # Set on a Forest whose rows already at the target are searched all the same
@@ -547,8 +553,12 @@ def finish(
     ``REASON_CHECK_FAILED`` and a :class:`CounterfactualCheckWarning`.
 
     Arrays have one entry (row) per row of ``problem.X``; ``tree``, ``leaf``,
-    ``status`` and ``gap`` are optional.
+    ``status`` and ``gap`` are optional.  A problem whose caller confirms the
+    answers itself (``problem.confirmed_by_caller``) has its constraints
+    checked, but not its predictions, and no leaf support or nearest distance
+    computed (NaN; ``cf_prediction_`` None).
     """
+    confirm = not problem.confirmed_by_caller
     n = problem.X.shape[0]
     X_cf = np.array(X_cf, dtype=np.float64)
     found = np.array(found, dtype=bool)
@@ -568,8 +578,11 @@ def finish(
     decoded: dict[str, Any] = {}
     if check.any():
         rows = np.flatnonzero(check)
-        predicted = source_predict(problem, X_cf[rows], keep=decoded)
-        ok = problem.target.meets(predicted, problem.current[rows])
+        predicted: NDArray[Any] = np.full(rows.size, None, dtype=object)
+        ok = np.ones(rows.size, dtype=bool)
+        if confirm:
+            predicted = source_predict(problem, X_cf[rows], keep=decoded)
+            ok = problem.target.meets(predicted, problem.current[rows])
         # A missing value stays missing unless it may be filled (from its
         # start); every other value is finite.
         missing = np.isnan(problem.X[rows])
@@ -602,18 +615,9 @@ def finish(
     if at.any():
         cf_prediction[at] = problem.current[at]
     X_cf[~found] = np.nan
-    support = np.full(n, np.nan)
-    distance = np.full(n, np.nan)
-    if found.any():
-        support[found] = point_support(problem.forest, problem.support, X_cf[found])
-        mad = None
-        if problem.reference is not None and not problem.cost.separable:
-            from ._costs import mad_weights
-
-            mad = mad_weights(problem.reference)
-        distance[found] = nearest_distance(
-            problem.cost, problem.reference, X_cf[found], mad
-        )
+    support, distance = _plausibility(
+        problem, X_cf, found if confirm else np.zeros_like(found)
+    )
     anomaly = None
     if problem.isolation is not None:
         anomaly = np.full(n, np.nan)
@@ -674,6 +678,27 @@ def finish(
         ),
         inferred_=problem.inferred,
     )
+
+
+def _plausibility(
+    problem: Problem, X_cf: NDArray[np.float64], found: NDArray[np.bool_]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Leaf support and nearest reference distance of the ``found`` rows of
+    ``X_cf`` (NaN elsewhere)."""
+    n = X_cf.shape[0]
+    support = np.full(n, np.nan)
+    distance = np.full(n, np.nan)
+    if found.any():
+        support[found] = point_support(problem.forest, problem.support, X_cf[found])
+        mad = None
+        if problem.reference is not None and not problem.cost.separable:
+            from ._costs import mad_weights
+
+            mad = mad_weights(problem.reference)
+        distance[found] = nearest_distance(
+            problem.cost, problem.reference, X_cf[found], mad
+        )
+    return support, distance
 
 
 def stack_options(

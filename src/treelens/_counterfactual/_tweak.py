@@ -18,6 +18,7 @@ checking every candidate with the model would, at a fraction of the work.
 
 from __future__ import annotations
 
+import dataclasses
 from functools import partial
 from typing import Any, Literal
 
@@ -39,6 +40,7 @@ from ._categorical import (
     needs_fixed_search,
     search_with_fixed,
 )
+from ._category_moves import category_moves, held_reach
 from ._constraints import Constraints
 from ._incremental import IncrementalPredictor
 from ._missing import FillCost, FillMissing
@@ -210,7 +212,8 @@ def feature_tweak(
             tweak_rows, model, X, target=target, cost=cost, epsilon=epsilon,
             constraints=constraints, reference=reference,
             category_cost=category_cost, method="feature_tweak",
-            options={"mode": mode, "memory_budget": memory_budget, "infer": infer},
+            options={"mode": mode, "memory_budget": memory_budget, "infer": infer,
+                     "confirm": False},  # each answer is confirmed there
             moves_categories=True, fill_missing=fill_missing, fill_cost=fill_cost,
         )  # fmt: skip
     given = {k: v for k, v in locals().items() if k not in _NOT_FOR_ROWS}
@@ -230,11 +233,13 @@ def tweak_rows(
     infer: Any = True,
     memory_budget: int,
     categories: CategoryPlan | None = None,
+    confirm: bool = True,
 ) -> CounterfactualResult:
     """:func:`feature_tweak` of complete rows; categorical columns move as
     ``categories`` says (each candidate takes the cheapest category its leaf
     admits), or are held without it (leaves that do not admit a row's
-    categories are then out of reach)."""
+    categories are then out of reach).  ``confirm=False``: the caller confirms
+    the answers with the source model (see :func:`finish`)."""
     check_candidate_budget(to_forest(model), target, memory_budget)
     problem = prepare_problem(
         model,
@@ -259,6 +264,8 @@ def tweak_rows(
     search = _Search(problem, mode, int(memory_budget), categories)
     for rows in search.row_blocks(todo):
         search.run(rows, out)
+    if not confirm:
+        problem = dataclasses.replace(problem, confirmed_by_caller=True)
     return finish(problem, **out, method="feature_tweak")
 
 
@@ -316,22 +323,13 @@ class _Search:
     ) -> NDArray[np.bool_]:
         """Mask of shape (rows, leaves): leaves a row can reach on categorical
         feature ``j`` (its own category admitted and allowed, or another one
-        admitted and allowed when the column may move)."""
-        k = admitted.shape[1] - 1
-        own = category_codes(x, k)
-        keeps = admitted[:, own].T
+        admitted and allowed when the column may move; see
+        :mod:`._category_moves`)."""
+        own = category_codes(x, admitted.shape[1] - 1)
         plan = self.categories
         if plan is None or j not in plan.allowed or plan.immutable[j]:
-            return np.asarray(keeps, dtype=bool)
-        ok = plan.allowed[j]
-        choices = admitted[:, :k] & ok[:k]
-        n_choices = choices.sum(axis=1)
-        own_choice = np.where(
-            (own < k)[:, None], choices[:, np.minimum(own, k - 1)].T, False
-        )
-        return np.asarray(
-            (keeps & ok[own][:, None]) | (n_choices[None, :] > own_choice), dtype=bool
-        )
+            return held_reach(self.boxes, j)[own]
+        return category_moves(self.boxes, j, plan.allowed[j], plan.costs[j]).reach[own]
 
     def _category_changes(
         self, X: NDArray[np.float64], changes: Changes, costs: NDArray[np.float64]
@@ -347,20 +345,28 @@ class _Search:
             if j not in plan.allowed or plan.immutable[j]:
                 continue
             k = admitted.shape[1] - 1
-            own = category_codes(X[changes.row, j], k)
-            leaf = admitted[changes.leaf]
+            own = category_codes(X[:, j], k)[changes.row]  # coded once per row
             ok = plan.allowed[j]
-            move = np.flatnonzero(~(leaf[np.arange(n), own] & ok[own]))
+            moves = category_moves(self.boxes, j, ok, plan.costs[j])
+            keep, table_to, table_price = moves.keep, moves.to, moves.price
+            if keep is not None and table_to is not None and table_price is not None:
+                move = np.flatnonzero(~keep[own, changes.leaf])
+                at = (own[move], changes.leaf[move])
+                to, price = table_to[at], table_price[at]
+            else:  # tables too large to keep: the moves of these candidates
+                leaf = admitted[changes.leaf]
+                move = np.flatnonzero(~(leaf[np.arange(n), own] & ok[own]))
+                table = np.where(
+                    leaf[move, :k] & ok[:k], plan.costs[j][own[move], :k], np.inf
+                )
+                to = np.argmin(table, axis=1)
+                price = table[np.arange(move.size), to]
             if not move.size:
                 continue
-            price = np.where(
-                leaf[move, :k] & ok[:k], plan.costs[j][own[move], :k], np.inf
-            )
-            to = np.argmin(price, axis=1)
             owners.append(move)
             features.append(np.full(move.size, j, dtype=np.intp))
             values.append(to.astype(np.float64))
-            prices.append(price[np.arange(move.size), to])
+            prices.append(price)
         if not owners:
             return changes, costs
         extra_owner = np.concatenate(owners)
