@@ -1,5 +1,6 @@
 """The command line on a pipeline saved with skops and a mixed CSV table."""
 
+import json
 import warnings
 
 import pytest
@@ -47,6 +48,26 @@ def test_importance_and_tweak_speak_in_the_input_columns(mixed):
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert '"employment"' in result.stdout or "employment" in result.stdout
+
+
+def test_tweak_gives_several_options_in_categories(mixed):
+    root, _ = mixed
+    result = run(
+        "tweak", root / "pipeline.skops", root / "loans.csv", "--target", "approved",
+        "--target-class", "1", "--rows", "0,3", "--options", "3", "--json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["rows"]
+    assert [(r["row"], r["option"]) for r in rows] == [
+        (row, option) for row in (0, 3) for option in (1, 2, 3)
+    ]
+    for row in (0, 3):
+        options = [r for r in rows if r["row"] == row and r["found"]]
+        assert len(options) >= 2
+        costs = [r["cost"] for r in options]
+        assert costs == sorted(costs)
+        assert len({r["changes"] for r in options}) == len(options)
+    assert any("employment" in r["changes"] for r in rows)
 
 
 def test_plot_and_report(mixed):

@@ -74,7 +74,9 @@ def _reference_decode(forest, codes, like):
             column = pd.Series(x)
         if like is not None and spec.name in like.columns:
             column = _reference_like(column, like[spec.name], spec)
-        columns[spec.name] = column.to_numpy()
+        # The user's categorical dtype is kept (numpy values would lose it).
+        categorical = isinstance(column.dtype, pd.CategoricalDtype)
+        columns[spec.name] = column.array if categorical else column.to_numpy()
     index = like.index if like is not None and len(like) == len(codes) else None
     return pd.DataFrame(columns, index=index)
 

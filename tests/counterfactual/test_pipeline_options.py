@@ -1,17 +1,16 @@
 """The options of the exact search on a pipeline's raw rows: the default entry
-point, robustness margins and leaf support; several options per row are
-refused with a clear message.  Every answer is confirmed with the pipeline's
-own predict (finish() warns otherwise, made an error here)."""
+point, robustness margins and leaf support, also with several options per row.
+Every answer is confirmed with the pipeline's own predict (finish() warns
+otherwise, made an error here)."""
 
 import warnings
 
 import numpy as np
 import pandas as pd
-import pytest
 
 import treelens
 from tests.models import PIPELINE_FACTORIES
-from treelens import InputError, Margin
+from treelens import Margin
 from treelens._counterfactual._problem import CounterfactualCheckWarning
 
 
@@ -88,7 +87,20 @@ def test_min_leaf_samples_counts_the_whole_forests_leaves():
     )
 
 
-def test_several_options_per_row_are_refused_with_the_reason():
-    model, _, rows = _case()
-    with pytest.raises(InputError, match="n_counterfactuals.*categorical"):
-        _search(model, rows, n_counterfactuals=2)
+def test_several_options_per_row_keep_the_leaf_support():
+    model, X, rows = _case()
+    least = 8
+    result = _search(
+        model, rows, reference=X, min_leaf_samples=least, n_counterfactuals=2
+    )
+    assert len(result) == 2 * len(rows)
+    assert list(result.X_cf_.columns) == list(rows.columns)
+    found = result.found_
+    assert found[1::2].any()
+    assert (result.leaf_support_[found] >= least).all()
+    predicted = _predict(model, result.X_cf_[found])
+    own = _predict(model, rows.iloc[result.row_[found]])
+    assert (predicted != own).all()
+    first, second = result.cost_[0::2], result.cost_[1::2]
+    both = result.found_[0::2] & result.found_[1::2]
+    assert (second[both] >= first[both] - 1e-12).all()

@@ -286,9 +286,10 @@ def _decode_column(
     x: NDArray[np.float64],
     like: pd.DataFrame | None,
     dtypes: dict[Any, Any],
-) -> NDArray[Any]:
+) -> NDArray[Any] | pd.Categorical:
     """One column of :func:`decode`: numpy for the common cases, pandas for
-    the rest (booleans, dropped columns, extension dtypes of ``like``)."""
+    the rest (booleans, dropped columns, extension dtypes of ``like``; a
+    categorical dtype of ``like`` is kept)."""
     values: NDArray[Any] | None = None
     if spec.kind == "categorical":
         assert spec.categories is not None
@@ -309,6 +310,9 @@ def _decode_column(
     )
     if like is not None and spec.name in dtypes:
         column = _like(column, like[spec.name], spec)
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        # The user's categorical dtype, which numpy values would lose.
+        return pd.Categorical(column)
     return np.asarray(column.to_numpy())
 
 

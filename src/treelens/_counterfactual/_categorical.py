@@ -20,6 +20,16 @@ skipped.  A missing value stays missing, unless ``fill_missing`` allows it to be
 filled: then "filled" is one more choice of the row's assignments, with its
 fill cost (:mod:`treelens._counterfactual._missing`).
 
+Several options per row (``n_counterfactuals=k``): option ``o`` is the least,
+over the assignments, of the assignment's price plus the cheapest numeric point
+under it whose moves (categorical and numeric, see :mod:`._options`) leave out a
+move of every earlier option.  An earlier option binds the numeric search under
+an assignment only when the assignment makes all of its categorical moves; the
+numeric search then excludes its numeric moves, as it excludes its own earlier
+options.  An assignment under which a binding option moves no number holds no
+further option.  Answers under an assignment whose binding options did not
+change are kept from the earlier options, and assignments are pruned as for one.
+
 Feature tweaking needs no assignments: its candidates are the nearest points of
 single leaf boxes, and a box holds a set of categories per categorical column,
 so a candidate keeps a row's category when its leaf admits it and otherwise
@@ -32,7 +42,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
@@ -46,13 +56,17 @@ from .._core._forest import Forest, Tree
 from .._exceptions import InputError
 from ._constraints import Constraints
 from ._missing import FillPlan, resolve_fill
+from ._options import CategoryOption, Diversity, Option, category_moves
 from ._plausibility import keep_support
 from ._problem import (
+    REASON_NO_OPTION,
     CounterfactualResult,
+    Problem,
     as_float64,
     finish,
     prepare_problem,
     search_at_target,
+    stack_options,
 )
 
 __all__ = [
@@ -389,6 +403,10 @@ def _sub_constraints(
     )
 
 
+Fixed = tuple[tuple[int, float], ...]
+Key = tuple[tuple[int, Any], ...]
+
+
 def search_with_fixed(
     search: Callable[..., CounterfactualResult],
     model: Any,
@@ -412,17 +430,19 @@ def search_with_fixed(
 
     With ``moves_categories``, ``search`` moves categorical columns itself (it
     takes a :class:`CategoryPlan`): one call per pattern of missing values,
-    instead of one per assignment.
+    instead of one per assignment.  ``options["n_counterfactuals"]`` above 1
+    asks for several options per row (:func:`_search_options`); ``search`` then
+    takes ``excluded`` and ``diversity`` (see
+    :func:`~treelens._counterfactual._optimal.optimal_rows`).
     """
     forest = to_forest(model)
     n_options = options.pop("n_counterfactuals", 1)
-    if n_options != 1:
+    diversity = options.pop("diversity", "moves")
+    if n_options != 1 and moves_categories:
         raise InputError(
-            "`n_counterfactuals` above 1 is not available yet for models with "
-            "categorical splits (a pipeline's encoded columns) or rows with "
-            f"missing values; got n_counterfactuals={n_options!r}, expected 1."
+            "`n_counterfactuals` needs the exact search; got "
+            f"n_counterfactuals={n_options!r} with {method}."
         )
-    options.pop("diversity", None)
     if options.pop("isolation_forest", None) is not None:
         raise InputError(
             "`isolation_forest` is not available yet for models with categorical "
@@ -453,8 +473,7 @@ def search_with_fixed(
     # fixed way).  The cost and epsilon are resolved once, on the whole
     # reference (missing values ignored), for every search alike.
     cost, epsilon = _resolved(problem, cost), problem.epsilon
-    codes = problem.X
-    n, n_features = codes.shape
+    n_features = problem.X.shape[1]
     cats = split_categorical(forest)
     costs = resolve_category_cost(forest, category_cost)
     allowed = allowed_codes(forest, constraints)
@@ -465,46 +484,21 @@ def search_with_fixed(
         immutable[feature_index(forest, key)] = True
     ref = problem.reference
     ref_rows = None if ref is None else np.nan_to_num(ref)
-    best = np.full(n, np.inf)
-    out = {
-        "X_cf": np.full((n, n_features), np.nan),
-        "found": np.zeros(n, dtype=bool),
-        "cost": np.full(n, np.inf),
-        "reason": np.full(n, None, dtype=object),
-        "tree": np.full(n, -1, dtype=np.intp),
-        "leaf": np.full(n, -1, dtype=np.intp),
-    }
-    status = np.full(n, "infeasible", dtype=object)
-    gap = np.full(n, np.inf)
-    status[problem.at_target], gap[problem.at_target] = "optimal", 0.0
     todo = np.flatnonzero(~problem.at_target)
+    arguments = (target, cost, epsilon, options)
     if moves_categories:
-        state = (best, out, status, gap)
-        arguments = (target, cost, epsilon, options)
+        state = _State.empty(problem)
         categorical = (cats, allowed, immutable, costs)
         _search_per_missing_pattern(search, forest, problem, todo, categorical,
                                     constraints, ref_rows, arguments, state)  # fmt: skip
-        return _finish(problem, out, method, status, gap)
-    pairs: list[tuple[float, int, tuple[tuple[int, float], ...]]] = []
+        return _finish(problem, state, method)
+    pairs: list[tuple[float, int, Fixed]] = []
     for i in todo.tolist():
-        pairs += _row_pairs(forest, i, codes[i], (cats, allowed, immutable, costs),
+        pairs += _row_pairs(forest, i, problem.X[i], (cats, allowed, immutable, costs),
                             problem.fill)  # fmt: skip
     pairs.sort(key=lambda item: item[0])
-    levels = sorted({p for p, _, _ in pairs})
-    for level in levels:
-        groups: dict[tuple[tuple[int, Any], ...], list[int]] = {}
-        exact: dict[tuple[tuple[int, Any], ...], tuple[tuple[int, float], ...]] = {}
-        for price, i, fixed in pairs:
-            if price == level and price < best[i]:
-                groups.setdefault(_key(fixed), []).append(i)
-                exact.setdefault(_key(fixed), fixed)
-        for group_key, rows_list in groups.items():
-            rows = np.array(rows_list, dtype=np.intp)
-            _search_group(
-                search, forest, problem, exact[group_key], rows, level, constraints,
-                ref_rows, (target, cost, epsilon, options), best, out, status, gap,
-            )  # fmt: skip
-    return _finish(problem, out, method, status, gap)
+    context = _Context(search, forest, problem, constraints, ref_rows, arguments)
+    return _search_options(context, pairs, n_options, diversity, method)
 
 
 def _resolved(problem: Any, cost: Any) -> Any:
@@ -551,22 +545,140 @@ def _row_pairs(
     return out
 
 
-def _finish(
-    problem: Any,
-    out: dict[str, NDArray[Any]],
-    method: str,
-    status: NDArray[np.object_],
-    gap: NDArray[np.float64],
-) -> CounterfactualResult:
-    unresolved = (~out["found"]) & (out["reason"] == None)
-    out["reason"][unresolved & ~problem.at_target] = "no candidate flips the ensemble"
+@dataclass
+class _State:
+    """The best answer of each row found so far (for one option)."""
+
+    X_cf: NDArray[np.float64]
+    found: NDArray[np.bool_]
+    cost: NDArray[np.float64]
+    reason: NDArray[np.object_]
+    tree: NDArray[np.intp]
+    leaf: NDArray[np.intp]
+    status: NDArray[np.object_]
+    gap: NDArray[np.float64]
+
+    @classmethod
+    def empty(cls, problem: Problem) -> _State:
+        n, n_features = problem.X.shape
+        status = np.full(n, "infeasible", dtype=object)
+        gap = np.full(n, np.inf)
+        status[problem.at_target], gap[problem.at_target] = "optimal", 0.0
+        return cls(
+            X_cf=np.full((n, n_features), np.nan),
+            found=np.zeros(n, dtype=bool),
+            cost=np.full(n, np.inf),
+            reason=np.full(n, None, dtype=object),
+            tree=np.full(n, -1, dtype=np.intp),
+            leaf=np.full(n, -1, dtype=np.intp),
+            status=status,
+            gap=gap,
+        )
+
+
+@dataclass
+class _Under:
+    """The answers of some rows under one assignment: the numeric search's
+    (its cost alone, without the assignment's price), the fixed values
+    written in; ``status`` ``"infeasible"`` where proven that none exists."""
+
+    found: NDArray[np.bool_]
+    X_cf: NDArray[np.float64]
+    cost: NDArray[np.float64]
+    tree: NDArray[np.intp]
+    leaf: NDArray[np.intp]
+    status: NDArray[np.object_]
+    gap: NDArray[np.float64]
+    reason: NDArray[np.object_]
+
+    @classmethod
+    def empty(cls, m: int, n_features: int) -> _Under:
+        return cls(
+            found=np.zeros(m, dtype=bool),
+            X_cf=np.full((m, n_features), np.nan),
+            cost=np.full(m, np.inf),
+            tree=np.full(m, -1, dtype=np.intp),
+            leaf=np.full(m, -1, dtype=np.intp),
+            status=np.full(m, "infeasible", dtype=object),
+            gap=np.full(m, np.inf),
+            reason=np.full(m, None, dtype=object),
+        )
+
+    @classmethod
+    def gather(cls, entries: list[tuple[_Under, int]]) -> _Under:
+        """The rows ``position`` of the answers ``under``, stacked."""
+        names = [item.name for item in fields(cls)]
+        return cls(
+            **{
+                name: np.stack([getattr(u, name)[p] for u, p in entries])
+                for name in names
+            }
+        )
+
+    def keep(self, positions: NDArray[np.intp], result: CounterfactualResult) -> None:
+        """Keep ``result``'s answers (of the rows ``positions``) where cheaper."""
+        found = result.found_
+        m = found.size
+        status = np.full(m, "optimal", dtype=object)
+        gap = np.zeros(m)
+        if result.status_ is not None:
+            status = np.asarray(result.status_, dtype=object)
+            gap = np.zeros(m) if result.gap_ is None else np.asarray(result.gap_)
+        better = found & (result.cost_ < self.cost[positions])
+        p = positions[better]
+        self.found[p] = True
+        self.X_cf[p] = np.asarray(result.X_cf_)[better]
+        self.cost[p] = result.cost_[better]
+        self.tree[p], self.leaf[p] = result.tree_[better], result.leaf_[better]
+        self.status[p], self.gap[p], self.reason[p] = status[better], gap[better], None
+        lost = positions[~found]
+        keep = (self.reason[lost] == None) & ~self.found[lost]
+        self.reason[lost[keep]] = result.reason_[~found][keep]
+        timed = positions[status == "time_limit"]
+        self.status[timed[self.status[timed] == "infeasible"]] = "time_limit"
+
+    def write(self, fixed: Fixed) -> None:
+        """Write the fixed values into the answers."""
+        for j, v in fixed:
+            self.X_cf[:, j] = v
+
+
+def _record(rows: NDArray[np.intp], under: _Under, price: float, state: _State) -> None:
+    """Keep, per row, the cheaper of its best answer and its answer under an
+    assignment of category cost ``price`` (rows are distinct)."""
+    total = under.cost + price
+    better = under.found & (total < state.cost[rows])
+    r = rows[better]
+    state.X_cf[r], state.cost[r], state.found[r] = (
+        under.X_cf[better],
+        total[better],
+        True,
+    )
+    state.tree[r], state.leaf[r] = under.tree[better], under.leaf[better]
+    state.status[r], state.gap[r] = under.status[better], under.gap[better]
+    state.reason[r] = None
+    lost = rows[~under.found]
+    keep = state.reason[lost] == None
+    state.reason[lost[keep]] = under.reason[~under.found][keep]
+    timed = rows[under.status == "time_limit"]
+    state.status[timed[state.status[timed] == "infeasible"]] = "time_limit"
+
+
+def _finish(problem: Problem, state: _State, method: str) -> CounterfactualResult:
+    unresolved = (~state.found) & (state.reason == None)
+    state.reason[unresolved & ~problem.at_target] = "no candidate flips the ensemble"
     exact = method == "optimal_counterfactual"
     return finish(
         problem,
-        **out,
+        X_cf=state.X_cf,
+        found=state.found,
+        cost=state.cost,
+        reason=state.reason,
+        tree=state.tree,
+        leaf=state.leaf,
         method=method,
-        status=status if exact else None,
-        gap=np.where(out["found"], gap, np.inf) if exact else None,
+        status=state.status if exact else None,
+        gap=np.where(state.found, state.gap, np.inf) if exact else None,
     )
 
 
@@ -596,18 +708,17 @@ class CategoryPlan:
 def _search_per_missing_pattern(
     search: Callable[..., CounterfactualResult],
     forest: Forest,
-    problem: Any,
+    problem: Problem,
     todo: NDArray[np.intp],
     categorical: tuple[Any, ...],
     constraints: Constraints | None,
     ref_rows: NDArray[np.float64] | None,
     arguments: tuple[Any, Any, Any, dict[str, Any]],
-    state: tuple[Any, ...],
+    state: _State,
 ) -> None:
     """One search per pattern of missing values and choice of the values
     filled among them, categories moved by the search itself
     (:class:`CategoryPlan`)."""
-    out = state[1]
     target_spec, cost_spec, epsilon, options = arguments
     codes = problem.X
     missing = np.isnan(codes[todo])
@@ -623,35 +734,35 @@ def _search_per_missing_pattern(
             X = codes[members].copy()
             X[:, nan_j] = 0.0  # never read: every node on them is constant
             plan = _filled_plan(forest, problem.fill, categorical, filled, X)
-            rows, goal = members, target_spec
+            under = _Under.empty(members.size, codes.shape[1])
+            run = np.ones(members.size, dtype=bool)
             if problem.target.kind == "other" and filled.any():
                 # "Another class than the row's own prediction": rows the
                 # filled values alone move are done.
                 moved = sub.predict(X) != problem.current[members]
-                _record_best(members[moved], X[moved], np.full(moved.sum(), price),
-                             fixed, state, None, None)  # fmt: skip
-                rows, X = members[~moved], X[~moved]
-            if not rows.size:
-                continue
-            result = search(
-                sub,
-                X,
-                target=goal,
-                cost=cost_spec,
-                epsilon=epsilon,
-                constraints=_sub_constraints(forest, constraints, nan_j, problem.frame),
-                reference=None
-                if ref_rows is None
-                else _fixed_reference(ref_rows, nan_j),
-                categories=plan,
-                **options,
-            )
-            found = result.found_
-            _record_best(rows[found], result.X_cf_[found], result.cost_[found] + price,
-                         fixed, state, result, np.flatnonzero(found))  # fmt: skip
-            lost = rows[~found]
-            keep = out["reason"][lost] == None
-            out["reason"][lost[keep]] = result.reason_[~found][keep]
+                under.found[moved], under.X_cf[moved] = True, X[moved]
+                under.cost[moved], under.status[moved] = 0.0, "optimal"
+                under.gap[moved] = 0.0
+                run = ~moved
+            if run.any():
+                result = search(
+                    sub,
+                    X[run],
+                    target=target_spec,
+                    cost=cost_spec,
+                    epsilon=epsilon,
+                    constraints=_sub_constraints(
+                        forest, constraints, nan_j, problem.frame
+                    ),
+                    reference=None
+                    if ref_rows is None
+                    else _fixed_reference(ref_rows, nan_j),
+                    categories=plan,
+                    **options,
+                )
+                under.keep(np.flatnonzero(run), result)
+            under.write(fixed)
+            _record(members, under, price, state)
 
 
 def _fill_choices(
@@ -705,50 +816,157 @@ def _filled_plan(
     return CategoryPlan(allowed=allowed, immutable=immutable, costs=costs)
 
 
-def _record_best(
-    rows: NDArray[np.intp],
-    X_cf: NDArray[np.float64],
-    total: NDArray[np.float64],
-    fixed: tuple[tuple[int, float], ...],
-    state: tuple[Any, ...],
-    result: CounterfactualResult | None,
-    positions: NDArray[np.intp] | None,
-) -> None:
-    """Keep, per row, the cheapest of several answers (rows may repeat)."""
-    if not rows.size:
-        return
-    order = np.lexsort((np.arange(rows.size), total, rows))
-    first = order[np.unique(rows[order], return_index=True)[1]]
-    best, out, status, gap = state
-    _record(rows[first], X_cf[first], total[first], fixed, 0.0, best, out, status,
-            gap, result, None if positions is None else positions[first])  # fmt: skip
-
-
 def _frame(X: Any) -> Any:
     return X if hasattr(X, "iloc") and hasattr(X, "columns") else None
 
 
-def _key(fixed: tuple[tuple[int, float], ...]) -> tuple[tuple[int, Any], ...]:
+def _key(fixed: Fixed) -> Key:
     return tuple((j, "nan" if np.isnan(v) else float(v)) for j, v in fixed)
 
 
-def _search_group(
-    search: Callable[..., CounterfactualResult],
-    forest: Forest,
-    problem: Any,
-    fixed: tuple[tuple[int, float], ...],
-    rows: NDArray[np.intp],
-    price: float,
-    constraints: Constraints | None,
-    ref_rows: NDArray[np.float64] | None,
-    arguments: tuple[Any, Any, Any, dict[str, Any]],
-    best: NDArray[np.float64],
-    out: dict[str, NDArray[Any]],
-    status: NDArray[np.object_],
-    gap: NDArray[np.float64],
+@dataclass(frozen=True)
+class _Context:
+    """What every search under an assignment shares."""
+
+    search: Callable[..., CounterfactualResult]
+    forest: Forest
+    problem: Problem
+    constraints: Constraints | None
+    ref_rows: NDArray[np.float64] | None
+    arguments: tuple[Any, Any, Any, dict[str, Any]]
+
+
+def _search_options(
+    context: _Context,
+    pairs: list[tuple[float, int, Fixed]],
+    n_options: int,
+    diversity: Diversity,
+    method: str,
+) -> CounterfactualResult:
+    """Option after option, the cheapest answer of each row over the
+    assignments that differs from the row's earlier options.
+
+    An earlier option binds the numeric search under an assignment only when
+    the assignment makes all of its categorical moves
+    (:class:`~treelens._counterfactual._options.CategoryOption`); an answer
+    under an assignment whose binding options are the same as for an earlier
+    option is that option's answer again (kept in ``cache``).
+    """
+    problem = context.problem
+    codes = problem.X
+    n, n_features = codes.shape
+    cats = split_categorical(context.forest)
+    fixed_columns = np.zeros((n, n_features), dtype=bool)
+    fixed_columns[:, cats] = True
+    fixed_columns |= np.isnan(codes)
+    earlier: list[list[CategoryOption]] = [[] for _ in range(n)]
+    cache: dict[tuple[int, Key], tuple[int, _Under, int]] = {}
+    results: list[CounterfactualResult] = []
+    active = ~problem.at_target
+    for option in range(n_options):
+        state = _State.empty(problem)
+        if results:
+            # No earlier option, so none under more conditions either.
+            last = results[-1]
+            assert last.status_ is not None and last.gap_ is not None  # exact
+            gone = ~problem.at_target & ~active
+            state.status[gone] = last.status_[gone]
+            state.gap[gone] = last.gap_[gone]
+            state.reason[gone] = [r or REASON_NO_OPTION for r in last.reason_[gone]]
+        _search_levels(context, pairs, active, state, earlier, cache, diversity)
+        if option:
+            lost = active & ~state.found & (state.status == "infeasible")
+            state.reason[lost] = REASON_NO_OPTION
+        results.append(_finish(problem, state, method))
+        active &= results[-1].found_
+        for i in np.flatnonzero(active).tolist():
+            x, x_cf, held = codes[i], state.X_cf[i], fixed_columns[i]
+            moves = category_moves(
+                x, [(j, x_cf[j]) for j in np.flatnonzero(held).tolist()],
+                context.forest.n_categories, diversity,
+            )  # fmt: skip
+            numeric = Option(
+                np.where(held, 0.0, x), np.where(held, 0.0, x_cf), diversity
+            )
+            earlier[i].append(CategoryOption(moves, numeric))
+    return stack_options(results, problem)
+
+
+def _search_levels(
+    context: _Context,
+    pairs: list[tuple[float, int, Fixed]],
+    active: NDArray[np.bool_],
+    state: _State,
+    earlier: list[list[CategoryOption]],
+    cache: dict[tuple[int, Key], tuple[int, _Under, int]],
+    diversity: Diversity,
 ) -> None:
-    """Search ``rows`` with the features of ``fixed`` held at their values."""
-    target_spec, cost_spec, epsilon, options = arguments
+    """One option of the ``active`` rows: assignments by increasing category
+    cost, rows sharing one searched together, each skipped once its price
+    alone reaches the row's best."""
+    codes = context.problem.X
+    k = context.forest.n_categories
+    cats = split_categorical(context.forest)
+    levels = sorted({price for price, i, _ in pairs if active[i]})
+    for level in levels:
+        groups: dict[Key, list[int]] = {}
+        exact: dict[Key, Fixed] = {}
+        for price, i, fixed in pairs:
+            if price == level and active[i] and price < state.cost[i]:
+                groups.setdefault(_key(fixed), []).append(i)
+                exact.setdefault(_key(fixed), fixed)
+        for group_key, members in groups.items():
+            fixed = exact[group_key]
+            searched: list[int] = []
+            excluded: list[list[Option]] = []
+            again: list[int] = []
+            for i in members:
+                binding: list[CategoryOption] = []
+                if earlier[i]:
+                    moves = category_moves(
+                        codes[i], _held_values(codes[i], fixed, cats), k, diversity
+                    )
+                    binding = [e for e in earlier[i] if e.binds(moves)]
+                    if not all(e.has_numeric_moves for e in binding):
+                        continue  # every point under it repeats an earlier option
+                entry = cache.get((i, group_key))
+                if entry is not None and entry[0] == len(binding):
+                    again.append(i)
+                else:
+                    searched.append(i)
+                    excluded.append([e.numeric for e in binding])
+            if searched:
+                rows = np.array(searched, dtype=np.intp)
+                under = _search_group(context, fixed, rows, excluded, diversity)
+                _record(rows, under, level, state)
+                for p, i in enumerate(searched):
+                    cache[(i, group_key)] = (len(excluded[p]), under, p)
+            if again:
+                under = _Under.gather([cache[(i, group_key)][1:] for i in again])
+                _record(np.array(again, dtype=np.intp), under, level, state)
+
+
+def _held_values(
+    x: NDArray[np.float64], fixed: Fixed, cats: NDArray[np.intp]
+) -> list[tuple[int, float]]:
+    """The values an assignment gives the categorical columns and the missing
+    values of row ``x`` (:data:`_FILLED` for one filled)."""
+    values = dict(fixed)
+    held = sorted({*cats.tolist(), *np.flatnonzero(np.isnan(x)).tolist()})
+    return [(j, values.get(j, _FILLED)) for j in held]
+
+
+def _search_group(
+    context: _Context,
+    fixed: Fixed,
+    rows: NDArray[np.intp],
+    excluded: list[list[Option]],
+    diversity: Diversity,
+) -> _Under:
+    """Search ``rows`` with the features of ``fixed`` held at their values, each
+    row's answer differing from the options ``excluded`` for it."""
+    problem, forest = context.problem, context.forest
+    target_spec, cost_spec, epsilon, options = context.arguments
     sub = fixed_forest(forest, fixed)
     keep_support(sub, problem.support)
     fixed_j = np.array([j for j, _ in fixed], dtype=np.intp)
@@ -756,9 +974,13 @@ def _search_group(
     X[:, fixed_j] = 0.0  # never read: every node on them is constant
     if problem.fill is not None:  # the values filled, at their start
         X = np.where(np.isnan(X), problem.fill.start, X)
+    under = _Under.empty(rows.size, X.shape[1])
     target = problem.target
     run = np.ones(rows.size, dtype=bool)
-    sub_constraints = _sub_constraints(forest, constraints, fixed_j, problem.frame)
+    sub_constraints = _sub_constraints(
+        forest, context.constraints, fixed_j, problem.frame
+    )
+    ref_rows = context.ref_rows
     sub_reference = None if ref_rows is None else _fixed_reference(ref_rows, fixed_j)
     searches: list[tuple[Any, NDArray[np.bool_]]] = [(target_spec, run)]
     strict = problem.margin.any or problem.min_leaf_samples is not None
@@ -773,15 +995,23 @@ def _search_group(
         searches = [(k, current != k) for k in classes]
     elif target.kind == "other":
         # "Another class than the row's own prediction", not than the prediction
-        # under this assignment: rows this assignment already moves are done.
-        moved = sub.predict(X) != problem.current[rows]
-        _record(rows[moved], X[moved], np.zeros(moved.sum()), fixed, price,
-                best, out, status, gap, None, None)  # fmt: skip
-        searches = [(target_spec, ~moved)]
+        # under this assignment: rows this assignment already moves are done
+        # (they move no number, which differs from every binding option).
+        moved = np.flatnonzero(sub.predict(X) != problem.current[rows])
+        under.found[moved], under.X_cf[moved], under.cost[moved] = True, X[moved], 0.0
+        under.status[moved], under.gap[moved] = "optimal", 0.0
+        searches = [(target_spec, ~under.found)]
     for goal, run in searches:
         if not run.any():
             continue
-        result = search(
+        positions = np.flatnonzero(run)
+        extra: dict[str, Any] = {}
+        if any(excluded[p] for p in positions.tolist()):
+            extra = {
+                "excluded": [excluded[p] for p in positions],
+                "diversity": diversity,
+            }
+        result = context.search(
             sub,
             X[run],
             target=goal,
@@ -790,17 +1020,11 @@ def _search_group(
             constraints=sub_constraints,
             reference=sub_reference,
             **options,
+            **extra,
         )
-        idx = rows[run]
-        found = result.found_
-        _record(idx[found], result.X_cf_[found], result.cost_[found], fixed, price,
-                best, out, status, gap, result, np.flatnonzero(found))  # fmt: skip
-        first = idx[~found]
-        keep = out["reason"][first] == None
-        out["reason"][first[keep]] = result.reason_[~found][keep]
-        if result.status_ is not None:
-            timed = idx[result.status_ == "time_limit"]
-            status[timed[status[timed] == "infeasible"]] = "time_limit"
+        under.keep(positions, result)
+    under.write(fixed)
+    return under
 
 
 def _fixed_reference(
@@ -809,45 +1033,3 @@ def _fixed_reference(
     out = ref.copy()
     out[:, fixed_j] = 0.0
     return out
-
-
-def _record(
-    rows: NDArray[np.intp],
-    X_cf: NDArray[np.float64],
-    numeric_cost: NDArray[np.float64],
-    fixed: tuple[tuple[int, float], ...],
-    price: float,
-    best: NDArray[np.float64],
-    out: dict[str, NDArray[Any]],
-    status: NDArray[np.object_],
-    gap: NDArray[np.float64],
-    result: CounterfactualResult | None,
-    positions: NDArray[np.intp] | None,
-) -> None:
-    total = np.asarray(numeric_cost, dtype=np.float64) + price
-    better = total < best[rows]
-    if not better.any():
-        return
-    rows, X_cf, total = rows[better], np.array(X_cf[better]), total[better]
-    for j, v in fixed:
-        X_cf[:, j] = v
-    best[rows] = total
-    out["X_cf"][rows] = X_cf
-    out["cost"][rows] = total
-    out["found"][rows] = True
-    out["reason"][rows] = None
-    if result is not None and positions is not None:
-        chosen = positions[better]
-        out["tree"][rows] = result.tree_[chosen]
-        out["leaf"][rows] = result.leaf_[chosen]
-        if result.status_ is not None:
-            status[rows] = result.status_[chosen]
-            gap[rows] = result.gap_[chosen] if result.gap_ is not None else 0.0
-        else:
-            status[rows] = "optimal"
-            gap[rows] = 0.0
-    else:
-        out["tree"][rows] = -1
-        out["leaf"][rows] = -1
-        status[rows] = "optimal"
-        gap[rows] = 0.0

@@ -111,7 +111,7 @@ def counterfactual(
         Options per row, each differing from the earlier ones and proven
         least-cost given them (see :func:`optimal_counterfactual`); the result
         holds one entry per row and option (``row_``, ``option_``).  Needs the
-        exact search; not yet with categorical splits or missing values.
+        exact search.
     diversity : {"moves", "features"}, default="moves"
         How options differ (see :func:`optimal_counterfactual`).
     min_leaf_samples : int, optional

@@ -27,7 +27,7 @@ import dataclasses
 import time
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -79,7 +79,7 @@ from ._problem import (
 from ._streaming import search_in_chunks
 from ._targets import encode_classes
 
-__all__ = ["optimal_counterfactual"]
+__all__ = ["optimal_counterfactual", "optimal_rows"]
 
 #: Default bound on the memory the program of one model may need (bytes).
 DEFAULT_MEMORY_BUDGET = 2**30
@@ -163,10 +163,10 @@ def optimal_counterfactual(
     n_counterfactuals : int, default=1
         Options per row, in cost order, each proven optimal given the earlier
         ones (no-good cuts); one entry per row and option (``row_``, ``option_``).
-        Not yet with categorical splits or missing values (refused).
     diversity : {"moves", "features"}, default="moves"
         Each option leaves out a (feature, direction) change (``"moves"``) or a
-        changed feature (``"features"``) of every earlier one (:mod:`._options`).
+        changed feature (``"features"``) of every earlier one (:mod:`._options`;
+        a change to a category is a move, and so is a missing value filled).
     min_leaf_samples : int, optional
         Every reached leaf holds at least this many rows (of ``reference``,
         routed, else the stored training counts).
@@ -228,20 +228,58 @@ def optimal_counterfactual(
     n_options = check_options(n_counterfactuals, diversity)
     check_fill(model, fill_missing, fill_cost, reference, constraints)
     if needs_fixed_search(model, X):
-        return search_with_fixed(optimal_counterfactual, model, X,
+        return search_with_fixed(optimal_rows, model, X,
                                  **_arguments(locals()))  # fmt: skip
     given = locals()
-    problem = prepare_problem(model, X, **{k: given[k] for k in _PROBLEM_ARGUMENTS})
+    return optimal_rows(
+        model,
+        cast(ArrayLike, X),  # not chunks: those were solved chunk by chunk
+        time_limit=time_limit,
+        warm_start=warm_start,
+        memory_budget=memory_budget,
+        n_counterfactuals=n_options,
+        diversity=diversity,
+        **{k: given[k] for k in _PROBLEM_ARGUMENTS},
+    )
+
+
+def optimal_rows(
+    model: ModelLike,
+    X: ArrayLike,
+    *,
+    time_limit: float,
+    warm_start: bool,
+    memory_budget: int,
+    n_counterfactuals: int = 1,
+    diversity: Diversity = "moves",
+    excluded: list[list[Option]] | None = None,
+    **problem_arguments: Any,
+) -> CounterfactualResult:
+    """The exact search of :func:`optimal_counterfactual` on rows of numbers.
+
+    ``excluded``, one list per row of ``X``: options (:class:`Option`) every
+    answer of that row must differ from, as if they were earlier options (the
+    search over categories passes those of earlier options found under other
+    categories).  ``problem_arguments`` are those of :func:`prepare_problem`.
+    """
+    problem = prepare_problem(model, X, **problem_arguments)
     program = _program_of(problem, float(memory_budget))
     todo = np.flatnonzero(~problem.at_target)
     tweak = None
-    if warm_start and todo.size:
+    if warm_start and todo.size and excluded is None:
         tweak = _tweak_start(
-            problem, todo, target, cost, constraints, infer, memory_budget
+            problem,
+            todo,
+            problem_arguments["target"],
+            problem_arguments["cost"],
+            problem_arguments["constraints"],
+            problem_arguments.get("infer", True),
+            memory_budget,
         )
+    given = None if excluded is None else [excluded[i] for i in todo.tolist()]
     return _solve_rows(
-        problem, program, todo, tweak, float(time_limit), warm_start, n_options,
-        diversity,
+        problem, program, todo, tweak, float(time_limit), warm_start,
+        n_counterfactuals, diversity, given,
     )  # fmt: skip
 
 
@@ -399,7 +437,10 @@ def _solve_rows(
     warm_start: bool = True,
     n_options: int = 1,
     diversity: Diversity = "moves",
+    excluded: list[list[Option]] | None = None,
 ) -> CounterfactualResult:
+    """Solve each row of ``todo`` for ``n_options`` options; ``excluded``: per
+    row of ``todo``, options every answer must differ from as well."""
     n, n_features = problem.X.shape
     out = _Answers.empty(n_options, n, n_features)
     for position, i in enumerate(todo):  # one program per row and option
@@ -409,7 +450,7 @@ def _solve_rows(
             known = _on_grid(
                 program, tweak.X_cf_[position], row.points, row.terms, problem.cost.norm
             )
-        earlier: list[Option] = []
+        earlier: list[Option] = [] if excluded is None else list(excluded[position])
         for option in range(n_options):
             if option and not out.found[option - 1, i]:
                 # No earlier option, so none under more conditions either.
@@ -452,7 +493,7 @@ def _solve_rows(
         )
         for o in range(n_options)
     ]
-    return stack_options(results, problem.at_target)
+    return stack_options(results, problem)
 
 
 def _price_row(problem: Problem, program: ForestProgram, i: int) -> _Row:

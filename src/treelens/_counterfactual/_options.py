@@ -15,6 +15,19 @@ proven optimal given the earlier ones.  "Differs" is one of:
     changed by every earlier option, whatever the direction, so the changed
     feature sets are pairwise different and none contains an earlier one.
 
+Over categorical columns (a pipeline's encoded columns, a model's native
+categorical splits) a *move* is a change of a column to one category: "to
+self-employed" and "to retired" are two moves of ``employment``, as "up" and
+"down" are two of a number (a category has no direction; what it is changed to
+is what an applicant acts on).  With ``"features"`` a changed column is one
+changed feature, whatever its new category.  A missing value kept missing is
+no move; one filled (``fill_missing``) is a move of its own, whatever the
+value (a category filled in: as a change to that category).  The search over categories (:mod:`._categorical`) fixes the
+categories of each candidate (an *assignment*), so an earlier option constrains
+the numeric search under an assignment only when every categorical move of the
+earlier option is one of the assignment's (:class:`CategoryOption`): then the
+numeric moves must leave one of its numeric moves out.
+
 On the cell grid of the program each cell's point lies above, at, or below
 ``x_j``, so "option ``o`` makes move ``(j, s)``" is the sum of the cell binaries
 of feature ``j`` whose points lie on side ``s``; the condition is one linear row
@@ -24,6 +37,8 @@ number less one.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -32,7 +47,14 @@ from numpy.typing import NDArray
 from .._exceptions import InputError
 from ._milp._program import ForestProgram
 
-__all__ = ["Diversity", "Option", "check_options", "option_cut"]
+__all__ = [
+    "CategoryOption",
+    "Diversity",
+    "Option",
+    "category_moves",
+    "check_options",
+    "option_cut",
+]
 
 Diversity = Literal["moves", "features"]
 
@@ -118,3 +140,75 @@ def option_cut(
     blocks = option.blocked_cells(program, points, x)
     cells = np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.intp)
     return cells, float(len(blocks) - 1)
+
+
+def category_moves(
+    x: NDArray[np.float64],
+    values: Iterable[tuple[int, float]],
+    n_categories: NDArray[np.intp],
+    diversity: Diversity,
+) -> frozenset[tuple[int, int]]:
+    """The moves of a point, on the columns a search over categories fixes, for
+    the row ``x`` (of category codes): ``values`` holds the point's value of
+    each categorical column and of each column missing in ``x``, as
+    ``(feature, value)`` pairs.
+
+    ``"moves"``: ``(feature, new code)`` per changed categorical column;
+    ``"features"``: ``(feature, -1)``.  A missing value kept missing (NaN) is no
+    move; a missing value filled is one: ``(feature, -1)`` for a number, and as
+    a change for a category.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.array([0.0, 2.0, np.nan, np.nan])
+    >>> k = np.array([3, 3, 3, 0])
+    >>> sorted(category_moves(x, [(0, 1.0), (1, 2.0), (2, np.nan)], k, "moves"))
+    [(0, 1)]
+    >>> sorted(category_moves(x, [(0, 1.0), (1, 0.0)], k, "features"))
+    [(0, -1), (1, -1)]
+    >>> sorted(category_moves(x, [(2, 0.0), (3, 1.5)], k, "moves"))
+    [(2, 0), (3, -1)]
+    """
+    from .._core._features import category_codes
+
+    out = set()
+    for j, v in values:
+        if np.isnan(v):
+            continue  # kept missing
+        k = int(n_categories[j])
+        if k == 0:  # a number: filled (the only change on these columns)
+            if np.isnan(x[j]):
+                out.add((int(j), -1))
+            continue
+        new = int(category_codes(np.array([v]), k)[0])
+        if np.isnan(x[j]) or new != int(category_codes(np.array([x[j]]), k)[0]):
+            out.add((int(j), new if diversity == "moves" else -1))
+    return frozenset(out)
+
+
+@dataclass(frozen=True)
+class CategoryOption:
+    """An earlier option of one row of a search over categories.
+
+    Attributes
+    ----------
+    categories : frozenset of (int, int)
+        Its categorical moves (:func:`category_moves`).
+    numeric : Option
+        Its numeric moves, in the numbers the numeric search sees (categorical
+        and missing columns held at 0).
+    """
+
+    categories: frozenset[tuple[int, int]]
+    numeric: Option
+
+    def binds(self, categories: frozenset[tuple[int, int]]) -> bool:
+        """Whether a point with these categorical moves must leave out one of
+        this option's numeric moves (it makes every categorical move of it)."""
+        return self.categories <= categories
+
+    @property
+    def has_numeric_moves(self) -> bool:
+        """Whether it moves a number (else no point that :meth:`binds` differs)."""
+        return bool(self.numeric.moved.any())

@@ -702,15 +702,19 @@ def _plausibility(
 
 
 def stack_options(
-    results: list[CounterfactualResult], at_target: NDArray[np.bool_]
+    results: list[CounterfactualResult], problem: Problem
 ) -> CounterfactualResult:
-    """One result from the results of each option (same rows), row by row.
+    """One result from the results of each option (same rows of ``problem``),
+    row by row.
 
     Rows that already had the target have one option (themselves); their
-    further options are not found, with :data:`REASON_AT_TARGET`.
+    further options are not found, with :data:`REASON_AT_TARGET`.  Rows given
+    as a DataFrame give ``X_`` and ``X_cf_`` as DataFrames in the same columns
+    and dtypes, each row's index label repeated for its options.
     """
     if len(results) == 1:
         return results[0]
+    at_target = problem.at_target
     k, n = len(results), len(results[0])
     changes: dict[str, Any] = {}
     per_feature = {"epsilon_", "margin_", "row_", "option_", "fill_start_"}
@@ -723,7 +727,9 @@ def stack_options(
     grid[:, 1:] = at_target[:, None]
     later = grid.ravel()
     changes["found_"][later] = False
-    changes["X_cf_"][later] = np.nan
+    for name in ("X_cf_", "X_cf_codes_"):
+        if name in changes:
+            changes[name][later] = np.nan
     changes["cost_"][later] = np.inf
     changes["reason_"][later] = REASON_AT_TARGET
     changes["cf_prediction_"][later] = None
@@ -735,4 +741,12 @@ def stack_options(
         changes["gap_"][later] = np.nan
     changes["row_"] = np.repeat(np.arange(n, dtype=np.intp), k)
     changes["option_"] = np.tile(np.arange(1, k + 1, dtype=np.intp), n)
+    if problem.frame is not None:
+        from .._core._features import decode
+
+        frame = problem.frame.iloc[changes["row_"]]
+        changes["X_"] = frame.copy()
+        X_cf = decode(problem.forest, changes["X_cf_codes_"], like=frame)
+        X_cf.index = frame.index
+        changes["X_cf_"] = X_cf
     return dataclasses.replace(results[0], **changes)
