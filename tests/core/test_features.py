@@ -62,7 +62,17 @@ def _reference_decode(forest, codes, like):
     for j, spec in enumerate(forest.features):
         x = codes[:, j]
         if spec.kind == "categorical":
-            labels = np.array(list(spec.categories) + [None], dtype=object)
+            # Missing: the first missing value of the user's column (None and
+            # nan are different categories to an encoder), else nan.
+            missing = np.nan
+            if like is not None and spec.name in like.columns:
+                user = like[spec.name]
+                if (
+                    not isinstance(user.dtype, pd.CategoricalDtype)
+                    and user.isna().any()
+                ):
+                    missing = user[user.isna()].iloc[0]
+            labels = np.array(list(spec.categories) + [missing], dtype=object)
             k = spec.n_categories
             with np.errstate(invalid="ignore"):
                 valid = (x >= 0) & (x < k) & (x == np.floor(x))

@@ -339,3 +339,30 @@ def test_an_assignment_cut_short_leaves_the_row_unproven(monkeypatch):
     assert model.predict(result.X_cf_)[0] == 1
     assert result.status_[0] == "time_limit"
     assert 0 < result.gap_[0] <= 1
+
+
+def test_a_row_missing_its_category_gets_a_counterfactual():
+    # The counterfactual keeps the category missing as nan, the missing value
+    # of the user's column (an encoder takes None as a category of its own).
+    rng = np.random.default_rng(0)
+    n = 300
+    employment = rng.choice(["salaried", "self-employed", "none"], n).astype(object)
+    income = rng.normal(size=n)
+    y = (income + (employment == "salaried") > 0.5).astype(int)
+    employment[rng.random(n) < 0.1] = np.nan
+    X = pd.DataFrame({"employment": employment, "income": income})
+    encoder = ColumnTransformer(
+        [("oh", OneHotEncoder(handle_unknown="ignore"), ["employment"])],
+        remainder="passthrough",
+    )
+    forest = RandomForestClassifier(20, max_depth=4, random_state=0)
+    model = Pipeline([("encode", encoder), ("forest", forest)]).fit(X, y)
+    rows = X[X["employment"].isna() & (model.predict(X) == 0)].iloc[:2]
+    assert len(rows) == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CounterfactualCheckWarning)
+        result = counterfactual(model, rows, target=1)
+    assert result.found_.all()
+    assert (model.predict(result.X_cf_) == 1).all()
+    assert result.X_cf_["employment"].isna().all()
+    assert result.missing_ is not None

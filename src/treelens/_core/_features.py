@@ -267,7 +267,7 @@ def decode(
     """A DataFrame in the user's columns from a routing matrix.
 
     Categorical codes become their labels (the unknown code and NaN become
-    missing), booleans become ``bool``; with ``like`` (the user's frame), each
+    missing: the missing value ``like``'s column holds, else ``nan``), booleans become ``bool``; with ``like`` (the user's frame), each
     column takes the dtype of ``like``'s column where no value changes, and
     columns the model never reads hold ``like``'s first value.
     """
@@ -293,7 +293,8 @@ def _decode_column(
     values: NDArray[Any] | None = None
     if spec.kind == "categorical":
         assert spec.categories is not None
-        labels = np.array(list(spec.categories) + [None], dtype=object)
+        missing = _missing_marker(like, spec.name)
+        labels = np.array(list(spec.categories) + [missing], dtype=object)
         values = labels[category_codes(x, spec.n_categories)]
     elif spec.kind == "numeric":
         values = x
@@ -314,6 +315,19 @@ def _decode_column(
         # The user's categorical dtype, which numpy values would lose.
         return pd.Categorical(column)
     return np.asarray(column.to_numpy())
+
+
+def _missing_marker(like: pd.DataFrame | None, name: str) -> Any:
+    """The missing value of a categorical column: the one the user's column
+    holds (``None`` and ``nan`` are different categories to scikit-learn's
+    encoders), else ``nan``."""
+    if like is not None and name in like.columns:
+        column = like[name]
+        if not isinstance(column.dtype, pd.CategoricalDtype):
+            absent = column[column.isna()]
+            if len(absent):
+                return absent.iloc[0]
+    return np.nan
 
 
 def _like_array(
