@@ -104,22 +104,28 @@ def _notes() -> Iterator[None]:
 
     from .._exceptions import MissingValuesWarning
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            yield
-        finally:
-            seen: set[str] = set()
-            for item in caught:
-                if issubclass(item.category, MissingValuesWarning):
-                    text = " ".join(str(item.message).split())
-                    if text not in seen:
-                        seen.add(text)
-                        typer.echo(f"treelens: note: {text}", err=True)
-                else:
-                    warnings.showwarning(
-                        item.message, item.category, item.filename, item.lineno
-                    )
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as recorded:
+            warnings.simplefilter("always")
+            try:
+                yield
+            finally:
+                caught = list(recorded)
+    finally:
+        # Shown once the recording has ended: inside it, showwarning would
+        # record each warning again, onto the very list being shown.
+        seen: set[str] = set()
+        for item in caught:
+            if issubclass(item.category, MissingValuesWarning):
+                text = " ".join(str(item.message).split())
+                if text not in seen:
+                    seen.add(text)
+                    typer.echo(f"treelens: note: {text}", err=True)
+            else:
+                warnings.showwarning(
+                    item.message, item.category, item.filename, item.lineno
+                )
 
 
 def _is_click_error(exc: BaseException) -> bool:
