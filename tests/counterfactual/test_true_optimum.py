@@ -56,27 +56,6 @@ def test_default_optimum_has_no_cheaper_valid_point(kind, seed, cost):
     assert brute.meets(model, result.X_cf_, x, target).all()
 
 
-@pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("seed", [3, 4])
-def test_optimum_with_continuous_threshold_columns(kind, seed, monkeypatch):
-    # Large programs leave the threshold columns v continuous (whole whenever
-    # the cells are); the optimum must be the same least cost.
-    from treelens._counterfactual._milp import _solve
-
-    monkeypatch.setattr(_solve, "INTEGRAL_THRESHOLDS", 0)
-    model, X = _model(kind, seed, n_features=3, n_trees=3)
-    target = _target(model, kind, seed)
-    for x in X[:3]:
-        result = optimal_counterfactual(model, x, target=target, cost="l1")
-        expected, _ = brute.least_cost(model, x, target, "l1")
-        if np.isinf(expected):
-            assert result.status_[0] == "infeasible"
-            continue
-        assert result.status_[0] == "optimal"
-        brute.assert_proven_optimal(result.cost_[0], expected)
-        assert brute.meets(model, result.X_cf_, x, target).all()
-
-
 @pytest.mark.parametrize("library", ["xgboost", "lightgbm"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_boosting_libraries_in_their_own_dtype(library, seed):

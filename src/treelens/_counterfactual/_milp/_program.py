@@ -35,8 +35,7 @@ model only, built once per model and cached on the :class:`Forest`:
   the chosen point to, so ``y`` need not be declared integer; ``v`` is whole
   whenever ``z`` is, and declared so that HiGHS may branch on ``x_j <= t``
   (measured on 100-tree forests: a fifth to a third fewer nodes, and less time,
-  on the rows that take longest), up to ``_solve.INTEGRAL_THRESHOLDS``
-  thresholds (on 500 trees, probing the extra binaries costs more).  Rows per range of
+  on the rows that take longest).  Rows per range of
   cells inside a leaf box (``sum y_l <= z_{j,a} + ... + z_{j,b}``) tighten the
   relaxation a little but, measured on forests of 100 trees with a known
   counterfactual as cutoff, made HiGHS slower (about 1.4 times over 16 rows):
