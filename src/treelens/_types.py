@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 if TYPE_CHECKING:
     import pandas as pd
     from sklearn.ensemble import IsolationForest
+    from sklearn.pipeline import Pipeline
 
     from ._core._forest import Forest
     from ._counterfactual._epsilon import Margin
@@ -69,8 +70,9 @@ EpsilonLike: TypeAlias = (
 #: A robustness margin: feature units (one number or one per feature) or a Margin.
 MarginLike: TypeAlias = "float | Sequence[float] | NDArray[np.float64] | Margin | None"
 
-#: A fitted scikit-learn IsolationForest (on the model's columns), or None.
-IsolationForestLike: TypeAlias = "IsolationForest | None"
+#: A fitted scikit-learn IsolationForest (on the model's columns), a fitted
+#: Pipeline ending in one (with the model's preprocessing), or None.
+IsolationForestLike: TypeAlias = "IsolationForest | Pipeline | None"
 
 #: A seed, a NumPy random state or generator, or None (scikit-learn's convention).
 RandomStateLike: TypeAlias = "int | np.random.RandomState | np.random.Generator | None"

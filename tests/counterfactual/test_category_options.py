@@ -309,3 +309,33 @@ def test_options_with_values_filled_are_optimal_given_the_earlier_ones(
         assert all(not sets[b] <= sets[a] for a in range(len(sets)) for b in range(a))
         several += int(found.sum() >= 2)
     assert several >= 2, several
+
+
+def test_an_assignment_cut_short_leaves_the_row_unproven(monkeypatch):
+    # The cheapest combination of categories (the row's own) ends at its time
+    # limit with nothing proven: an answer under another combination, proven
+    # there, is not proven optimal for the row, and its gap says how far the
+    # proof got (the own combination's price is 0, its numeric bound 0).
+    from treelens._counterfactual import _optimal
+    from treelens._counterfactual._milp._solve import MilpOutcome
+
+    model, X = _pipeline(1, 3)
+    row = X[model.predict(X) == 0].iloc[[0]]
+    calls = []
+    solve = _optimal.solve_cells
+
+    def first_times_out(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            return MilpOutcome("time_limit", None, np.inf, 0.0)
+        return solve(*args, **kwargs)
+
+    monkeypatch.setattr(_optimal, "solve_cells", first_times_out)
+    result = optimal_counterfactual(
+        model, row, target=1, cost="l1", warm_start=False, category_cost=0.01
+    )
+    assert len(calls) > 1
+    assert result.found_[0]
+    assert model.predict(result.X_cf_)[0] == 1
+    assert result.status_[0] == "time_limit"
+    assert 0 < result.gap_[0] <= 1

@@ -12,11 +12,14 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 from sklearn.impute import SimpleImputer
 from sklearn.pipeline import make_pipeline
 
 import treelens
+from tests.categorical_forests import random_codes, random_forest, reference_leaf
 from tests.counterfactual.brute import assert_proven_optimal, candidate_values
 from treelens import Constraints, InputError, feature_tweak, optimal_counterfactual
 from treelens._counterfactual._problem import CounterfactualCheckWarning
@@ -145,6 +148,12 @@ def test_a_dear_fill_is_never_taken():
     assert dear.found_[~found].all() and (dear.cost_[~found] >= 1e6).all()
 
 
+@pytest.fixture(scope="module")
+def small():
+    X, y = _data(3)
+    return HistGradientBoostingClassifier(max_iter=2, random_state=0).fit(X, y), X
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
@@ -161,10 +170,71 @@ def test_a_dear_fill_is_never_taken():
         ),
     ],
 )
-def test_bad_fill_options_are_refused_naming_the_value(options, message):
-    X, y = _data(3)
-    model = HistGradientBoostingClassifier(max_iter=2, random_state=0).fit(X, y)
+def test_bad_fill_options_are_refused_naming_the_value(small, options, message):
+    model, X = small
     given = {"reference": X, **options}
     for search in (feature_tweak, optimal_counterfactual, treelens.counterfactual):
         with pytest.raises(InputError, match=message):
             search(model, X[:3], target="other", **given)
+
+
+def _predict_by_walk(forest, points):
+    """Mean of the leaves each point reaches, walked node by node."""
+    return np.array(
+        [
+            np.mean(
+                [
+                    tree.value[reference_leaf(tree, forest, x), 0]
+                    for tree in forest.trees
+                ]
+            )
+            for x in points
+        ]
+    )
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000))
+def test_a_missing_category_filled_costs_the_fill_cost(seed):
+    rng = np.random.default_rng(seed)
+    forest = random_forest(rng, n_trees=3, max_depth=3)
+    reference = random_codes(rng, 30)
+    x = np.array([np.nan, float(rng.choice([-1.0, 0.25, 1.0])), float(rng.integers(4))])
+    values = np.unique(_predict_by_walk(forest, random_codes(rng, 60)))
+    middle = max(0, int(0.7 * values.size) - 1)
+    upper = values[min(middle + 1, values.size - 1)]
+    low = (values[middle] + upper) / 2 if upper > values[middle] else values[middle]
+    target = (float(low) + 1e-9, None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CounterfactualCheckWarning)
+        exact = optimal_counterfactual(
+            forest, x[None, :], target=target, cost="l1", reference=reference,
+            fill_missing=["color"], fill_cost=0.5, warm_start=False,
+        )  # fmt: skip
+        tweak = feature_tweak(
+            forest, x[None, :], target=target, cost="l1", reference=reference,
+            fill_missing=["color"], fill_cost=0.5,
+        )  # fmt: skip
+    # Brute force: colour kept missing (0) or any colour (0.5), shape kept (0)
+    # or changed (1), size over both neighbours of every threshold.
+    sizes = candidate_values(forest, x)[1]
+    colors = [(0.0, np.nan)] + [(0.5, float(c)) for c in range(3)]
+    shapes = [(0.0 if c == x[2] else 1.0, float(c)) for c in range(4)]
+    combos = list(
+        itertools.product(colors, [(abs(v - x[1]), v) for v in sizes], shapes)
+    )
+    points = np.array([[v for _, v in combo] for combo in combos])
+    costs = np.array([sum(p for p, _ in combo) for combo in combos])
+    valid = _predict_by_walk(forest, points) >= target[0]
+    least = float(costs[valid].min()) if valid.any() else np.inf
+    assert exact.found_[0] == np.isfinite(least)
+    if exact.found_[0]:
+        assert_proven_optimal(exact.cost_[0], least)
+        assert exact.filled_[0, 0] == (not np.isnan(exact.X_cf_[0, 0]))
+    if tweak.found_[0]:
+        assert _predict_by_walk(forest, tweak.X_cf_)[0] >= target[0]
+        assert tweak.cost_[0] >= exact.cost_[0] * (1 - 1e-6) - 1e-12
+        # The tweak's cost is its own moves plus the prices, as stated.
+        cf = tweak.X_cf_[0]
+        price = 0.5 * (not np.isnan(cf[0])) + float(cf[2] != x[2])
+        assert tweak.cost_[0] == pytest.approx(abs(cf[1] - x[1]) + price, abs=1e-9)

@@ -28,7 +28,7 @@ from .._exceptions import InputError, UnsupportedModelError
 from ._pipeline_steps import ColumnMap, input_maps, lift_step
 from ._registry import register_adapter
 
-__all__ = ["PipelineParts", "pipeline_parts"]
+__all__ = ["PipelineParts", "lift_to_inputs", "pipeline_parts"]
 
 # Bisection steps over the ordered bit patterns of doubles: 64 always suffice.
 _BISECTION_STEPS = 66
@@ -354,7 +354,7 @@ def _pipeline(model: Any, feature_names: Sequence[str] | None) -> Forest:
     from ._registry import adapter_of, registered
 
     _fitted(model)
-    *steps, (final_name, final) = model.steps
+    final_name, final = model.steps[-1]
     adapter = adapter_of(final)
     if adapter is None:
         raise UnsupportedModelError(
@@ -362,7 +362,25 @@ def _pipeline(model: Any, feature_names: Sequence[str] | None) -> Forest:
             f"({type(final).__name__}), is not a supported tree model; expected "
             f"one of {', '.join(m for m in registered() if m != 'sklearn.Pipeline')}."
         )
-    inner = adapter(final, None)
+    return lift_to_inputs(model, adapter(final, None), feature_names)
+
+
+def lift_to_inputs(
+    model: Any, inner: Forest, feature_names: Sequence[str] | None = None
+) -> Forest:
+    """``inner``, a Forest over the output of the pipeline's preprocessing
+    (``model[:-1]``), lifted to the pipeline's input columns as
+    ``to_forest(model)`` lifts the pipeline's own last step (the trees keep
+    their nodes; only the split rules change).
+
+    Raises
+    ------
+    UnsupportedModelError
+        On a preprocessing step that cannot be lifted, or one whose output is not
+        the columns ``inner`` reads.
+    """
+    _fitted(model)
+    *steps, (final_name, _) = model.steps
     names, has_names = _input_names(model, feature_names)
     maps = input_maps(len(names))
     for name, step in steps:

@@ -235,7 +235,8 @@ COUNTERFACTUAL_OPTIONS: dict[str, Any] = {
             "--isolation-forest",
             metavar="FILE",
             help="Plausibility: a fitted IsolationForest (model file, on the "
-            "model's columns); counterfactuals stay within --max-anomaly-score.",
+            "model's columns; for a pipeline, a Pipeline with its preprocessing "
+            "ending in one); counterfactuals stay within --max-anomaly-score.",
         ),
     ],
     "max_anomaly_score": Annotated[

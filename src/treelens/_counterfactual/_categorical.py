@@ -55,6 +55,8 @@ from .._core._features import FeatureSpec, category_codes
 from .._core._forest import Forest, Tree
 from .._exceptions import InputError
 from ._constraints import Constraints
+from ._isolation import IsolationBound
+from ._milp._solve import MIP_REL_GAP
 from ._missing import FillPlan, resolve_fill
 from ._options import CategoryOption, Diversity, Option, category_moves
 from ._plausibility import keep_support
@@ -87,12 +89,20 @@ _FILLED = np.inf
 CategoryCost = float | Mapping[str, Any] | None
 
 
-def needs_fixed_search(model: Any, X: Any) -> bool:
-    """Whether a search must go through assignments: categorical splits, or NaN
-    in the rows."""
+def needs_fixed_search(model: Any, X: Any, isolation_forest: Any = None) -> bool:
+    """Whether a search must go through assignments: categorical splits (of the
+    model, or of an isolation Pipeline lifted to its columns), or NaN in the
+    rows."""
     forest = to_forest(model)
     if forest.has_categorical:
         return True
+    if isolation_forest is not None and not isinstance(
+        isolation_forest, IsolationBound
+    ):
+        from sklearn.pipeline import Pipeline
+
+        if isinstance(isolation_forest, Pipeline):
+            return True
     try:
         rows = as_float64(forest, X)
     except InputError:
@@ -116,8 +126,9 @@ def check_fill(
     resolve_fill(forest, fill_missing, fill_cost, ref, constraints)
 
 
-def split_categorical(forest: Forest) -> NDArray[np.intp]:
-    """Categorical features some tree splits on, sorted (kept with the forest)."""
+def split_categorical(forest: Forest, extra: tuple[Tree, ...] = ()) -> NDArray[np.intp]:
+    """Categorical features some tree splits on, sorted (kept with the forest);
+    with ``extra`` (an isolation forest's trees), theirs too."""
 
     def build() -> NDArray[np.intp]:
         found = [tree.feature[tree.is_categorical] for tree in forest.trees]
@@ -126,7 +137,22 @@ def split_categorical(forest: Forest) -> NDArray[np.intp]:
         out.setflags(write=False)
         return out
 
-    return derived(forest, "split_categorical", build)
+    own = derived(forest, "split_categorical", build)
+    if not extra:
+        return own
+    found = [tree.feature[tree.is_categorical] for tree in extra]
+    return np.unique(np.concatenate([own, *found])).astype(np.intp)
+
+
+def _isolation_trees(problem: Any) -> tuple[Tree, ...]:
+    return () if problem.isolation is None else problem.isolation.trees
+
+
+def assigned_categorical(forest: Forest, problem: Any) -> NDArray[np.intp]:
+    """The categorical columns an assignment holds: those the model's trees
+    split on, and those of an isolation forest's (they are constant in every
+    search; their missing values may be filled)."""
+    return split_categorical(forest, _isolation_trees(problem))
 
 
 def resolve_category_cost(
@@ -248,12 +274,29 @@ def fixed_forest(forest: Forest, fixed: tuple[tuple[int, float], ...]) -> Forest
     if key in cache:
         return cache[key]
     values = dict(fixed)
-    k = forest.n_categories
-    trees = []
-    for tree in forest.trees:
+    trees = fixed_trees(forest.trees, values, forest.n_categories)
+    features = tuple(
+        FeatureSpec(spec.name) if j in values else spec
+        for j, spec in enumerate(forest.features)
+    )
+    out = replace(
+        forest, trees=tuple(trees), features=features, has_feature_names=False
+    )
+    cache[key] = out
+    return out
+
+
+def fixed_trees(
+    trees: tuple[Tree, ...], values: dict[int, float], k: NDArray[np.intp]
+) -> tuple[Tree, ...]:
+    """``trees`` with every node on a feature of ``values`` routing as that
+    value does (thresholds of ``+inf`` or ``-inf``); ``k`` holds the number of
+    categories of each feature."""
+    out = []
+    for tree in trees:
         on_fixed = ~tree.is_leaf & np.isin(tree.feature, list(values))
         if not on_fixed.any():
-            trees.append(tree)
+            out.append(tree)
             continue
         nodes = np.flatnonzero(on_fixed)
         x = np.array([values[int(f)] for f in tree.feature[nodes]])
@@ -264,7 +307,7 @@ def fixed_forest(forest: Forest, fixed: tuple[tuple[int, float], ...]) -> Forest
         categorical[nodes] = False
         missing_left = tree.missing_go_left.copy()
         missing_left[nodes] = go_left
-        trees.append(
+        out.append(
             replace(
                 tree,
                 threshold=threshold,
@@ -272,15 +315,56 @@ def fixed_forest(forest: Forest, fixed: tuple[tuple[int, float], ...]) -> Forest
                 missing_go_left=missing_left,
             )
         )
-    features = tuple(
-        FeatureSpec(spec.name) if j in values else spec
-        for j, spec in enumerate(forest.features)
+    return tuple(out)
+
+
+def fixed_isolation(
+    forest: Forest, bound: IsolationBound, fixed: tuple[tuple[int, float], ...]
+) -> IsolationBound:
+    """The isolation bound of a search with the features of ``fixed`` held at
+    their values: its nodes on them constant, and the source scoring rows with
+    those values put back (the search writes 0 there)."""
+    values = dict(fixed)
+    columns = np.array(list(values), dtype=np.intp)
+    held = np.array(list(values.values()), dtype=np.float64)
+    source_input = bound.to_input
+
+    def to_input(X: NDArray[np.float64]) -> Any:
+        X = np.array(X, dtype=np.float64)
+        X[:, columns] = held
+        return source_input(X)
+
+    return replace(
+        bound,
+        trees=fixed_trees(bound.trees, values, forest.n_categories),
+        to_input=to_input,
     )
-    out = replace(
-        forest, trees=tuple(trees), features=features, has_feature_names=False
-    )
-    cache[key] = out
-    return out
+
+
+def _check_isolation_missing(forest: Forest, problem: Any) -> None:
+    """Refuse rows whose missing value meets an isolation forest that cannot
+    take it: per column its trees split on, one row missing there (its other
+    missing values put at 0) is scored by the source itself."""
+    bound = problem.isolation
+    if bound is None:
+        return
+    read = np.zeros(forest.n_features, dtype=bool)
+    for tree in bound.trees:
+        read[tree.feature[~tree.is_leaf]] = True
+    missing = np.isnan(problem.X)
+    for j in np.flatnonzero(missing.any(axis=0) & read).tolist():
+        probe = np.nan_to_num(problem.X[np.flatnonzero(missing[:, j])[:1]])
+        probe[:, j] = np.nan
+        try:
+            bound.scores(probe)
+        except ValueError as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise InputError(
+                f"Column {forest.feature_names[j]!r} has missing values, which the "
+                "`isolation_forest` cannot take (its trees split on the column): "
+                f"{reason}; expected one that accepts missing values (say a "
+                "Pipeline with an imputer), or rows without them."
+            ) from exc
 
 
 def _go_left(
@@ -443,13 +527,6 @@ def search_with_fixed(
             "`n_counterfactuals` needs the exact search; got "
             f"n_counterfactuals={n_options!r} with {method}."
         )
-    if options.pop("isolation_forest", None) is not None:
-        raise InputError(
-            "`isolation_forest` is not available yet for models with categorical "
-            "splits (a pipeline's encoded columns) or rows with missing values; "
-            "expected isolation_forest=None."
-        )
-    options.pop("max_anomaly_score", None)
     problem = prepare_problem(
         model,
         X,
@@ -464,7 +541,10 @@ def search_with_fixed(
         infer=options.get("infer", True),
         min_leaf_samples=options.get("min_leaf_samples"),
         allow_nan=True,
+        isolation_forest=options.pop("isolation_forest", None),
+        max_anomaly_score=options.pop("max_anomaly_score", None),
     )
+    _check_isolation_missing(forest, problem)
     fill = resolve_fill(forest, fill_missing, fill_cost, problem.reference, constraints)
     if fill is not None:
         problem = replace(problem, fill=fill.fitted_to(problem.constraints))
@@ -474,7 +554,8 @@ def search_with_fixed(
     # reference (missing values ignored), for every search alike.
     cost, epsilon = _resolved(problem, cost), problem.epsilon
     n_features = problem.X.shape[1]
-    cats = split_categorical(forest)
+    cats = assigned_categorical(forest, problem)
+    used = split_features(forest, _isolation_trees(problem))
     costs = resolve_category_cost(forest, category_cost)
     allowed = allowed_codes(forest, constraints)
     immutable = np.zeros(n_features, dtype=bool)
@@ -495,7 +576,7 @@ def search_with_fixed(
     pairs: list[tuple[float, int, Fixed]] = []
     for i in todo.tolist():
         pairs += _row_pairs(forest, i, problem.X[i], (cats, allowed, immutable, costs),
-                            problem.fill)  # fmt: skip
+                            problem.fill, used)  # fmt: skip
     pairs.sort(key=lambda item: item[0])
     context = _Context(search, forest, problem, constraints, ref_rows, arguments)
     return _search_options(context, pairs, n_options, diversity, method)
@@ -508,10 +589,11 @@ def _resolved(problem: Any, cost: Any) -> Any:
     return {"norm": problem.cost.norm, "weights": problem.cost.weights.copy()}
 
 
-def split_features(forest: Forest) -> NDArray[np.bool_]:
-    """Mask of shape (n_features,): features some tree splits on."""
+def split_features(forest: Forest, extra: tuple[Tree, ...] = ()) -> NDArray[np.bool_]:
+    """Mask of shape (n_features,): features some tree (of the forest, or
+    ``extra``) splits on."""
     used = np.zeros(forest.n_features, dtype=bool)
-    for tree in forest.trees:
+    for tree in forest.trees + extra:
         used[tree.feature[~tree.is_leaf]] = True
     return used
 
@@ -522,16 +604,17 @@ def _row_pairs(
     x: NDArray[np.float64],
     categorical: tuple[Any, ...],
     fill: FillPlan | None,
+    used: NDArray[np.bool_],
 ) -> list[tuple[float, int, tuple[tuple[int, float], ...]]]:
     """``(price, row, fixed values)`` of every assignment of row ``i``: the
     categorical columns' values, missing numeric values kept missing (fixed)
-    or filled (not fixed: they start from the plan's start)."""
+    or filled (not fixed: they start from the plan's start) when some tree
+    splits on them (``used``)."""
     cats, allowed, immutable, costs = categorical
     cat_set = set(cats.tolist())
     missing = [j for j in np.flatnonzero(np.isnan(x)).tolist() if j not in cat_set]
     filled: tuple[int, ...] = ()
     if fill is not None:
-        used = split_features(forest)
         filled = tuple(j for j in missing if fill.allowed[j] and used[j])
     kept = [(j, np.nan) for j in missing if j not in filled]
     out = []
@@ -557,6 +640,10 @@ class _State:
     leaf: NDArray[np.intp]
     status: NDArray[np.object_]
     gap: NDArray[np.float64]
+    #: Least total cost any assignment searched so far may still reach: its
+    #: price plus the numeric search's proven lower bound (its cost where
+    #: proven optimal, ``inf`` where proven infeasible).
+    bound: NDArray[np.float64]
 
     @classmethod
     def empty(cls, problem: Problem) -> _State:
@@ -564,6 +651,7 @@ class _State:
         status = np.full(n, "infeasible", dtype=object)
         gap = np.full(n, np.inf)
         status[problem.at_target], gap[problem.at_target] = "optimal", 0.0
+        bound = np.where(problem.at_target, 0.0, np.inf)
         return cls(
             X_cf=np.full((n, n_features), np.nan),
             found=np.zeros(n, dtype=bool),
@@ -573,6 +661,7 @@ class _State:
             leaf=np.full(n, -1, dtype=np.intp),
             status=status,
             gap=gap,
+            bound=bound,
         )
 
 
@@ -662,12 +751,35 @@ def _record(rows: NDArray[np.intp], under: _Under, price: float, state: _State) 
     state.reason[lost[keep]] = under.reason[~under.found][keep]
     timed = rows[under.status == "time_limit"]
     state.status[timed[state.status[timed] == "infeasible"]] = "time_limit"
+    # What this assignment may still reach: a time limit proves only the
+    # numeric search's bound (0 when it found nothing).
+    with np.errstate(invalid="ignore"):
+        numeric = np.where(
+            under.found & np.isfinite(under.gap), under.cost * (1 - under.gap), 0.0
+        )
+    reach = np.where(
+        under.status == "optimal",
+        np.where(under.found, total, np.inf),
+        np.where(under.status == "infeasible", np.inf, price + numeric),
+    )
+    state.bound[rows] = np.minimum(state.bound[rows], reach)
 
 
 def _finish(problem: Problem, state: _State, method: str) -> CounterfactualResult:
     unresolved = (~state.found) & (state.reason == None)
     state.reason[unresolved & ~problem.at_target] = "no candidate flips the ensemble"
     exact = method == "optimal_counterfactual"
+    if exact:
+        # The best answer is proven only if no assignment cut short by its time
+        # limit may still reach below it.
+        found = state.found & ~problem.at_target
+        gap = np.zeros(found.size)
+        cost, bound = state.cost[found], np.maximum(state.bound[found], 0.0)
+        gap[found] = np.where(cost > 0, np.maximum(cost - bound, 0.0) / cost, 0.0)
+        short = found & (gap > MIP_REL_GAP)
+        state.status[short] = "time_limit"
+        state.status[found & ~short] = "optimal"
+        state.gap[found] = np.where(short[found], gap[found], 0.0)
     return finish(
         problem,
         X_cf=state.X_cf,
@@ -855,7 +967,7 @@ def _search_options(
     problem = context.problem
     codes = problem.X
     n, n_features = codes.shape
-    cats = split_categorical(context.forest)
+    cats = assigned_categorical(context.forest, context.problem)
     fixed_columns = np.zeros((n, n_features), dtype=bool)
     fixed_columns[:, cats] = True
     fixed_columns |= np.isnan(codes)
@@ -906,7 +1018,7 @@ def _search_levels(
     alone reaches the row's best."""
     codes = context.problem.X
     k = context.forest.n_categories
-    cats = split_categorical(context.forest)
+    cats = assigned_categorical(context.forest, context.problem)
     levels = sorted({price for price, i, _ in pairs if active[i]})
     for level in levels:
         groups: dict[Key, list[int]] = {}
@@ -983,7 +1095,14 @@ def _search_group(
     ref_rows = context.ref_rows
     sub_reference = None if ref_rows is None else _fixed_reference(ref_rows, fixed_j)
     searches: list[tuple[Any, NDArray[np.bool_]]] = [(target_spec, run)]
-    strict = problem.margin.any or problem.min_leaf_samples is not None
+    strict = (
+        problem.margin.any
+        or problem.min_leaf_samples is not None
+        or problem.isolation is not None
+    )
+    if problem.isolation is not None:  # its trees with the same nodes fixed
+        bound = fixed_isolation(forest, problem.isolation, fixed)
+        options = {**options, "isolation_forest": bound, "max_anomaly_score": None}
     # A row the change of category alone gives the target must still keep the
     # margin and the leaf support.
     search_at_target(sub, strict)

@@ -117,11 +117,11 @@ def counterfactual(
     min_leaf_samples : int, optional
         Every reached leaf holds at least this many rows (of ``reference``,
         else the stored training counts); needs the exact search.
-    isolation_forest : sklearn.ensemble.IsolationForest, optional
-        Fitted on the model's columns (typically on ``reference``): the
-        counterfactual's anomaly score ``-isolation_forest.score_samples(x')``
-        stays at most ``max_anomaly_score``, and each result states it in
-        ``anomaly_score_``; needs the exact search.
+    isolation_forest : IsolationForest or Pipeline ending in one, optional
+        Fitted on the model's columns (typically on ``reference``; for a
+        DataFrame, on some numeric columns, or a Pipeline with the model's
+        preprocessing): the anomaly score ``-score_samples(x')`` stays at most
+        ``max_anomaly_score`` (``anomaly_score_``); needs the exact search.
     max_anomaly_score : float, optional
         In ``(0, 1]``; by default ``-isolation_forest.offset_`` (the
         IsolationForest's ``predict`` calls the counterfactual an inlier).

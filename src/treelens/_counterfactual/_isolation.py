@@ -19,11 +19,22 @@ and the exact search encodes the IsolationForest as further trees of its program
 (their leaves' ``y`` columns and this one row), as OCEAN does (Parmentier and
 Vidal, ICML 2021).  Every answer is confirmed with the IsolationForest's own
 ``score_samples``.
+
+The isolation trees are written in the model's columns.  For a model that takes
+a DataFrame (a pipeline, categorical columns), ``isolation_forest`` is either a
+plain IsolationForest fitted on some of its numeric columns (by name), or a
+Pipeline ending in one, whose preprocessing is lifted to the input columns as
+the model's own pipeline is (:func:`~treelens._adapters._pipeline.lift_to_inputs`):
+one-hot and ordinal columns become category-set splits, scaled thresholds go
+back to raw units.  So, like the model's, its nodes on the columns an
+assignment of categories fixes are constant (see
+:mod:`treelens._counterfactual._categorical`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,6 +86,11 @@ class IsolationBound:
         Largest anomaly score (``-score_samples``) a counterfactual may have.
     min_path : float
         Least sum of the path lengths that meets it (with a relative tolerance).
+    to_input : callable
+        The source's input for rows of the model's columns (codes).
+    input_dtype : dtype
+        The dtype its thresholds compare in: float32 for an IsolationForest's
+        own trees, float64 for trees lifted through a pipeline (raw units).
     """
 
     source: Any
@@ -82,17 +98,14 @@ class IsolationBound:
     path: tuple[NDArray[np.float64], ...]
     max_score: float
     min_path: float
+    to_input: Callable[[NDArray[np.float64]], Any]
+    input_dtype: Any = np.float32
 
     def scores(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
         """Anomaly score of each row of ``X``: ``-score_samples`` of the source."""
         if not len(X):
             return np.zeros(0)
-        names = getattr(self.source, "feature_names_in_", None)
-        rows: Any = X
-        if names is not None:
-            import pandas as pd
-
-            rows = pd.DataFrame(X, columns=list(names))
+        rows = self.to_input(np.asarray(X, dtype=np.float64))
         return -np.asarray(self.source.score_samples(rows), dtype=np.float64)
 
     def meets(self, X: NDArray[np.float64]) -> NDArray[np.bool_]:
@@ -105,14 +118,20 @@ def resolve_isolation(
 ) -> IsolationBound | None:
     """Check the plausibility options and build the bound (None without one).
 
+    ``isolation_forest`` may also be a bound already resolved (the searches over
+    fixed categories pass one on), returned as it is.
+
     Raises
     ------
     InputError
-        On an estimator that is not an IsolationForest, one fitted on other
-        columns, or a bound that is not a number in ``(0, 1]``.
+        On an estimator that is not an IsolationForest (or a Pipeline ending in
+        one), one fitted on other columns, or a bound that is not a number in
+        ``(0, 1]``.
     NotFittedError
         On an IsolationForest that is not fitted.
     """
+    if isinstance(isolation_forest, IsolationBound):
+        return isolation_forest
     if isolation_forest is None:
         if max_anomaly_score is not None:
             raise InputError(
@@ -121,19 +140,20 @@ def resolve_isolation(
                 "and isolation_forest=None."
             )
         return None
-    from sklearn.ensemble import IsolationForest
-
-    if not isinstance(isolation_forest, IsolationForest):
-        raise InputError(
-            "`isolation_forest` must be a fitted sklearn.ensemble.IsolationForest; "
-            f"got {type(isolation_forest).__name__}."
-        )
+    given = isolation_forest
+    isolation_forest = _final_step(given)
     if not hasattr(isolation_forest, "estimators_"):
         raise NotFittedError(
             "`isolation_forest` is not fitted; expected an IsolationForest fitted "
             "on the model's columns (call fit on reference data first)."
         )
-    _check_columns(forest, isolation_forest)
+    if isolation_forest is not given:  # a Pipeline ending in an IsolationForest
+        trees, path, to_input = _lifted(forest, given, isolation_forest)
+        dtype: Any = np.float64
+    else:
+        columns = _columns_of(forest, isolation_forest)
+        trees, path = _trees(forest, isolation_forest, columns)
+        to_input, dtype = _plain_input(isolation_forest, columns), np.float32
     offset = float(isolation_forest.offset_)
     bound = -offset if max_anomaly_score is None else max_anomaly_score
     if (
@@ -147,18 +167,153 @@ def resolve_isolation(
             "IsolationForest's anomaly score, -score_samples, that a "
             f"counterfactual may reach); got {max_anomaly_score!r}."
         )
-    trees, path = _trees(forest, isolation_forest)
     denominator = len(trees) * float(
         average_path_length(np.array([isolation_forest.max_samples_]))[0]
     )
     need = -denominator * float(np.log2(bound))
     return IsolationBound(
-        source=isolation_forest,
+        source=given,
         trees=trees,
         path=path,
         max_score=float(bound),
         min_path=need + _RELATIVE_TOLERANCE * max(abs(need), 1.0) if need > 0 else 0.0,
+        to_input=to_input,
+        input_dtype=dtype,
     )
+
+
+def _final_step(isolation_forest: Any) -> Any:
+    """The IsolationForest given, or the last step of a Pipeline ending in one."""
+    from sklearn.ensemble import IsolationForest
+    from sklearn.pipeline import Pipeline
+
+    last = isolation_forest
+    if isinstance(isolation_forest, Pipeline):
+        last = isolation_forest.steps[-1][1]
+    if not isinstance(last, IsolationForest):
+        raise InputError(
+            "`isolation_forest` must be a fitted sklearn.ensemble.IsolationForest "
+            "(or a Pipeline ending in one); got "
+            f"{type(isolation_forest).__name__}"
+            + (
+                f" ending in {type(last).__name__}."
+                if last is not isolation_forest
+                else "."
+            )
+        )
+    return last
+
+
+def _columns_of(forest: Forest, isolation_forest: Any) -> NDArray[np.intp]:
+    """The model column each input column of a plain IsolationForest is: by
+    name when both have names (some of the model's numeric columns), else by
+    position (all of them)."""
+    names = getattr(isolation_forest, "feature_names_in_", None)
+    if names is not None and forest.has_labels:
+        known = forest.feature_names
+        columns = []
+        for name in map(str, names):
+            if name not in known:
+                raise InputError(
+                    f"`isolation_forest` reads column {name!r}, which the model does "
+                    f"not take; expected some of {list(known)}."
+                )
+            j = known.index(name)
+            if forest.features[j].kind == "categorical":
+                raise InputError(
+                    f"`isolation_forest` reads the categorical column {name!r} as "
+                    "numbers; expected a Pipeline with the model's encoder ending in "
+                    "an IsolationForest, or one fitted on numeric columns only."
+                )
+            columns.append(j)
+        return np.array(columns, dtype=np.intp)
+    _check_columns(forest, isolation_forest)
+    return np.arange(forest.n_features, dtype=np.intp)
+
+
+def _plain_input(
+    isolation_forest: Any, columns: NDArray[np.intp]
+) -> Callable[[NDArray[np.float64]], Any]:
+    names = getattr(isolation_forest, "feature_names_in_", None)
+
+    def to_input(X: NDArray[np.float64]) -> Any:
+        if names is None:
+            return X[:, columns]
+        import pandas as pd
+
+        return pd.DataFrame(X[:, columns], columns=list(names))
+
+    return to_input
+
+
+def _lifted(
+    forest: Forest, pipeline: Any, isolation_forest: Any
+) -> tuple[
+    tuple[Tree, ...],
+    tuple[NDArray[np.float64], ...],
+    Callable[[NDArray[np.float64]], Any],
+]:
+    """The trees of a Pipeline ending in an IsolationForest, lifted through its
+    preprocessing to the model's columns, and the source's input."""
+    from .._adapters._pipeline import lift_to_inputs
+    from .._core._features import decode
+
+    n_in = int(isolation_forest.n_features_in_)
+    own, path = _trees(forest, isolation_forest, np.arange(n_in, dtype=np.intp))
+    inner = Forest(
+        trees=own,
+        kind="forest",
+        task="regression",
+        n_features=n_in,
+        feature_names=tuple(f"z{i}" for i in range(n_in)),
+        input_dtype=np.float32,
+        allow_missing=True,  # the source's own scoring says (see the search)
+    )
+    lifted = lift_to_inputs(pipeline, inner)
+    columns = _lifted_columns(forest, lifted)
+    trees = []
+    for tree in lifted.trees:
+        split = ~tree.is_leaf
+        feature = tree.feature.copy()
+        feature[split] = columns[tree.feature[split]]
+        trees.append(dataclasses.replace(tree, feature=feature))
+    names = list(lifted.feature_names)
+
+    def to_input(X: NDArray[np.float64]) -> Any:
+        return decode(forest, X)[names]
+
+    return tuple(trees), path, to_input
+
+
+def _lifted_columns(forest: Forest, lifted: Forest) -> NDArray[np.intp]:
+    """The model column of each input column of the isolation pipeline; the
+    columns its trees read must be the model's, in the same encoding."""
+    used = np.zeros(lifted.n_features, dtype=bool)
+    for tree in lifted.trees:
+        used[tree.feature[~tree.is_leaf]] = True
+    known = forest.feature_names
+    columns = np.full(lifted.n_features, -1, dtype=np.intp)
+    for i, spec in enumerate(lifted.features):
+        if spec.name in known:
+            columns[i] = known.index(spec.name)
+        if not used[i]:
+            columns[i] = max(columns[i], 0)  # never read: any column will do
+            continue
+        if columns[i] < 0:
+            raise InputError(
+                f"`isolation_forest` reads column {spec.name!r}, which the model "
+                f"does not take; expected some of {list(known)}."
+            )
+        mine = forest.features[columns[i]]
+        if mine.dropped or mine.kind != spec.kind or mine.categories != spec.categories:
+            raise InputError(
+                f"`isolation_forest` reads column {spec.name!r} as {spec.kind}"
+                f"{'' if spec.categories is None else f' {list(spec.categories)}'}"
+                f", the model as {'dropped' if mine.dropped else mine.kind}"
+                f"{'' if mine.categories is None else f' {list(mine.categories)}'}; "
+                "expected the same encoding (fit both on the same data)."
+            )
+    return columns
 
 
 def _check_columns(forest: Forest, isolation_forest: Any) -> None:
@@ -179,9 +334,10 @@ def _check_columns(forest: Forest, isolation_forest: Any) -> None:
 
 
 def _trees(
-    forest: Forest, isolation_forest: Any
+    forest: Forest, isolation_forest: Any, columns: NDArray[np.intp]
 ) -> tuple[tuple[Tree, ...], tuple[NDArray[np.float64], ...]]:
-    """The isolation trees over the model's columns, and their path lengths."""
+    """The isolation trees, input column ``i`` as column ``columns[i]``, and
+    their path lengths."""
     from .._adapters._sklearn import tree_from_sklearn
 
     width = forest.trees[0].value.shape[1] if forest.trees else 1
@@ -194,11 +350,12 @@ def _trees(
         features = np.asarray(features, dtype=np.intp)
         # scikit-learn routes each tree on its own columns only when the trees
         # were given fewer than all features.
+        split = tree.feature >= 0
+        mapped = tree.feature.copy()
         if features.size != n_in:
-            split = tree.feature >= 0
-            mapped = tree.feature.copy()
             mapped[split] = features[tree.feature[split]]
-            tree = dataclasses.replace(tree, feature=mapped)
+        mapped[split] = columns[mapped[split]]
+        tree = dataclasses.replace(tree, feature=mapped)
         # Zero values of the model's width: these trees add nothing to its vote.
         tree = dataclasses.replace(tree, value=np.zeros((tree.n_nodes, width)))
         trees.append(tree)
@@ -216,8 +373,9 @@ def combined_forest(forest: Forest, bound: IsolationBound) -> Forest:
             [forest.tree_output, np.zeros(len(bound.trees), dtype=np.intp)]
         ),
         # IsolationForest compares in float32: a float64 model's points are
-        # then searched among float32 values, which both read alike.
+        # then searched among float32 values, which both read alike (trees
+        # lifted through a pipeline compare raw float64 values exactly).
         input_dtype=np.float32
-        if np.dtype(forest.input_dtype).itemsize > 4
+        if np.dtype(forest.input_dtype).itemsize > np.dtype(bound.input_dtype).itemsize
         else forest.input_dtype,
     )

@@ -170,10 +170,11 @@ def optimal_counterfactual(
     min_leaf_samples : int, optional
         Every reached leaf holds at least this many rows (of ``reference``,
         routed, else the stored training counts).
-    isolation_forest : sklearn.ensemble.IsolationForest, optional
-        Fitted on the model's columns: its trees join the program, and the
-        anomaly score ``-isolation_forest.score_samples(x')`` (``anomaly_score_``)
-        stays at most ``max_anomaly_score`` (not yet with categorical splits).
+    isolation_forest : IsolationForest or Pipeline ending in one, optional
+        On the model's columns (for a DataFrame, some numeric ones or a Pipeline
+        lifted like the model's): its trees join the program, and the anomaly
+        score ``-score_samples(x')`` (``anomaly_score_``) stays at most
+        ``max_anomaly_score``.
     max_anomaly_score : float, optional
         In ``(0, 1]``; default ``-isolation_forest.offset_`` (an inlier).
     memory_budget : int, default=2**30
@@ -184,9 +185,8 @@ def optimal_counterfactual(
         categories (each with ``time_limit``), so optimal over all of them.
     fill_missing : bool or list of str or int, default=False
     fill_cost : float, mapping or None, default=None
-        Missing values that may be filled and the price of each, as
-        :func:`~treelens.feature_tweak`; searched kept and filled (one solve
-        each), so the answer stays optimal over both.
+        Missing values that may be filled and their price, as
+        :func:`~treelens.feature_tweak`; kept and filled both solved, so optimal.
 
     Returns
     -------
@@ -227,7 +227,7 @@ def optimal_counterfactual(
     check_memory_budget(memory_budget)
     n_options = check_options(n_counterfactuals, diversity)
     check_fill(model, fill_missing, fill_cost, reference, constraints)
-    if needs_fixed_search(model, X):
+    if needs_fixed_search(model, X, isolation_forest):
         return search_with_fixed(optimal_rows, model, X,
                                  **_arguments(locals()))  # fmt: skip
     given = locals()

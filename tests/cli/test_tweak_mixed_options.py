@@ -1,10 +1,16 @@
-"""``treelens tweak --fill-missing``: missing values a counterfactual may fill."""
+"""``treelens tweak`` on a pipeline and a mixed table: missing values a
+counterfactual may fill (``--fill-missing``), and an isolation pipeline
+(``--isolation-forest``)."""
 
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 import skops.io
+from sklearn.base import clone
+from sklearn.ensemble import IsolationForest
+from sklearn.pipeline import make_pipeline
 
 from tests.cli.test_cli import assert_bad_input, run
 from tests.models import PIPELINE_FACTORIES
@@ -15,9 +21,17 @@ def loans(tmp_path_factory):
     root = tmp_path_factory.mktemp("fill")
     case = PIPELINE_FACTORIES["sklearn.Pipeline"]()
     skops.io.dump(case.model, root / "pipeline.skops")
+    iso = make_pipeline(
+        clone(case.model[:-1]),
+        IsolationForest(n_estimators=5, max_samples=32, random_state=0),
+    ).fit(case.X)
+    skops.io.dump(iso, root / "isolation.skops")
     case.X.assign(approved=case.y).to_csv(root / "loans.csv", index=False)
-    missing = np.flatnonzero(case.X["income"].isna().to_numpy())[:6]
-    return root, ",".join(str(i) for i in missing)
+    # Rows missing their income (and not their employment: a row missing a
+    # category is not what these tests are about).
+    missing = case.X["income"].isna() & case.X["employment"].notna()
+    missing = np.flatnonzero(missing.to_numpy())[:6]
+    return root, ",".join(str(i) for i in missing), case, iso
 
 
 def _tweak(root, rows, *options):
@@ -28,7 +42,7 @@ def _tweak(root, rows, *options):
 
 
 def test_fill_missing_reports_the_filled_values(loans):
-    root, rows = loans
+    root, rows, _, _ = loans
     kept = _tweak(root, rows)
     filled = _tweak(root, rows, "--fill-missing", "income", "--fill-cost", "0")
     assert kept.exit_code == 0, kept.output
@@ -58,5 +72,29 @@ def test_fill_missing_reports_the_filled_values(loans):
     ],
 )
 def test_bad_fill_options_exit_2_with_one_line(loans, options, message):
-    root, rows = loans
+    root, rows, _, _ = loans
     assert_bad_input(_tweak(root, rows, *options), message)
+
+
+def test_an_isolation_pipeline_bounds_the_anomaly_score(loans):
+    root, rows, case, iso = loans
+    bound = float(np.quantile(-iso.score_samples(case.X), 0.4))
+    rows = ",".join(rows.split(",")[:2])
+    result = _tweak(
+        root, rows, "--method", "optimal", "--isolation-forest",
+        root / "isolation.skops", "--max-anomaly-score", str(bound),
+        "--immutable", "region",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.stdout)
+    found = [r for r in answer["rows"] if r["found"]]
+    assert found
+    # Rebuild each counterfactual from its changes and score it with scikit-learn.
+    chosen = [int(i) for i in rows.split(",")]
+    points = case.X.iloc[[r["row"] for r in found]].copy()
+    for change in answer["changes"]:
+        if change["row"] in set(points.index):
+            points.loc[change["row"], change["feature"]] = change["after"]
+    assert set(points.index) <= set(chosen)
+    scores = -iso.score_samples(pd.DataFrame(points))
+    assert (scores <= bound + 1e-12).all(), scores
