@@ -31,11 +31,12 @@ from .._core._cache import derived
 
 __all__ = ["CategoryMoves", "category_moves", "held_reach"]
 
-#: Largest (code, leaf, category) array built for the tables of one feature;
-#: above it the search computes the moves of its candidates on the fly.
-MAX_MOVE_CELLS = 4_000_000
+#: Largest (code, leaf, category) array built for the tables of one feature
+#: (16 MB of float64 while building, at most 28 MB kept); above it the search
+#: computes the moves of its candidates on the fly.
+MAX_MOVE_CELLS = 2_000_000
 #: Most tables kept per leaf boxes (one per feature, allowed codes and costs).
-_MAX_KEPT = 32
+_MAX_KEPT = 8
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,7 +49,7 @@ class CategoryMoves:
         Whether a row of each code can reach each leaf.
     keep : ndarray of shape (k + 1, n_leaves), bool, or None
         Whether a candidate from the leaf keeps the row's code.
-    to : ndarray of shape (k + 1, n_leaves), intp, or None
+    to : ndarray of shape (k + 1, n_leaves), int32, or None
         The code a candidate that does not keep moves to.
     price : ndarray of shape (k + 1, n_leaves), float64, or None
         The cost of that move (``inf``: no allowed category is admitted).
@@ -59,7 +60,7 @@ class CategoryMoves:
 
     reach: NDArray[np.bool_]
     keep: NDArray[np.bool_] | None
-    to: NDArray[np.intp] | None
+    to: NDArray[np.int32] | None
     price: NDArray[np.float64] | None
 
 
@@ -105,6 +106,6 @@ def _build(
         to = np.argmin(price, axis=2)
         best = np.take_along_axis(price, to[:, :, None], axis=2)[:, :, 0]
     else:  # no category to move to
-        to = np.zeros((k + 1, n_leaves), dtype=np.intp)
+        to = np.zeros((k + 1, n_leaves), dtype=np.int32)
         best = np.full((k + 1, n_leaves), np.inf)
-    return CategoryMoves(reach=reach, keep=keep, to=to.astype(np.intp), price=best)
+    return CategoryMoves(reach=reach, keep=keep, to=to.astype(np.int32), price=best)
