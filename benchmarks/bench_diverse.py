@@ -85,25 +85,12 @@ def numeric(args: argparse.Namespace) -> None:
 
 
 def pipeline(args: argparse.Namespace) -> None:
-    from bench_pipelines import applicants
-    from sklearn.compose import ColumnTransformer
-    from sklearn.impute import SimpleImputer
+    from bench_pipelines import applicants, preprocessing
     from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import OneHotEncoder
 
     X_train, y_train = applicants(5_000, seed=0)
     X, _ = applicants(2_000, seed=1)
-    columns = ColumnTransformer(
-        [
-            ("income", make_pipeline(SimpleImputer(), StandardScaler()), ["income"]),
-            (
-                "categories",
-                OneHotEncoder(handle_unknown="ignore"),
-                ["employment", "region"],
-            ),
-        ],
-        remainder="passthrough",
-    )
+    columns = preprocessing()
     forest_model = RandomForestClassifier(
         args.pipeline_trees, max_depth=args.pipeline_depth, random_state=0, n_jobs=1
     )

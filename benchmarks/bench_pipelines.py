@@ -74,6 +74,22 @@ def applicants(n: int, seed: int = 0) -> tuple[pd.DataFrame, np.ndarray]:
     return X, (signal > 0).astype(int)
 
 
+def preprocessing() -> ColumnTransformer:
+    """The pipeline's preprocessing: imputed and scaled income, one-hot
+    categories, the other columns passed through."""
+    return ColumnTransformer(
+        [
+            ("income", make_pipeline(SimpleImputer(), StandardScaler()), ["income"]),
+            (
+                "categories",
+                OneHotEncoder(handle_unknown="ignore"),
+                ["employment", "region"],
+            ),
+        ],
+        remainder="passthrough",
+    )
+
+
 def best_of(function, repeats: int = 3) -> float:
     times = []
     for _ in range(repeats):
@@ -100,17 +116,7 @@ def main() -> None:
     args = parser.parse_args()
     X_train, y_train = applicants(5_000, seed=0)
     X, _ = applicants(args.rows, seed=1)
-    columns = ColumnTransformer(
-        [
-            ("income", make_pipeline(SimpleImputer(), StandardScaler()), ["income"]),
-            (
-                "categories",
-                OneHotEncoder(handle_unknown="ignore"),
-                ["employment", "region"],
-            ),
-        ],
-        remainder="passthrough",
-    )
+    columns = preprocessing()
     forest_model = RandomForestClassifier(
         args.trees, max_depth=8, random_state=0, n_jobs=1
     )
