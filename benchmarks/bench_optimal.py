@@ -87,12 +87,16 @@ def run(name: str, n_rows: int, n_compare: int, time_limit: float) -> None:
         if result.found_[0]:
             assert model.predict(result.X_cf_)[0] == 1
     compare = declined[:n_compare]
-    margin = treelens.optimal_counterfactual(
-        forest, X[compare], margin=Margin(fraction=0.01), **common
-    )
-    old = treelens.optimal_counterfactual(forest, X[compare], epsilon="auto", **common)
-    for result in (margin, old):
-        assert (model.predict(result.X_cf_[result.found_]) == 1).all()
+    margin = old = None
+    if compare.size:
+        margin = treelens.optimal_counterfactual(
+            forest, X[compare], margin=Margin(fraction=0.01), **common
+        )
+        old = treelens.optimal_counterfactual(
+            forest, X[compare], epsilon="auto", **common
+        )
+        for result in (margin, old):
+            assert (model.predict(result.X_cf_[result.found_]) == 1).all()
     times_a, costs_a = np.array(times), np.array(costs)
     optimal = sum(s == "optimal" for s in statuses)
     limited = [g for s, g in zip(statuses, gaps) if s == "time_limit"]
@@ -110,15 +114,19 @@ def run(name: str, n_rows: int, n_compare: int, time_limit: float) -> None:
         )
     )
     tw, n_tw = _ratio(tweak.cost_, costs_a)
-    mg, n_mg = _ratio(margin.cost_, costs_a[:n_compare])
-    ol, n_ol = _ratio(old.cost_, costs_a[:n_compare])
-    print(
+    line = (
         f"    cost / default optimum: feature_tweak {tw:.3f} ({n_tw} rows; found "
-        f"{int(tweak.found_.sum())}/{len(declined)}), margin 1% of spread "
-        f"{mg:.3f} ({n_mg} rows, {int((margin.status_ == 'optimal').sum())} proven), "
-        f"old epsilon='auto' {ol:.3f} ({n_ol} rows)",
-        flush=True,
+        f"{int(tweak.found_.sum())}/{len(declined)})"
     )
+    if margin is not None and old is not None:
+        mg, n_mg = _ratio(margin.cost_, costs_a[:n_compare])
+        ol, n_ol = _ratio(old.cost_, costs_a[:n_compare])
+        n_proven = int((margin.status_ == "optimal").sum())
+        line += (
+            f", margin 1% of spread {mg:.3f} ({n_mg} rows, {n_proven} proven), "
+            f"old epsilon='auto' {ol:.3f} ({n_ol} rows)"
+        )
+    print(line, flush=True)
 
 
 def main() -> None:
