@@ -7,6 +7,7 @@ matplotlib is imported only inside the functions that draw, through
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -15,12 +16,14 @@ from numpy.typing import NDArray
 __all__ = [
     "MARKERS",
     "RenamedAttributes",
+    "add_lines",
     "class_colors",
     "class_labels",
     "model_feature_names",
     "require_matplotlib",
     "resolve_axes",
     "scatter_classes",
+    "set_window",
 ]
 
 _INSTALL_HINT = (
@@ -50,6 +53,36 @@ def resolve_axes(ax: Any) -> Any:
     if ax is None:
         _, ax = plt.subplots()
     return ax
+
+
+def set_window(ax: Any, window: Any, feature_names: Sequence[str]) -> None:
+    """Limit ``ax`` to ``window`` (``[[x0, x1], [y0, y1]]``) and label its axes
+    with the two ``feature_names``."""
+    ax.set_xlim(*window[0])
+    ax.set_ylim(*window[1])
+    ax.set_xlabel(feature_names[0])
+    ax.set_ylabel(feature_names[1])
+
+
+def add_lines(ax: Any, segments: Any, style: dict[str, Any] | None) -> Any:
+    """Draw line ``segments`` (``[[x0, y0], [x1, y1]]`` each) as one
+    LineCollection, black and thin unless ``style`` says otherwise.
+
+    The axes' limits are left alone (``autolim=False``): the Displays set them
+    to their window.
+
+    Returns
+    -------
+    matplotlib LineCollection
+    """
+    require_matplotlib()
+    from matplotlib.collections import LineCollection
+
+    lines = LineCollection(
+        list(segments), **{"colors": "k", "linewidths": 0.8, **(style or {})}
+    )
+    ax.add_collection(lines, autolim=False)
+    return lines
 
 
 def class_colors(n_classes: int) -> NDArray[np.float64]:

@@ -15,6 +15,7 @@ from ._common import (
     require_matplotlib,
     resolve_axes,
     scatter_classes,
+    set_window,
 )
 from ._partition import resolve_features, resolve_window
 
@@ -186,9 +187,6 @@ class DataDisplay:
         else:
             style = {"c": "k", "s": 8, "marker": markers or "o", **kwargs}
             self.points_ = [ax.scatter(pts[:, 0], pts[:, 1], **style)]
-        ax.set_xlim(*self.window[0])
-        ax.set_ylim(*self.window[1])
-        ax.set_xlabel(self.feature_names[0])
-        ax.set_ylabel(self.feature_names[1])
+        set_window(ax, self.window, self.feature_names)
         self.ax_, self.figure_ = ax, ax.figure
         return self

@@ -13,17 +13,18 @@ from .._core._forest import Forest
 from .._exceptions import InputError, OutOfBagWarning
 from ._common import (
     RenamedAttributes,
+    add_lines,
     class_colors,
     class_labels,
     require_matplotlib,
     resolve_axes,
     scatter_classes,
+    set_window,
 )
 from ._display_regions import DecisionRegionDisplay, as_array, require_classifier
 from ._partition import (
-    missing_rows,
     partition_rectangles,
-    report_missing,
+    points_to_draw,
     resolve_features,
     resolve_reference,
     resolve_tree_index,
@@ -339,7 +340,7 @@ class PartitionDisplay(RenamedAttributes):
         """
         require_matplotlib()
         from matplotlib.cm import ScalarMappable
-        from matplotlib.collections import LineCollection, PolyCollection
+        from matplotlib.collections import PolyCollection
         from matplotlib.patches import Patch
 
         ax = resolve_axes(ax)
@@ -360,15 +361,12 @@ class PartitionDisplay(RenamedAttributes):
         )
         ax.add_collection(self.collection_, autolim=False)
         if show_splits and len(self.split_segments):
-            style = {"colors": "k", "linewidths": 0.8, **(boundary_kwargs or {})}
-            self.splits_ = LineCollection(list(self.split_segments), **style)
-            ax.add_collection(self.splits_, autolim=False)
+            self.splits_ = add_lines(ax, self.split_segments, boundary_kwargs)
         self.points_ = []
-        skipped = None if self.X is None else missing_rows(self.X, self.features)
-        self.skipped_rows_ = skipped
-        if show_points and self.X is not None and skipped is not None:
-            report_missing(skipped, self.X.shape[0], self.feature_names)
-            pts = self.X[:, list(self.features)]
+        self.skipped_rows_, pts = points_to_draw(
+            self.X, self.features, self.feature_names, show=show_points
+        )
+        if pts is not None:
             self.points_ = self._scatter(ax, pts, markers, scatter_kwargs or {})
         if self.classes is not None and legend:
             colors = class_colors(len(self.classes))
@@ -384,10 +382,7 @@ class PartitionDisplay(RenamedAttributes):
             ax.figure.colorbar(
                 ScalarMappable(norm=norm, cmap=cmap), ax=ax, label="value"
             )
-        ax.set_xlim(*self.window[0])
-        ax.set_ylim(*self.window[1])
-        ax.set_xlabel(self.feature_names[0])
-        ax.set_ylabel(self.feature_names[1])
+        set_window(ax, self.window, self.feature_names)
         self.ax_, self.figure_ = ax, ax.figure
         return self
 

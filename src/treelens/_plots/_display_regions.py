@@ -14,18 +14,19 @@ from .._core._validation import column_names
 from .._exceptions import InputError, UnsupportedModelError
 from ._common import (
     RenamedAttributes,
+    add_lines,
     class_colors,
     class_labels,
     model_feature_names,
     require_matplotlib,
     resolve_axes,
     scatter_classes,
+    set_window,
 )
 from ._partition import (
     cell_points,
-    missing_rows,
+    points_to_draw,
     raster_leaves,
-    report_missing,
     resolve_features,
     resolve_reference,
     resolve_window,
@@ -555,7 +556,6 @@ class DecisionRegionDisplay(RenamedAttributes):
         self
         """
         require_matplotlib()
-        from matplotlib.collections import LineCollection
         from matplotlib.colors import ListedColormap
 
         ax = resolve_axes(ax)
@@ -584,18 +584,14 @@ class DecisionRegionDisplay(RenamedAttributes):
         self.boundary_segments_ = boundary_segments(x_edges, y_edges, codes)
         self.boundaries_ = None
         if show_boundaries and len(self.classes) > 1:
-            style = {"colors": "k", "linewidths": 0.8, **(boundary_kwargs or {})}
-            # autolim=False: the limits are the window, set below.
-            self.boundaries_ = LineCollection(list(self.boundary_segments_), **style)
-            ax.add_collection(self.boundaries_, autolim=False)
+            self.boundaries_ = add_lines(ax, self.boundary_segments_, boundary_kwargs)
         self.margins_ = self._draw_margins(ax, margin_kwargs or {})
         names = class_labels(self.classes, self.class_names)
         self.points_ = []
-        skipped = None if self.X is None else missing_rows(self.X, self.features)
-        self.skipped_rows_ = skipped
-        if show_points and self.X is not None and skipped is not None:
-            report_missing(skipped, self.X.shape[0], self.feature_names)
-            pts = self.X[:, list(self.features)]
+        self.skipped_rows_, pts = points_to_draw(
+            self.X, self.features, self.feature_names, show=show_points
+        )
+        if pts is not None:
             if self.y is not None:
                 self.points_ = scatter_classes(
                     ax,
@@ -633,10 +629,7 @@ class DecisionRegionDisplay(RenamedAttributes):
                 fontsize="small",
                 loc="best",
             )
-        ax.set_xlim(*self.window[0])
-        ax.set_ylim(*self.window[1])
-        ax.set_xlabel(self.feature_names[0])
-        ax.set_ylabel(self.feature_names[1])
+        set_window(ax, self.window, self.feature_names)
         for axis, labels in zip((ax.xaxis, ax.yaxis), self.category_labels or ()):
             if labels is not None:  # a categorical axis: one band per category
                 axis.set_ticks(np.arange(len(labels)), [str(c) for c in labels])

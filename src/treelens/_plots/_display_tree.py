@@ -8,17 +8,9 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from .._adapters import to_forest
 from ._common import RenamedAttributes, require_matplotlib
-from ._dot import check_annotate, node_mdi
-from ._partition import resolve_tree_index
-from ._tree_layout import (
-    TreeLayout,
-    decision_path,
-    node_colors,
-    node_texts,
-    tree_layout,
-)
+from ._dot import node_diagram
+from ._tree_layout import TreeLayout, decision_path
 
 __all__ = ["TreeDiagramDisplay"]
 
@@ -146,32 +138,24 @@ class TreeDiagramDisplay(RenamedAttributes):
         -------
         TreeDiagramDisplay
         """
-        forest = to_forest(model)
-        t = resolve_tree_index(forest, tree_index)
-        annotate = check_annotate(annotate)
-        tree = forest.trees[t]
-        layout = tree_layout(tree, max_depth=max_depth)
-        mdi = node_mdi(importance, t, tree.n_nodes)
-        texts = node_texts(
-            forest,
-            t,
-            layout.nodes,
+        diagram = node_diagram(
+            model,
+            tree_index=tree_index,
+            max_depth=max_depth,
             annotate=annotate,
             class_names=class_names,
-            mdi=mdi,
             proportion=proportion,
             precision=precision,
+            importance=importance,
         )
-        texts = [
-            s + ("\n(...)" if cut else "") for s, cut in zip(texts, layout.truncated)
-        ]
-        path = None if path_of is None else decision_path(forest, t, path_of)
+        t, layout = diagram.tree_index, diagram.layout
+        path = None if path_of is None else decision_path(diagram.forest, t, path_of)
         if path is not None:
             path = path[np.isin(path, layout.nodes)]
         display = cls(
             layout=layout,
-            texts=texts,
-            colors=node_colors(forest, t, layout.nodes),
+            texts=diagram.texts,
+            colors=diagram.colors,
             path=path,
             tree_index=t,
         )

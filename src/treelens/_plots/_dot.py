@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._adapters import to_forest
+from .._core._forest import Forest
 from .._exceptions import InputError
 from .._types import ArrayLike, ModelLike
 from ._partition import resolve_tree_index
 from ._tree_layout import (
     ANNOTATIONS,
+    TreeLayout,
     decision_path,
     node_colors,
     node_texts,
@@ -65,6 +68,85 @@ def node_mdi(importance: Any, tree_index: int, n_nodes: int) -> Any:
         dtype=np.float64
     )
     return out
+
+
+@dataclass(frozen=True)
+class NodeDiagram:
+    """The nodes of one tree as a diagram shows them.
+
+    Attributes
+    ----------
+    forest : Forest
+        The model read as a Forest.
+    tree_index : int
+        The tree drawn.
+    layout : TreeLayout
+        Positions and edges of the nodes drawn.
+    texts : list of str
+        Text of every node drawn, ``(...)`` added under the nodes the depth cut.
+    colors : list of str
+        Fill colour of every node drawn (``#rrggbbaa``).
+    """
+
+    forest: Forest
+    tree_index: int
+    layout: TreeLayout
+    texts: list[str]
+    colors: list[str]
+
+
+def node_diagram(
+    model: Any,
+    *,
+    tree_index: int | None,
+    max_depth: int | None,
+    annotate: Sequence[str],
+    class_names: Sequence[str] | None,
+    proportion: bool,
+    precision: int | None,
+    importance: Any,
+) -> NodeDiagram:
+    """Lay out one tree and write its nodes' texts and colours.
+
+    What :func:`export_dot` and ``TreeDiagramDisplay`` both draw; the
+    parameters are theirs.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> diagram = node_diagram(
+    ...     DecisionTreeClassifier(random_state=0).fit(X, y), tree_index=None,
+    ...     max_depth=1, annotate=("samples",), class_names=None, proportion=False,
+    ...     precision=None, importance=None)
+    >>> diagram.layout.nodes.tolist(), [t.endswith("(...)") for t in diagram.texts]
+    ([0, 1, 2], [False, False, True])
+    """
+    forest = to_forest(model)
+    t = resolve_tree_index(forest, tree_index)
+    annotate = check_annotate(annotate)
+    tree = forest.trees[t]
+    layout = tree_layout(tree, max_depth=max_depth)
+    texts = node_texts(
+        forest,
+        t,
+        layout.nodes,
+        annotate=annotate,
+        class_names=class_names,
+        mdi=node_mdi(importance, t, tree.n_nodes),
+        proportion=proportion,
+        precision=precision,
+    )
+    return NodeDiagram(
+        forest=forest,
+        tree_index=t,
+        layout=layout,
+        texts=[
+            s + ("\n(...)" if cut else "") for s, cut in zip(texts, layout.truncated)
+        ],
+        colors=node_colors(forest, t, layout.nodes),
+    )
 
 
 def _quote(text: str) -> str:
@@ -131,36 +213,31 @@ def export_dot(
     >>> dot.splitlines()[0], dot.count(" -> ")
     ('digraph Tree {', 4)
     """
-    forest = to_forest(model)
-    t = resolve_tree_index(forest, tree_index)
-    annotate = check_annotate(annotate)
-    tree = forest.trees[t]
-    layout = tree_layout(tree, max_depth=max_depth)
-    mdi = node_mdi(importance, t, tree.n_nodes)
-    texts = node_texts(
-        forest,
-        t,
-        layout.nodes,
+    diagram = node_diagram(
+        model,
+        tree_index=tree_index,
+        max_depth=max_depth,
         annotate=annotate,
         class_names=class_names,
-        mdi=mdi,
         proportion=proportion,
         precision=precision,
+        importance=importance,
     )
-    colors = node_colors(forest, t, layout.nodes)
+    layout = diagram.layout
     on_path = set()
     if path_of is not None:
-        on_path = set(decision_path(forest, t, path_of).tolist())
+        on_path = set(
+            decision_path(diagram.forest, diagram.tree_index, path_of).tolist()
+        )
     lines = [
         "digraph Tree {",
         'node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="helvetica"] ;',
         'edge [fontname="helvetica"] ;',
     ]
     for k, node in enumerate(layout.nodes.tolist()):
-        text = texts[k] + ("\n(...)" if layout.truncated[k] else "")
-        attrs = [f"label={_quote(text)}"]
+        attrs = [f"label={_quote(diagram.texts[k])}"]
         if filled:
-            attrs.append(f'fillcolor="{colors[k]}"')
+            attrs.append(f'fillcolor="{diagram.colors[k]}"')
         if node in on_path:
             attrs.append('color="#d62728", penwidth=3')
         lines.append(f"{node} [{', '.join(attrs)}] ;")

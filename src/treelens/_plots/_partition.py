@@ -27,6 +27,7 @@ __all__ = [
     "missing_rows",
     "partition_rectangles",
     "plot_window",
+    "points_to_draw",
     "raster_leaves",
     "region_nodes",
     "report_missing",
@@ -251,9 +252,17 @@ def missing_rows(X: NDArray[Any], features: tuple[int, ...]) -> NDArray[np.intp]
 
 
 def report_missing(
-    skipped: NDArray[np.intp], n_rows: int, names: tuple[str, ...]
+    skipped: NDArray[np.intp],
+    n_rows: int,
+    names: tuple[str, ...],
+    *,
+    stacklevel: int = 3,
 ) -> None:
-    """Warn that ``skipped`` rows (of ``n_rows``) are not drawn for missing values."""
+    """Warn that ``skipped`` rows (of ``n_rows``) are not drawn for missing values.
+
+    ``stacklevel`` is the warning's, counted from this function (the default
+    names the caller of the function calling this one).
+    """
     if skipped.size:
         import warnings
 
@@ -264,8 +273,54 @@ def report_missing(
             f"{' or '.join(repr(n) for n in names)} and are not drawn "
             f"(the first is row {int(skipped[0])}).",
             MissingValuesWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
+
+
+def points_to_draw(
+    X: NDArray[Any] | None,
+    features: tuple[int, int],
+    feature_names: tuple[str, str],
+    *,
+    show: bool,
+) -> tuple[NDArray[np.intp] | None, NDArray[Any] | None]:
+    """The rows of ``X`` missing a value of ``features``, and the points drawn.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features) or None
+    features : (int, int)
+        The two features drawn.
+    feature_names : (str, str)
+        Their names, for the warning.
+    show : bool
+        Whether the points are drawn; when they are, a
+        :class:`~treelens.MissingValuesWarning` counts the rows missing a value
+        (it names the caller of the Display's ``plot``).
+
+    Returns
+    -------
+    skipped : ndarray of int or None
+        Rows missing a value of one of the features (None without ``X``).
+    points : ndarray of shape (n_samples, 2) or None
+        ``X`` in the two features, when drawn.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 1.0, 2.0], [np.nan, 1.0, 2.0]])
+    >>> skipped, points = points_to_draw(X, (0, 2), ("a", "c"), show=False)
+    >>> skipped.tolist(), points
+    ([1], None)
+    """
+    if X is None:
+        return None, None
+    skipped = missing_rows(X, features)
+    if not show:
+        return skipped, None
+    # Counted from report_missing: itself, this function, plot, plot's caller.
+    report_missing(skipped, X.shape[0], feature_names, stacklevel=4)
+    return skipped, X[:, list(features)]
 
 
 def plot_window(
