@@ -110,18 +110,6 @@ def node_diagram(
 
     What :func:`export_dot` and ``TreeDiagramDisplay`` both draw; the
     parameters are theirs.
-
-    Examples
-    --------
-    >>> from sklearn.datasets import load_iris
-    >>> from sklearn.tree import DecisionTreeClassifier
-    >>> X, y = load_iris(return_X_y=True)
-    >>> diagram = node_diagram(
-    ...     DecisionTreeClassifier(random_state=0).fit(X, y), tree_index=None,
-    ...     max_depth=1, annotate=("samples",), class_names=None, proportion=False,
-    ...     precision=None, importance=None)
-    >>> diagram.layout.nodes.tolist(), [t.endswith("(...)") for t in diagram.texts]
-    ([0, 1, 2], [False, False, True])
     """
     forest = to_forest(model)
     t = resolve_tree_index(forest, tree_index)
