@@ -743,32 +743,51 @@ def _option_incumbent(
 ) -> tuple[tuple[NDArray[np.intp], float] | None, bool]:
     """A counterfactual that differs from every earlier option, by local search.
 
-    A climb from the row with every cell repeating one move of the last option
-    forbidden (one climb per move), then a descent, each step confirmed with
-    the forest and the earlier options.
+    Per move of an earlier option (the last option's first), with every cell
+    repeating that move forbidden: a climb from the row, and one from that
+    option with the move undone (the next option is most often an earlier one
+    with one move traded for another), each followed by a descent; then a kick
+    (:func:`kick`) of the best.  Every step is confirmed with the forest and
+    the earlier options.
     """
     best: tuple[NDArray[np.intp], float] | None = None
+    best_search: GridSearch | None = None
     settled = True
-    for blocked in earlier[-1].blocked_cells(program, row.points, row.x):
+    blocks = [
+        (option, j, blocked)
+        for option in reversed(earlier)
+        for j, blocked in zip(
+            np.flatnonzero(option.moved),
+            option.blocked_cells(program, row.points, row.x),
+        )
+    ]
+    for option, j, blocked in blocks:
         terms = row.terms.copy()
         terms[blocked] = np.inf
         search = _grid_search(
             problem, program, row, deadline=deadline, terms=terms, earlier=earlier
         )
-        if search.out_of_time():
-            return best, False
-        if not np.isfinite(terms[row.own]).all():
-            continue
-        climbed = greedy_ascent(search, row.own)
-        if climbed is None:
+        undone = program.cell_of(option.x_cf[None, :])[0]
+        undone[j] = row.own[j]
+        for start in (row.own, undone):
+            if search.out_of_time():
+                return best, False
+            if not np.isfinite(terms[start]).all():
+                continue
+            climbed = greedy_ascent(search, start)
+            if climbed is None:
+                settled &= not search.out_of_time()
+                continue
+            cells = descend(search, climbed)
+            if search.meets(row.points[cells][None, :])[0]:
+                objective = search.objective(cells)
+                if best is None or objective < best[1]:
+                    best, best_search = (cells, objective), search
             settled &= not search.out_of_time()
-            continue
-        cells = descend(search, climbed)
-        if search.meets(row.points[cells][None, :])[0]:
-            objective = search.objective(cells)
-            if best is None or objective < best[1]:
-                best = (cells, objective)
-        settled &= not search.out_of_time()
+    if best is not None and best_search is not None:
+        cells = kick(best_search, best[0], row.own)
+        best = (cells, best_search.objective(cells))
+        settled &= not best_search.out_of_time()
     return best, settled and best is not None
 
 

@@ -98,6 +98,7 @@ class Option:
     def __init__(
         self, x: NDArray[np.float64], x_cf: NDArray[np.float64], diversity: Diversity
     ) -> None:
+        self.x_cf = x_cf
         self.sign = np.sign(x_cf - x)
         self.moved = self.sign != 0
         self.diversity = diversity
