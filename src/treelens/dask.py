@@ -46,6 +46,7 @@ from ._counterfactual._problem import CounterfactualResult
 from ._counterfactual._tweak import feature_tweak as _tweak_single
 from ._exceptions import InputError, SchedulerUnreachableError
 from ._explain._shap import ShapResult
+from ._explain._shap import shap_values as _shap_single
 from ._importance._mdi import MDIImportance
 from ._importance._node_statistics import NodeStatistics
 from ._importance._node_sums import NodeSums
@@ -97,28 +98,18 @@ def ship(obj: Any, scheduler: Any = None) -> Any:
 
 
 # -------------------------------------------------------------- partitions
-def _is_dask_dataframe(X: Any) -> bool:
+def _is_dask(X: Any, kind: Literal["DataFrame", "Series", "Array"]) -> bool:
+    """Whether ``X`` is a dask DataFrame, Series or Array; dask is imported only
+    for objects of its own modules."""
     if not type(X).__module__.startswith("dask"):
         return False
+    if kind == "Array":
+        import dask.array as da
+
+        return isinstance(X, da.Array)
     import dask.dataframe as dd
 
-    return isinstance(X, dd.DataFrame)
-
-
-def _is_dask_series(X: Any) -> bool:
-    if not type(X).__module__.startswith("dask"):
-        return False
-    import dask.dataframe as dd
-
-    return isinstance(X, dd.Series)
-
-
-def _is_dask_array(X: Any) -> bool:
-    if not type(X).__module__.startswith("dask"):
-        return False
-    import dask.array as da
-
-    return isinstance(X, da.Array)
+    return isinstance(X, getattr(dd, kind))
 
 
 def check_columns(forest: Forest, columns: Sequence[Any]) -> None:
@@ -142,12 +133,12 @@ def check_columns(forest: Forest, columns: Sequence[Any]) -> None:
 
 def _feature_partitions(forest: Forest, X: Any) -> list[Any]:
     """Delayed pandas/numpy partitions of ``X`` after checking its columns."""
-    if _is_dask_dataframe(X):
+    if _is_dask(X, "DataFrame"):
         check_columns(forest, list(X.columns))
         if forest.has_feature_names:
             X = X[list(forest.feature_names)]
         return list(X.to_delayed())
-    if _is_dask_array(X):
+    if _is_dask(X, "Array"):
         if X.ndim != 2:
             raise InputError(
                 f"X must be a 2-D dask array of shape (n_samples, {forest.n_features}); "
@@ -169,10 +160,10 @@ def _feature_partitions(forest: Forest, X: Any) -> list[Any]:
 def _label_partitions(X: Any, y: Any, n_parts: int, name: str) -> list[Any] | None:
     if y is None:
         return None
-    if _is_dask_series(y) or _is_dask_dataframe(y):
+    if _is_dask(y, "Series") or _is_dask(y, "DataFrame"):
         parts = list(y.to_delayed())
-    elif _is_dask_array(y):
-        if _is_dask_array(X):
+    elif _is_dask(y, "Array"):
+        if _is_dask(X, "Array"):
             y = y.rechunk((X.chunks[0],))  # the row blocks of X
         parts = list(y.to_delayed().ravel())
     else:
@@ -196,7 +187,7 @@ def _split_columns(X: Any, y: Any, sample_weight: Any) -> tuple[Any, Any, Any]:
         if isinstance(v, str)
     }
     for name, column in named.items():
-        if not _is_dask_dataframe(X) or column not in X.columns:
+        if not _is_dask(X, "DataFrame") or column not in X.columns:
             raise InputError(
                 f"`{name}` names the column {column!r}, but X has no such column; "
                 f"expected one of {list(getattr(X, 'columns', []))}."
@@ -235,12 +226,34 @@ def _compute(tasks: list[Any], scheduler: Any, progress: bool) -> list[Any]:
     return list(dask.compute(*tasks, scheduler=scheduler))
 
 
-# ------------------------------------------------------------ counterfactuals
-def _counterfactual_part(function: Callable[..., Any], shared: Any, part: Any) -> Any:
+def _call_part(function: Callable[..., Any], shared: Any, part: Any) -> Any:
     model, kwargs = shared
     return function(model, part, **kwargs)
 
 
+def _partition_tasks(
+    part_function: Callable[..., Any],
+    function: Callable[..., Any],
+    model: Any,
+    X: Any,
+    kwargs: dict[str, Any],
+    scheduler: Any,
+    *args: Any,
+) -> tuple[Forest, list[Any]]:
+    """The model as a Forest, and one delayed ``part_function(function, shared,
+    partition, *args)`` per partition of ``X``, where ``shared`` holds the model
+    and ``kwargs``."""
+    import dask
+
+    forest = to_forest(model)
+    parts = _feature_partitions(forest, X)
+    # The model and the arguments (reference data can be large) travel once.
+    shared = ship((model, kwargs), scheduler)
+    task = dask.delayed(part_function, pure=True)
+    return forest, [task(function, shared, part, *args) for part in parts]
+
+
+# ------------------------------------------------------------ counterfactuals
 def _map_counterfactuals(
     function: Callable[..., Any],
     model: Any,
@@ -249,16 +262,9 @@ def _map_counterfactuals(
     progress: bool,
     kwargs: dict[str, Any],
 ) -> Any:
-    import dask
-
     from ._counterfactual._streaming import concat_counterfactuals
 
-    forest = to_forest(model)
-    parts = _feature_partitions(forest, X)
-    # The model and the arguments (reference data can be large) travel once.
-    shared = ship((model, kwargs), scheduler)
-    task = dask.delayed(_counterfactual_part, pure=True)
-    tasks = [task(function, shared, part) for part in parts]
+    _, tasks = _partition_tasks(_call_part, function, model, X, kwargs, scheduler)
     return concat_counterfactuals(_compute(tasks, scheduler, progress))
 
 
@@ -365,23 +371,27 @@ def counterfactual_frame(
         ``optimal``) and the counterfactual values as ``cf_<feature>`` (NaN where
         none was found).  Write it with ``.to_parquet(...)`` or compute it.
     """
-    import dask
     import dask.dataframe as dd
     import pandas as pd
 
     from ._counterfactual._frame import counterfactual_columns
 
-    forest = to_forest(model)
-    parts = _feature_partitions(forest, X)
-    shared = ship((model, {"target": target, **kwargs}), scheduler)
-    task = dask.delayed(_frame_part, pure=True)
     function = _optimal_single if optimal else _tweak_single
+    forest, tasks = _partition_tasks(
+        _frame_part,
+        function,
+        model,
+        X,
+        {"target": target, **kwargs},
+        scheduler,
+        optimal,
+    )
     dtypes = {"int": np.int64, "bool": bool, "float": float, "str": object}
     columns = counterfactual_columns(forest, optimal)
     del columns["row"]
     meta = pd.DataFrame({k: pd.Series(dtype=dtypes[v]) for k, v in columns.items()})
     return dd.from_delayed(
-        [task(function, shared, part, optimal) for part in parts],
+        tasks,
         meta=meta,
         verify_meta=False,
     )
@@ -497,13 +507,6 @@ def mdi_importance(
 
 
 # ------------------------------------------------------------- SHAP values
-def _shap_part(shared: Any, part: Any) -> Any:
-    from ._explain._shap import shap_values as single
-
-    model, kwargs = shared
-    return single(model, part, **kwargs)
-
-
 def shap_values(
     model: ModelLike,
     X: Any,
@@ -545,16 +548,10 @@ def shap_values(
     >>> result.values_.shape
     (442, 10)
     """
-    import dask
-
     from ._explain._shap import concat_shap_results
 
-    forest = to_forest(model)
-    parts = _feature_partitions(forest, X)
     kwargs: dict[str, Any] = {"method": method, "background": background}
     if memory_budget is not None:
         kwargs["memory_budget"] = memory_budget
-    shared = ship((model, kwargs), scheduler)
-    task = dask.delayed(_shap_part, pure=True)
-    results = _compute([task(shared, part) for part in parts], scheduler, progress)
-    return concat_shap_results(list(results))
+    _, tasks = _partition_tasks(_call_part, _shap_single, model, X, kwargs, scheduler)
+    return concat_shap_results(list(_compute(tasks, scheduler, progress)))

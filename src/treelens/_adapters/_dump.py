@@ -28,9 +28,12 @@ def boosting_forest(
     ``info`` holds what every dump parser reads alike (``task``, ``n_features``,
     ``names``, ``has_names``, ``link``, ``tree_output``); ``fields`` are the
     Forest fields in which the libraries differ (``init_raw``, ``learning_rate``,
-    ``input_dtype``, ``loss``, ``features``, ...).
+    ``input_dtype``, ``loss``, ``features``, ...).  A classifier's ``classes``
+    default to ``0 .. info["n_classes"] - 1``.
     """
     is_classifier = info["task"] == "classification"
+    if is_classifier and classes is None:
+        classes = np.arange(info["n_classes"])
     return Forest(
         trees=tuple(trees),
         kind="boosting",

@@ -352,9 +352,6 @@ def forest_from_lightgbm_dump(
     Forest
     """
     info, trees, _ = _parse(dump, feature_names)
-    is_classifier = info["task"] == "classification"
-    if is_classifier and classes is None:
-        classes = np.arange(info["n_classes"])
     return boosting_forest(
         info,
         trees,

@@ -346,9 +346,6 @@ def forest_from_xgboost_json(
         else model_json
     )
     info, trees, _ = _parse(parsed, n_rounds, feature_names)
-    is_classifier = info["task"] == "classification"
-    if is_classifier and classes is None:
-        classes = np.arange(info["n_classes"])
     return boosting_forest(
         info,
         trees,

@@ -171,6 +171,12 @@ ModelArg = Annotated[
         show_default=False,
     ),
 ]
+RowsArg = Annotated[
+    Path,
+    typer.Argument(
+        metavar="DATA", help="CSV/Parquet rows to explain.", show_default=False
+    ),
+]
 TrustPickle = Annotated[
     bool,
     typer.Option(
@@ -263,15 +269,15 @@ def _emit(
     typer.echo(f"Wrote {out}", err=True)
 
 
-def _check_out(out: Path | None, inputs: Sequence[Path]) -> None:
+def _checked_inputs(out: Path | None, *paths: Path | None) -> list[Path]:
+    """The input files given, after checking that ``out`` may be written
+    (not one of them)."""
+    inputs = [p for p in paths if p is not None]
     if out is not None:
         from .._io._files import check_output_path
 
         check_output_path(out, inputs=inputs)
-
-
-def _inputs(*paths: Path | None) -> list[Path]:
-    return [p for p in paths if p is not None]
+    return inputs
 
 
 # ------------------------------------------------------------------------ importance
@@ -331,8 +337,7 @@ def importance(
     from ._tables import importance_tables, render
 
     fmt = _format(json_out, csv_out)
-    inputs = _inputs(model_path, data)
-    _check_out(out, inputs)
+    inputs = _checked_inputs(out, model_path, data)
     if data is not None and target is None:
         raise InputError(
             "--data needs --target COL: held-out and permutation importance compare "
@@ -472,6 +477,8 @@ def _one_per_row(n_counterfactuals: int, min_leaf_samples: int | None) -> None:
 
 
 _NO_SEARCH = CounterfactualOptions()
+#: The cost and the moves allowed: the search options explain and report offer.
+_COST_FIELDS = ("cost", "immutable", "increase_only", "decrease_only")
 _NO_DATASET = DatasetOptions()
 
 
@@ -481,12 +488,7 @@ _NO_DATASET = DatasetOptions()
 @option_group("dataset", DatasetOptions)
 def tweak(
     model_path: ModelArg,
-    data: Annotated[
-        Path,
-        typer.Argument(
-            metavar="DATA", help="CSV/Parquet rows to explain.", show_default=False
-        ),
-    ],
+    data: RowsArg,
     target_class: Annotated[
         str | None,
         typer.Option("--target-class", metavar="C", help="Class to reach, or 'other'."),
@@ -523,8 +525,7 @@ def tweak(
 
     method = search.search()
     fmt = _format(json_out, csv_out)
-    inputs = _inputs(model_path, data)
-    _check_out(out, inputs)
+    inputs = _checked_inputs(out, model_path, data)
     constraints = search.constraints()
     if dataset_mode(
         data,
@@ -608,25 +609,11 @@ def tweak(
 @app.command()
 @_command
 @option_group(
-    "search",
-    CounterfactualOptions,
-    fields=(
-        "cost",
-        "immutable",
-        "increase_only",
-        "decrease_only",
-        "optimal",
-        "time_limit",
-    ),
+    "search", CounterfactualOptions, fields=(*_COST_FIELDS, "optimal", "time_limit")
 )
 def explain(
     model_path: ModelArg,
-    data: Annotated[
-        Path,
-        typer.Argument(
-            metavar="DATA", help="CSV/Parquet rows to explain.", show_default=False
-        ),
-    ],
+    data: RowsArg,
     row: Annotated[
         int,
         typer.Option(
@@ -664,8 +651,7 @@ def explain(
     """
     from ._explain import check_row, explain_row, render_explanation
 
-    inputs = _inputs(model_path, data)
-    _check_out(out, inputs)
+    inputs = _checked_inputs(out, model_path, data)
     model, forest, X, _ = _load(
         model_path, data, target=target, trust_pickle=trust_pickle, trust=trust
     )
@@ -754,8 +740,7 @@ def plot(
 
     if kind not in PLOT_KINDS:
         raise InputError(f"KIND must be one of {list(PLOT_KINDS)}; got {kind!r}.")
-    inputs = _inputs(model_path, data)
-    _check_out(out, inputs)
+    inputs = _checked_inputs(out, model_path, data)
     suffix = out.suffix.lower().lstrip(".")
     if suffix not in {"png", "svg", "pdf"}:
         raise InputError(f"--out must end in .png, .svg or .pdf; got {str(out)!r}.")
@@ -798,16 +783,7 @@ def _emit_bytes(content: bytes, *, out: Path, inputs: Sequence[Path]) -> None:
 @option_group(
     "search",
     CounterfactualOptions,
-    fields=(
-        "cost",
-        "immutable",
-        "increase_only",
-        "decrease_only",
-        "integer",
-        "bounds",
-        "optimal",
-        "time_limit",
-    ),
+    fields=(*_COST_FIELDS, "integer", "bounds", "optimal", "time_limit"),
 )
 def report(
     model_path: ModelArg,
@@ -866,8 +842,7 @@ def report(
     """
     from ._report import render_report
 
-    inputs = _inputs(model_path, data)
-    _check_out(out, inputs)
+    inputs = _checked_inputs(out, model_path, data)
     constraints = search.constraints()
     with _Progress(enabled=True) as progress:
         progress.step("loading the model and the data")

@@ -22,18 +22,6 @@ __all__ = ["render_report"]
 
 Progress = Callable[[str], None] | None
 
-_NODE_COLUMNS = (
-    "node",
-    "depth",
-    "feature_name",
-    "n_node_samples",
-    "weighted_n_node_samples",
-    "impurity",
-    "left_impurity",
-    "right_impurity",
-    "decrease",
-    "share",
-)
 _HEADERS = {
     "mdi": "MDI",
     "mdi_std": "MDI std (trees)",
@@ -511,9 +499,11 @@ def _importance_section(
 
 
 def _node_table(mdi: Any) -> pd.DataFrame:
+    from ._tables import NODE_COLUMNS
+
     nodes = mdi.nodes_
     frame = nodes[nodes["tree"] == 0]
-    columns = [c for c in _NODE_COLUMNS if c in frame.columns]
+    columns = [c for c in NODE_COLUMNS if c in frame.columns]
     return (
         frame[columns].reset_index(drop=True)
         if columns

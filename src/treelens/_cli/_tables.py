@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .._types import CostLike
 
 __all__ = [
+    "NODE_COLUMNS",
     "counterfactual_tables",
     "counterfactuals",
     "importance_frame",
@@ -40,20 +41,22 @@ __all__ = [
 Tables = dict[str, tuple[str, pd.DataFrame]]
 Progress = Callable[[str], None] | None
 
+#: Columns of the per-node table shown on the terminal and in the report.
+NODE_COLUMNS = (
+    "node",
+    "depth",
+    "feature_name",
+    "n_node_samples",
+    "weighted_n_node_samples",
+    "impurity",
+    "left_impurity",
+    "right_impurity",
+    "decrease",
+    "share",
+)
 # Columns shown on the terminal (the JSON and CSV outputs keep every column).
 _TEXT_COLUMNS = {
-    "nodes": (
-        "node",
-        "depth",
-        "feature_name",
-        "n_node_samples",
-        "weighted_n_node_samples",
-        "impurity",
-        "left_impurity",
-        "right_impurity",
-        "decrease",
-        "share",
-    ),
+    "nodes": NODE_COLUMNS,
     "changes": ("row", "option", "feature", "before", "after", "delta"),
 }
 _TEXT_HEADERS = {
