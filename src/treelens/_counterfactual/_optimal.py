@@ -451,6 +451,7 @@ def _solve_rows(
                 program, tweak.X_cf_[position], row.points, row.terms, problem.cost.norm
             )
         earlier: list[Option] = [] if excluded is None else list(excluded[position])
+        n_given = len(earlier)
         for option in range(n_options):
             if option and not out.found[option - 1, i]:
                 # No earlier option, so none under more conditions either.
@@ -459,7 +460,7 @@ def _solve_rows(
                 out.gap[option, i] = out.gap[option - 1, i]
                 continue
             outcome = _solve_option(
-                problem, program, row, known, earlier, time_limit, warm_start
+                problem, program, row, known, earlier, n_given, time_limit, warm_start
             )
             _record(problem, program, row, outcome, out, option)
             if (
@@ -528,11 +529,14 @@ def _solve_option(
     row: _Row,
     known: tuple[NDArray[np.intp], float] | None,
     earlier: list[Option],
+    n_given: int,
     time_limit: float,
     warm_start: bool,
 ) -> MilpOutcome:
     """The least-cost counterfactual of ``row`` that differs from every earlier
-    option (see :mod:`treelens._counterfactual._options`)."""
+    option (see :mod:`treelens._counterfactual._options`); the first
+    ``n_given`` of them were found under other conditions (the other
+    assignments of a search over categories)."""
     deadline = time.perf_counter() + time_limit
     search_deadline = time.perf_counter() + _SEARCH_SHARE * time_limit
     incumbent, settled = (None, False) if earlier else (known, False)
@@ -542,7 +546,7 @@ def _solve_option(
         )
     elif warm_start:
         incumbent, settled = _option_incumbent(
-            problem, program, row, earlier, deadline=search_deadline
+            problem, program, row, earlier, earlier[n_given:], deadline=search_deadline
         )
     cuts = tuple(option_cut(o, program, row.points, row.x) for o in earlier)
     return _solve_checked(
@@ -738,52 +742,63 @@ def _option_incumbent(
     program: ForestProgram,
     row: _Row,
     earlier: list[Option],
+    undo: list[Option],
     *,
     deadline: float,
 ) -> tuple[tuple[NDArray[np.intp], float] | None, bool]:
     """A counterfactual that differs from every earlier option, by local search.
 
-    Per move of an earlier option (the last option's first), with every cell
-    repeating that move forbidden: a climb from the row, and one from that
-    option with the move undone (the next option is most often an earlier one
-    with one move traded for another), each followed by a descent; then a kick
-    (:func:`kick`) of the best.  Every step is confirmed with the forest and
-    the earlier options.
+    Per move of an option of ``undo`` (earlier options found under the same
+    conditions, the last one's first), with every cell repeating that move
+    forbidden, a climb from that option with the move undone (the next option
+    is most often an earlier one with one move traded for another); if none
+    succeeds, climbs from the row with each move of the last option so
+    forbidden.  Each climb stops at the cost of the best found so
+    far and is followed by a descent; the best is then kicked (:func:`kick`).
+    Every step is confirmed with the forest and the earlier options.
     """
     best: tuple[NDArray[np.intp], float] | None = None
     best_search: GridSearch | None = None
     settled = True
-    blocks = [
-        (option, j, blocked)
-        for option in reversed(earlier)
-        for j, blocked in zip(
-            np.flatnonzero(option.moved),
-            option.blocked_cells(program, row.points, row.x),
-        )
-    ]
-    for option, j, blocked in blocks:
-        terms = row.terms.copy()
-        terms[blocked] = np.inf
-        search = _grid_search(
-            problem, program, row, deadline=deadline, terms=terms, earlier=earlier
-        )
-        undone = program.cell_of(option.x_cf[None, :])[0]
-        undone[j] = row.own[j]
-        for start in (row.own, undone):
+
+    def climbs(option: Option, undo: bool) -> list[tuple[GridSearch, NDArray[np.intp]]]:
+        out = []
+        blocked_cells = option.blocked_cells(program, row.points, row.x)
+        for j, blocked in zip(np.flatnonzero(option.moved), blocked_cells):
+            terms = row.terms.copy()
+            terms[blocked] = np.inf
+            search = _grid_search(
+                problem, program, row, deadline=deadline, terms=terms, earlier=earlier
+            )
+            start = row.own
+            if undo:
+                start = row.own.copy()
+                moved = option.moved
+                start[moved] = program.cell_of(option.x_cf[None, :])[0][moved]
+                start[j] = row.own[j]
+            if np.isfinite(terms[start]).all():
+                out.append((search, start))
+        return out
+
+    undone = [c for option in reversed(undo) for c in climbs(option, True)]
+    for pass_ in (undone, None):
+        if pass_ is None:
+            if best is not None:
+                break
+            pass_ = climbs(earlier[-1], False)
+        for search, start in pass_:
             if search.out_of_time():
                 return best, False
-            if not np.isfinite(terms[start]).all():
-                continue
-            climbed = greedy_ascent(search, start)
+            bound = np.inf if best is None else best[1]
+            climbed = greedy_ascent(search, start, bound=bound)
+            settled &= not search.out_of_time()
             if climbed is None:
-                settled &= not search.out_of_time()
                 continue
             cells = descend(search, climbed)
             if search.meets(row.points[cells][None, :])[0]:
                 objective = search.objective(cells)
                 if best is None or objective < best[1]:
                     best, best_search = (cells, objective), search
-            settled &= not search.out_of_time()
     if best is not None and best_search is not None:
         cells = kick(best_search, best[0], row.own)
         best = (cells, best_search.objective(cells))
