@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = [
     "check_X",
     "check_memory_budget",
+    "check_rows",
     "check_sample_weight",
     "check_y",
     "checked_float64",
@@ -281,6 +282,36 @@ def check_sample_weight(sample_weight: Any, n_samples: int) -> NDArray[np.float6
             f"{weights[row]} at row {row}."
         )
     return weights
+
+
+def check_rows(
+    forest: Forest, X: Any, y: Any, sample_weight: Any
+) -> tuple[NDArray[Any], NDArray[Any], NDArray[np.float64]]:
+    """Validate ``X``, ``y`` and ``sample_weight`` together, with at least one row.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+        As :func:`check_X`.
+    y : ndarray of shape (n_samples,)
+        As :func:`check_y`.
+    sample_weight : ndarray of shape (n_samples,)
+        As :func:`check_sample_weight` (ones when None).
+
+    Raises
+    ------
+    InputError
+        If ``X`` holds no row, and as the three checks.
+    """
+    X = check_X(forest, X)
+    n_samples = X.shape[0]
+    if n_samples == 0:
+        raise InputError("X must hold at least one row; got 0 rows.")
+    return (
+        X,
+        check_y(forest, y, n_samples),
+        check_sample_weight(sample_weight, n_samples),
+    )
 
 
 def check_memory_budget(memory_budget: Any) -> int:

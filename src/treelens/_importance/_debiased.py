@@ -62,13 +62,13 @@ from numpy.typing import NDArray
 from .._adapters import to_forest
 from .._core._compiled_routing import map_compiled
 from .._core._forest import _PER_TREE_MIN_ROWS, Forest, Tree
-from .._core._validation import check_sample_weight, check_X, check_y
+from .._core._validation import check_rows
 from .._exceptions import InputError, UnsupportedModelError
 from .._types import ArrayLike, ModelLike
 from ._intervals import DEFAULT_N_BOOTSTRAP, bootstrap_interval, check_interval_options
 from ._node_statistics import _levels, _sum_up, node_statistics, tree_statistics
 from ._oob import bootstrap_counts
-from ._replay import check_replayable, row_class_weights, stage_residuals
+from ._replay import check_replayable, fitted_weights, stage_residuals
 from ._result import ImportanceResult
 
 __all__ = ["DebiasedMDIImportance", "debiased_mdi_importance"]
@@ -224,19 +224,14 @@ def debiased_mdi_importance(
         )
     check_interval_options(n_bootstrap, confidence)
     forest = to_forest(model)
-    X = check_X(forest, X)
+    X, target, weights = check_rows(forest, X, y, sample_weight)
     n_samples = X.shape[0]
-    if n_samples == 0:
-        raise InputError("X must hold at least one row; got 0 rows.")
-    target = check_y(forest, y, n_samples)
-    weights = check_sample_weight(sample_weight, n_samples)
     fitted = _fitted_nodes(forest, train)
     in_bag_means = oob and forest.kind == "boosting" and train is None
     _check_model(
         forest, target, definition, fitted_from_train=train is not None or in_bag_means
     )
-    if forest.is_classifier and forest.kind != "boosting":
-        weights = weights * row_class_weights(forest, target, weights)
+    weights = fitted_weights(forest, target, weights)
     out_of_bag = _out_of_bag(model, forest, n_samples, oob=oob, in_bag=in_bag)
     classification = forest.is_classifier and forest.kind != "boosting"
     n_classes = forest.n_classes if classification else 0

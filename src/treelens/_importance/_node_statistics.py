@@ -13,11 +13,10 @@ from .._adapters import to_forest
 from .._core._chunks import DEFAULT_MEMORY_BUDGET
 from .._core._compiled_routing import map_compiled
 from .._core._forest import _PER_TREE_MIN_ROWS, Forest, Tree
-from .._core._validation import check_sample_weight, check_X, check_y
-from .._exceptions import InputError
+from .._core._validation import check_rows
 from .._types import ArrayLike, Chunks, ModelLike
 from ._node_sums import NodeSums, statistics_from_sums
-from ._replay import check_replayable, row_class_weights, stage_residuals
+from ._replay import check_replayable, fitted_weights, stage_residuals
 from ._streaming import replay_in_chunks
 
 __all__ = ["NodeStatistics", "node_statistics", "statistics_from_node_sums"]
@@ -192,15 +191,10 @@ def statistics_from_node_sums(forest: Forest, sums: NodeSums) -> NodeStatistics:
 
 def _one_pass(forest: Forest, X: Any, y: Any, sample_weight: Any) -> NodeStatistics:
     """Node statistics of rows that fit in memory at once (exact for every criterion)."""
-    X = check_X(forest, X)
+    X, target, weights = check_rows(forest, X, y, sample_weight)
     n_samples = X.shape[0]
-    if n_samples == 0:
-        raise InputError("X must hold at least one row; got 0 rows.")
-    target = check_y(forest, y, n_samples)
-    weights = check_sample_weight(sample_weight, n_samples)
     check_replayable(forest, target)
-    if forest.is_classifier and forest.kind != "boosting":
-        weights = weights * row_class_weights(forest, target, weights)
+    weights = fitted_weights(forest, target, weights)
     if forest.kind == "boosting":
         return _boosting_statistics(forest, forest._apply(X), target, weights)
     n_classes = forest.n_classes if forest.is_classifier else 0

@@ -8,6 +8,7 @@ from typing import Any, cast
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from .._adapters import to_forest
 from .._core._forest import Forest
@@ -87,16 +88,9 @@ def permutation_importance(
     from sklearn.inspection import permutation_importance as sklearn_permutation
 
     check_interval_options(n_bootstrap, confidence)
-    if isinstance(model, Forest):
-        raise InputError(
-            "permutation_importance scores the model itself; expected a fitted "
-            "estimator, got a treelens Forest."
-        )
-    forest = to_forest(model)
-    n_samples = check_X(forest, X).shape[0]
-    check_y(forest, y, n_samples)
-    if sample_weight is not None:
-        sample_weight = check_sample_weight(sample_weight, n_samples)
+    forest, _, sample_weight = _checked_data(
+        "permutation_importance", model, X, y, sample_weight
+    )
     names = column_names(X)
     if names is not None and forest.has_feature_names:
         X = cast(pd.DataFrame, X)[list(forest.feature_names)]
@@ -125,6 +119,29 @@ def permutation_importance(
         interval_method=interval_method,
         can_be_negative=True,
     )
+
+
+def _checked_data(
+    function: str, model: Any, X: Any, y: Any, sample_weight: Any
+) -> tuple[Forest, NDArray[Any], NDArray[np.float64] | None]:
+    """The model as a Forest, ``X`` checked against it, and the weights checked.
+
+    ``function`` names the public function in the refusal of a Forest: these
+    functions score the fitted estimator itself.  ``y`` is checked against the
+    model and ``X``; ``sample_weight`` None stays None.
+    """
+    if isinstance(model, Forest):
+        raise InputError(
+            f"{function} scores the model itself; expected a fitted estimator, got "
+            "a treelens Forest."
+        )
+    forest = to_forest(model)
+    checked = check_X(forest, X)
+    n_samples = checked.shape[0]
+    check_y(forest, y, n_samples)
+    if sample_weight is not None:
+        sample_weight = check_sample_weight(sample_weight, n_samples)
+    return forest, checked, sample_weight
 
 
 def _repeat_interval(
@@ -249,17 +266,9 @@ def grouped_permutation_importance(
     from sklearn.utils import check_random_state
 
     check_interval_options(n_bootstrap, confidence)
-    if isinstance(model, Forest):
-        raise InputError(
-            "grouped_permutation_importance scores the model itself; expected a "
-            "fitted estimator, got a treelens Forest."
-        )
-    forest = to_forest(model)
-    checked = check_X(forest, X)
-    n_samples = checked.shape[0]
-    check_y(forest, y, n_samples)
-    if sample_weight is not None:
-        sample_weight = check_sample_weight(sample_weight, n_samples)
+    forest, checked, sample_weight = _checked_data(
+        "grouped_permutation_importance", model, X, y, sample_weight
+    )
     if isinstance(n_repeats, bool) or int(n_repeats) < 1:
         raise InputError(f"`n_repeats` must be a positive integer; got {n_repeats!r}.")
     names = list(forest.feature_names)

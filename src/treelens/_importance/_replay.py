@@ -22,6 +22,7 @@ __all__ = [
     "REGRESSION_CRITERIA",
     "check_replayable",
     "class_factors",
+    "fitted_weights",
     "row_class_weights",
     "stage_residuals",
 ]
@@ -118,6 +119,17 @@ def row_class_weights(
         np.bincount(target, minlength=n).astype(np.float64),
     )
     return factors[target]
+
+
+def fitted_weights(
+    forest: Forest, target: NDArray[np.intp], sample_weight: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """The weight every row had where the trees were grown: ``sample_weight``
+    times its class weight (:func:`row_class_weights`) for a classifier that is
+    not boosting (boosting trees fit residuals), else ``sample_weight``."""
+    if forest.is_classifier and forest.kind != "boosting":
+        return sample_weight * row_class_weights(forest, target, sample_weight)
+    return sample_weight
 
 
 def stage_residuals(
