@@ -477,7 +477,7 @@ def _one_per_row(n_counterfactuals: int, min_leaf_samples: int | None) -> None:
 
 
 _NO_SEARCH = CounterfactualOptions()
-#: The cost and the moves allowed: the search options explain and report offer.
+#: Search options that explain and report both offer: the cost and the moves allowed.
 _COST_FIELDS = ("cost", "immutable", "increase_only", "decrease_only")
 _NO_DATASET = DatasetOptions()
 
