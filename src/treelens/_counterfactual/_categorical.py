@@ -58,7 +58,7 @@ from ._constraints import Constraints
 from ._isolation import IsolationBound
 from ._milp._solve import MIP_REL_GAP
 from ._missing import FillPlan, resolve_fill
-from ._options import CategoryOption, Diversity, Option, category_moves
+from ._options import CategoryOption, Diversity, Option, option_moves
 from ._plausibility import keep_support
 from ._problem import (
     REASON_NO_OPTION,
@@ -999,7 +999,7 @@ def _search_options(
         active &= results[-1].found_
         for i in np.flatnonzero(active).tolist():
             x, x_cf, held = codes[i], state.X_cf[i], fixed_columns[i]
-            moves = category_moves(
+            moves = option_moves(
                 x, [(j, x_cf[j]) for j in np.flatnonzero(held).tolist()],
                 context.forest.n_categories, diversity,
             )  # fmt: skip
@@ -1041,7 +1041,7 @@ def _search_levels(
             for i in members:
                 binding: list[CategoryOption] = []
                 if earlier[i]:
-                    moves = category_moves(
+                    moves = option_moves(
                         codes[i], _held_values(codes[i], fixed, cats), k, diversity
                     )
                     binding = [e for e in earlier[i] if e.binds(moves)]
