@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from tests.counterfactual import brute
 from tests.counterfactual.test_optimal_counterfactual import _model, _target
 from treelens import InputError, counterfactual, optimal_counterfactual
+from treelens._counterfactual._optimal import optimal_rows
 from treelens._counterfactual._problem import REASON_AT_TARGET
 
 
@@ -113,3 +114,48 @@ def test_several_options_need_the_exact_search():
         counterfactual(model, X[:1], target=1, method="tweak", n_counterfactuals=2)
     with pytest.raises(InputError, match="diversity"):
         counterfactual(model, X[:1], target=1, n_counterfactuals=2, diversity="dice")
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    kind=st.sampled_from(["rf_binary", "rf_multiclass", "gb_binary", "rf_regression"]),
+    seed=st.integers(0, 10_000),
+    cost=st.sampled_from(["l1", "l2", "linf"]),
+    factor=st.sampled_from([0.6, 1.4]),
+    warm_start=st.booleans(),
+)
+def test_a_cost_to_beat_dismisses_rows_that_cannot_beat_it(
+    kind, seed, cost, factor, warm_start
+):
+    # The search over categories passes each assignment the cost it must beat:
+    # under it, the answer is the row's optimum; above it, "infeasible".
+    model, X = _model(kind, seed, n_features=3, n_trees=2 + seed % 3)
+    target = _target(model, kind, seed)
+    x = X[seed % len(X)]
+    expected, _ = brute.least_cost(model, x, target, cost)
+    if not 0 < expected < np.inf:
+        return
+    result = optimal_rows(
+        model,
+        x[None, :],
+        time_limit=30.0,
+        warm_start=warm_start,
+        memory_budget=10**9,
+        below=np.array([factor * expected]),
+        target=target,
+        cost=cost,
+        epsilon=0.0,
+        constraints=None,
+        reference=None,
+        margin=None,
+        infer=True,
+        min_leaf_samples=None,
+        isolation_forest=None,
+        max_anomaly_score=None,
+    )
+    if factor < 1:
+        assert not result.found_[0] and result.status_[0] == "infeasible"
+    else:
+        assert result.found_[0] and result.status_[0] == "optimal"
+        brute.assert_proven_optimal(result.cost_[0], expected)
+        assert brute.meets(model, result.X_cf_, x, target).all()

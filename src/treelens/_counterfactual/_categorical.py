@@ -58,7 +58,7 @@ from ._constraints import Constraints
 from ._isolation import IsolationBound
 from ._milp._solve import MIP_REL_GAP
 from ._missing import FillPlan, resolve_fill
-from ._options import CategoryOption, Diversity, Option, category_moves
+from ._options import CategoryOption, Diversity, Option, option_moves
 from ._plausibility import keep_support
 from ._problem import (
     REASON_NO_OPTION,
@@ -578,7 +578,8 @@ def search_with_fixed(
         pairs += _row_pairs(forest, i, problem.X[i], (cats, allowed, immutable, costs),
                             problem.fill, used)  # fmt: skip
     pairs.sort(key=lambda item: item[0])
-    context = _Context(search, forest, problem, constraints, ref_rows, arguments)
+    exact = method == "optimal_counterfactual"
+    context = _Context(search, forest, problem, constraints, ref_rows, arguments, exact)
     return _search_options(context, pairs, n_options, diversity, method)
 
 
@@ -946,6 +947,11 @@ class _Context:
     constraints: Constraints | None
     ref_rows: NDArray[np.float64] | None
     arguments: tuple[Any, Any, Any, dict[str, Any]]
+    #: Whether ``search`` is the exact one, which takes ``below``: the cost an
+    #: answer must be under (what the row's best answer less the assignment's
+    #: price leaves), so that assignments that cannot win are dismissed by
+    #: HiGHS under that cutoff instead of solved to their own optimum.
+    exact: bool = False
 
 
 def _search_options(
@@ -993,7 +999,7 @@ def _search_options(
         active &= results[-1].found_
         for i in np.flatnonzero(active).tolist():
             x, x_cf, held = codes[i], state.X_cf[i], fixed_columns[i]
-            moves = category_moves(
+            moves = option_moves(
                 x, [(j, x_cf[j]) for j in np.flatnonzero(held).tolist()],
                 context.forest.n_categories, diversity,
             )  # fmt: skip
@@ -1035,7 +1041,7 @@ def _search_levels(
             for i in members:
                 binding: list[CategoryOption] = []
                 if earlier[i]:
-                    moves = category_moves(
+                    moves = option_moves(
                         codes[i], _held_values(codes[i], fixed, cats), k, diversity
                     )
                     binding = [e for e in earlier[i] if e.binds(moves)]
@@ -1049,10 +1055,14 @@ def _search_levels(
                     excluded.append([e.numeric for e in binding])
             if searched:
                 rows = np.array(searched, dtype=np.intp)
-                under = _search_group(context, fixed, rows, excluded, diversity)
+                below = state.cost[rows] - level
+                under = _search_group(context, fixed, rows, excluded, diversity, below)
                 _record(rows, under, level, state)
                 for p, i in enumerate(searched):
-                    cache[(i, group_key)] = (len(excluded[p]), under, p)
+                    if under.found[p] or not (context.exact and np.isfinite(below[p])):
+                        # An answer under the cutoff is the assignment's own
+                        # best; "none under it" holds for this option only.
+                        cache[(i, group_key)] = (len(excluded[p]), under, p)
             if again:
                 under = _Under.gather([cache[(i, group_key)][1:] for i in again])
                 _record(np.array(again, dtype=np.intp), under, level, state)
@@ -1074,9 +1084,11 @@ def _search_group(
     rows: NDArray[np.intp],
     excluded: list[list[Option]],
     diversity: Diversity,
+    below: NDArray[np.float64] | None = None,
 ) -> _Under:
     """Search ``rows`` with the features of ``fixed`` held at their values, each
-    row's answer differing from the options ``excluded`` for it."""
+    row's answer differing from the options ``excluded`` for it and, with an
+    exact search, costing less than ``below`` (else reported infeasible)."""
     problem, forest = context.problem, context.forest
     target_spec, cost_spec, epsilon, options = context.arguments
     sub = fixed_forest(forest, fixed)
@@ -1130,6 +1142,8 @@ def _search_group(
                 "excluded": [excluded[p] for p in positions],
                 "diversity": diversity,
             }
+        if context.exact and below is not None and np.isfinite(below[run]).any():
+            extra["below"] = below[run]
         result = context.search(
             sub,
             X[run],

@@ -253,6 +253,7 @@ def optimal_rows(
     n_counterfactuals: int = 1,
     diversity: Diversity = "moves",
     excluded: list[list[Option]] | None = None,
+    below: NDArray[np.float64] | None = None,
     **problem_arguments: Any,
 ) -> CounterfactualResult:
     """The exact search of :func:`optimal_counterfactual` on rows of numbers.
@@ -260,7 +261,11 @@ def optimal_rows(
     ``excluded``, one list per row of ``X``: options (:class:`Option`) every
     answer of that row must differ from, as if they were earlier options (the
     search over categories passes those of earlier options found under other
-    categories).  ``problem_arguments`` are those of :func:`prepare_problem`.
+    categories).  ``below``, one cost per row of ``X``: only answers cheaper
+    than it are sought (the search over categories passes what an assignment
+    must beat); a row with none is reported ``"infeasible"``, which then means
+    "nothing cheaper".  ``problem_arguments`` are those of
+    :func:`prepare_problem`.
     """
     problem = prepare_problem(model, X, **problem_arguments)
     program = _program_of(problem, float(memory_budget))
@@ -277,9 +282,10 @@ def optimal_rows(
             memory_budget,
         )
     given = None if excluded is None else [excluded[i] for i in todo.tolist()]
+    upper = np.full(problem.X.shape[0], np.inf) if below is None else below
     return _solve_rows(
         problem, program, todo, tweak, float(time_limit), warm_start,
-        n_counterfactuals, diversity, given,
+        n_counterfactuals, diversity, given, upper,
     )  # fmt: skip
 
 
@@ -438,9 +444,11 @@ def _solve_rows(
     n_options: int = 1,
     diversity: Diversity = "moves",
     excluded: list[list[Option]] | None = None,
+    below: NDArray[np.float64] | None = None,
 ) -> CounterfactualResult:
     """Solve each row of ``todo`` for ``n_options`` options; ``excluded``: per
-    row of ``todo``, options every answer must differ from as well."""
+    row of ``todo``, options every answer must differ from as well; ``below``:
+    per row of the problem, the cost every answer must be under."""
     n, n_features = problem.X.shape
     out = _Answers.empty(n_options, n, n_features)
     for position, i in enumerate(todo):  # one program per row and option
@@ -452,6 +460,8 @@ def _solve_rows(
             )
         earlier: list[Option] = [] if excluded is None else list(excluded[position])
         n_given = len(earlier)
+        limit = np.inf if below is None else float(below[i])  # a cost
+        upper = limit**2 if problem.cost.norm == "l2" else limit  # an objective
         for option in range(n_options):
             if option and not out.found[option - 1, i]:
                 # No earlier option, so none under more conditions either.
@@ -460,8 +470,9 @@ def _solve_rows(
                 out.gap[option, i] = out.gap[option - 1, i]
                 continue
             outcome = _solve_option(
-                problem, program, row, known, earlier, n_given, time_limit, warm_start
-            )
+                problem, program, row, known, earlier, n_given, time_limit,
+                warm_start, upper,
+            )  # fmt: skip
             _record(problem, program, row, outcome, out, option)
             if (
                 not option
@@ -471,7 +482,7 @@ def _solve_rows(
                 and problem.min_leaf_samples is None
                 and problem.isolation is None
                 and tweak.found_[position]
-                and tweak.cost_[position] < out.cost[0, i]
+                and tweak.cost_[position] < min(out.cost[0, i], limit)
             ):
                 # With a positive epsilon, feature tweaking's point may sit closer
                 # than epsilon to another tree's threshold, which the cells avoid:
@@ -532,11 +543,12 @@ def _solve_option(
     n_given: int,
     time_limit: float,
     warm_start: bool,
+    upper: float = np.inf,
 ) -> MilpOutcome:
     """The least-cost counterfactual of ``row`` that differs from every earlier
-    option (see :mod:`treelens._counterfactual._options`); the first
-    ``n_given`` of them were found under other conditions (the other
-    assignments of a search over categories)."""
+    option (see :mod:`treelens._counterfactual._options`) and whose objective
+    is under ``upper``; the first ``n_given`` options were found under other
+    conditions (the other assignments of a search over categories)."""
     deadline = time.perf_counter() + time_limit
     search_deadline = time.perf_counter() + _SEARCH_SHARE * time_limit
     incumbent, settled = (None, False) if earlier else (known, False)
@@ -548,6 +560,8 @@ def _solve_option(
         incumbent, settled = _option_incumbent(
             problem, program, row, earlier, earlier[n_given:], deadline=search_deadline
         )
+    if incumbent is not None and incumbent[1] >= upper:
+        incumbent, settled = None, False
     cuts = tuple(option_cut(o, program, row.points, row.x) for o in earlier)
     return _solve_checked(
         problem,
@@ -557,6 +571,7 @@ def _solve_option(
         deadline,
         cuts=cuts,
         heuristics=not settled,
+        upper=upper,
     )
 
 
@@ -815,15 +830,18 @@ def _solve_checked(
     *,
     cuts: tuple[tuple[NDArray[np.intp], float], ...] = (),
     heuristics: bool = True,
+    upper: float = np.inf,
 ) -> MilpOutcome:
     """Solve, and confirm with the forest; raise the margin if a tie was misjudged.
 
     A known counterfactual (``incumbent``: its cells and objective) bounds the
     search; when nothing beats it, it is the answer.  ``heuristics``: whether
     HiGHS's primal heuristics run under that bound (not worth it when the
-    local search ran to its end).
+    local search ran to its end).  ``upper``: an objective the answer must not
+    exceed, known from elsewhere (with no answer under it, the outcome is
+    ``"infeasible"``).
     """
-    cutoff = np.inf if incumbent is None else incumbent[1]
+    cutoff = upper if incumbent is None else min(incumbent[1], upper)
     outcome = MilpOutcome("infeasible", None, np.inf, np.inf)
     for margin in _MARGINS:
         remaining = max(deadline - time.perf_counter(), 1e-3)

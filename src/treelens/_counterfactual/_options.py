@@ -51,9 +51,9 @@ __all__ = [
     "CategoryOption",
     "Diversity",
     "Option",
-    "category_moves",
     "check_options",
     "option_cut",
+    "option_moves",
 ]
 
 Diversity = Literal["moves", "features"]
@@ -143,7 +143,7 @@ def option_cut(
     return cells, float(len(blocks) - 1)
 
 
-def category_moves(
+def option_moves(
     x: NDArray[np.float64],
     values: Iterable[tuple[int, float]],
     n_categories: NDArray[np.intp],
@@ -164,11 +164,11 @@ def category_moves(
     >>> import numpy as np
     >>> x = np.array([0.0, 2.0, np.nan, np.nan])
     >>> k = np.array([3, 3, 3, 0])
-    >>> sorted(category_moves(x, [(0, 1.0), (1, 2.0), (2, np.nan)], k, "moves"))
+    >>> sorted(option_moves(x, [(0, 1.0), (1, 2.0), (2, np.nan)], k, "moves"))
     [(0, 1)]
-    >>> sorted(category_moves(x, [(0, 1.0), (1, 0.0)], k, "features"))
+    >>> sorted(option_moves(x, [(0, 1.0), (1, 0.0)], k, "features"))
     [(0, -1), (1, -1)]
-    >>> sorted(category_moves(x, [(2, 0.0), (3, 1.5)], k, "moves"))
+    >>> sorted(option_moves(x, [(2, 0.0), (3, 1.5)], k, "moves"))
     [(2, 0), (3, -1)]
     """
     from .._core._features import category_codes
@@ -195,7 +195,7 @@ class CategoryOption:
     Attributes
     ----------
     categories : frozenset of (int, int)
-        Its categorical moves (:func:`category_moves`).
+        Its categorical moves (:func:`option_moves`).
     numeric : Option
         Its numeric moves, in the numbers the numeric search sees (categorical
         and missing columns held at 0).
