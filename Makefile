@@ -20,8 +20,8 @@ browser:
 
 # The house style, checked before the tests: lint, formatting and types.
 check: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks examples
-	$(BIN)/ruff format --check src tests benchmarks examples
+	$(BIN)/ruff check conftest.py src tests benchmarks examples
+	$(BIN)/ruff format --check conftest.py src tests benchmarks examples
 	$(BIN)/mypy
 
 test: check browser

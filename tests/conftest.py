@@ -1,26 +1,13 @@
 import os
-import sys
 
 import pytest
 from hypothesis import settings
-
-# Pictures render off screen in tests.
-os.environ.setdefault("MPLBACKEND", "Agg")
 
 # `make test` (and CI) runs the same property examples every time, so a result
 # does not depend on the run; `pytest --hypothesis-profile=explore` draws new ones.
 settings.register_profile("repeatable", derandomize=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile("repeatable")
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    """Close every matplotlib figure a test opened."""
-    yield
-    pyplot = sys.modules.get("matplotlib.pyplot")
-    if pyplot is not None:
-        pyplot.close("all")
 
 
 @pytest.fixture
