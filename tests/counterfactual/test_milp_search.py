@@ -195,3 +195,25 @@ def test_features_of_one_hot_groups_stay_where_they_are():
         cells = kick(search, descend(search, cells), own)
         np.testing.assert_array_equal(cells[1:], own[1:])
         _assert_valid(model, problem, search, cells)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    kind=st.sampled_from(KINDS),
+    seed=st.integers(0, 10_000),
+    max_steps=st.integers(0, 3),
+)
+def test_an_ascent_stops_after_max_steps(kind, seed, max_steps):
+    model, X = _model(kind, seed, n_features=3, n_trees=3 + seed % 3)
+    target = _target(model, kind, seed)
+    x = X[seed % len(X)]
+    problem, search, own = _search(model, x, target, cost="l1")
+    if search.meets(search.points[own][None, :])[0]:
+        return
+    climbed = greedy_ascent(search, own, max_steps=max_steps)
+    if max_steps == 0:
+        assert climbed is None
+    elif climbed is not None:
+        # A step moves one feature (the greedy ascent makes no paired moves).
+        assert (climbed != own).sum() <= max_steps
+        _assert_valid(model, problem, search, climbed)

@@ -108,3 +108,29 @@ def test_min_leaf_samples_without_counts_is_refused():
         counterfactual(model, X[:1], target=1, min_leaf_samples=5)
     result = counterfactual(model, X[:2], target=1, reference=X, min_leaf_samples=5)
     assert (result.leaf_support_[result.found_] >= 5).all()
+
+
+def test_node_support_is_counted_once_per_reference_and_follows_its_values():
+    from sklearn.ensemble import RandomForestClassifier
+
+    from treelens import to_forest
+    from treelens._counterfactual._plausibility import node_support
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    forest = to_forest(RandomForestClassifier(5, max_depth=3, random_state=0).fit(X, y))
+    first = node_support(forest, X)
+    assert node_support(forest, X.copy()) is first  # same values: kept
+    assert not first.flags.writeable
+    assert first.sum() == len(X) * forest.n_trees  # each row reaches one leaf a tree
+    changed = X.copy()
+    changed[:50, 0] += 5.0
+    other = node_support(forest, changed)
+    assert other is not first
+    leaves = forest._apply(changed.astype(forest.input_dtype))
+    expected = np.bincount(
+        (forest._flat["offsets"][None, :] + leaves).ravel(),
+        minlength=first.size,
+    )
+    np.testing.assert_array_equal(other, expected)

@@ -55,7 +55,7 @@ from ._categorical import (
 from ._constraints import Constraints
 from ._isolation import IsolationBound, combined_forest
 from ._milp._program import ForestProgram, forest_program
-from ._milp._search import GridSearch, descend, greedy_ascent, kick
+from ._milp._search import REPAIR_STEPS, GridSearch, descend, greedy_ascent, kick
 from ._milp._solve import (
     STRICT_MARGIN,
     Decision,
@@ -805,7 +805,9 @@ def _option_incumbent(
             if search.out_of_time():
                 return best, False
             bound = np.inf if best is None else best[1]
-            climbed = greedy_ascent(search, start, bound=bound)
+            # A climb from an option with a move undone is a repair.
+            steps = {"max_steps": REPAIR_STEPS} if pass_ is undone else {}
+            climbed = greedy_ascent(search, start, bound=bound, **steps)
             settled &= not search.out_of_time()
             if climbed is None:
                 continue

@@ -12,11 +12,13 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from .._core._cache import derived
 from .._exceptions import InputError
 
 if TYPE_CHECKING:
@@ -61,7 +63,9 @@ def node_support(
     """Rows reaching every node of the forest's flat node array.
 
     Counted by routing ``reference`` when given, else the stored training
-    counts; None when neither is known.
+    counts; None when neither is known.  The counts of the last reference are
+    kept with the forest (a call per row with the same reference routes it
+    once), under a digest of its values; the array returned is read-only.
     """
     kept = forest.__dict__.get(_KEPT_SUPPORT)
     if kept is not None:
@@ -69,9 +73,17 @@ def node_support(
     offsets = forest._flat["offsets"]
     n_nodes = int(forest._flat["left"].size)
     if reference is not None:
-        leaves = forest._apply(reference.astype(forest.input_dtype))
-        flat = (offsets[None, :] + leaves).ravel()
-        return np.bincount(flat, minlength=n_nodes).astype(np.float64)
+        values = np.ascontiguousarray(reference, dtype=np.float64)
+        digest = hashlib.blake2b(values.tobytes(), digest_size=16)
+        digest.update(repr(values.shape).encode())
+        last: dict[str, Any] = derived(forest, "reference_support", dict)
+        if last.get("digest") != digest.digest():
+            leaves = forest._apply(values.astype(forest.input_dtype))
+            flat = (offsets[None, :] + leaves).ravel()
+            counts = np.bincount(flat, minlength=n_nodes).astype(np.float64)
+            counts.setflags(write=False)
+            last.update(digest=digest.digest(), support=counts)
+        return last["support"]
     stored = np.concatenate([tree.n_node_samples for tree in forest.trees])
     if (stored < 0).any():
         return None

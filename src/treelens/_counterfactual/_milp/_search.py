@@ -42,7 +42,7 @@ from ..._core._forest import Forest
 from ._program import ForestProgram
 from ._solve import Decision
 
-__all__ = ["GridSearch", "descend", "greedy_ascent", "kick"]
+__all__ = ["REPAIR_STEPS", "GridSearch", "descend", "greedy_ascent", "kick"]
 
 # Steps of each phase (a step changes one or two features; a few dozen suffice).
 _MAX_STEPS = 200
@@ -55,6 +55,11 @@ _CONFIRM = 16
 # A kick's greedy ascent may overshoot the best known objective by this factor
 # (the descent that follows often brings it below).
 _KICK_SLACK = 1.3
+#: Steps of a repair: a greedy ascent from a counterfactual with one move undone.
+#: Measured on 12 rows each of forests of 100 trees, XGBoost and LightGBM, every
+#: repair that succeeded took at most 16 steps; those that ran to _MAX_STEPS all
+#: failed, and on LightGBM took 0.1 s each, as long as the proof.
+REPAIR_STEPS = 32
 
 
 @dataclass(frozen=True, eq=False)
@@ -333,7 +338,10 @@ def _moves(
 
 
 def greedy_ascent(
-    search: GridSearch, cells: NDArray[np.intp], bound: float = np.inf
+    search: GridSearch,
+    cells: NDArray[np.intp],
+    bound: float = np.inf,
+    max_steps: int = _MAX_STEPS,
 ) -> NDArray[np.intp] | None:
     """Move one feature at a time, most margin gained per unit of cost first,
     until the forest predicts the target.
@@ -345,6 +353,8 @@ def greedy_ascent(
         Starting cells (those of the row itself), each of finite term.
     bound : float, default=inf
         Objective of a known counterfactual: moves that reach it are not tried.
+    max_steps : int, default=200
+        Moves at most (fewer for a repair, :data:`REPAIR_STEPS`).
 
     Returns
     -------
@@ -358,7 +368,7 @@ def greedy_ascent(
     point = search.points[cells][None, :]
     if search.meets(point)[0]:
         return cells
-    for _ in range(_MAX_STEPS):
+    for _ in range(max_steps):
         candidates = np.flatnonzero(
             allowed & (np.arange(program.n_cells) != cells[program.cell_feature])
         )
@@ -556,7 +566,9 @@ def kick(
         start = best.copy()
         start[j] = own[j]
         held = replace(search, movable=movable)
-        climbed = greedy_ascent(held, start, bound=_KICK_SLACK * best_value)
+        climbed = greedy_ascent(
+            held, start, bound=_KICK_SLACK * best_value, max_steps=REPAIR_STEPS
+        )
         if climbed is None:
             continue
         found = descend(search, climbed)
