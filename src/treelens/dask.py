@@ -296,6 +296,20 @@ def feature_tweak(
     -------
     CounterfactualResult
         Equal row for row to ``treelens.feature_tweak(model, X.compute(), ...)``.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> import treelens.dask
+    >>> X, y = load_iris(return_X_y=True)
+    >>> model = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0)
+    >>> model = model.fit(X, y)
+    >>> result = treelens.dask.feature_tweak(model, da.from_array(X[:4], chunks=2),
+    ...                                      target=2)
+    >>> result.found_.tolist(), model.predict(result.X_cf_).tolist()
+    ([True, True, True, True], [2, 2, 2, 2])
     """
     return _map_counterfactuals(
         _tweak_single, model, X, scheduler, progress, {"target": target, **kwargs}
@@ -314,6 +328,20 @@ def optimal_counterfactual(
     """:func:`treelens.optimal_counterfactual` over a Dask collection.
 
     Parameters and result as :func:`feature_tweak` of this module.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> import treelens.dask
+    >>> X, y = load_iris(return_X_y=True)
+    >>> model = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0)
+    >>> model = model.fit(X, y)
+    >>> result = treelens.dask.optimal_counterfactual(
+    ...     model, da.from_array(X[:4], chunks=2), target=2)
+    >>> result.status_.tolist(), model.predict(result.X_cf_).tolist()
+    (['optimal', 'optimal', 'optimal', 'optimal'], [2, 2, 2, 2])
     """
     return _map_counterfactuals(
         _optimal_single, model, X, scheduler, progress, {"target": target, **kwargs}
@@ -370,6 +398,22 @@ def counterfactual_frame(
         ``found``, ``cost``, ``reason`` (and ``status``, ``gap`` when
         ``optimal``) and the counterfactual values as ``cf_<feature>`` (NaN where
         none was found).  Write it with ``.to_parquet(...)`` or compute it.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> import treelens.dask
+    >>> X, y = load_iris(return_X_y=True)
+    >>> model = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0)
+    >>> model = model.fit(X, y)
+    >>> frame = treelens.dask.counterfactual_frame(
+    ...     model, da.from_array(X[:4], chunks=2), target=2)
+    >>> frame.npartitions, list(frame.columns)
+    (2, ['found', 'cost', 'reason', 'cf_x0', 'cf_x1', 'cf_x2', 'cf_x3'])
+    >>> frame.compute()["found"].tolist()
+    [True, True, True, True]
     """
     import dask.dataframe as dd
     import pandas as pd
@@ -477,6 +521,19 @@ def node_statistics(
     Returns
     -------
     The same result as :func:`treelens.node_statistics` on the computed data.
+
+    Examples
+    --------
+    >>> import dask.dataframe as dd
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> import treelens.dask
+    >>> X, y = load_iris(return_X_y=True, as_frame=True)
+    >>> model = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y)
+    >>> data = dd.from_pandas(X.assign(species=y), npartitions=3)
+    >>> stats = treelens.dask.node_statistics(model, data, "species")
+    >>> stats.n_node_samples_[0][:3].tolist()
+    [150, 50, 100]
     """
     from ._importance._node_statistics import statistics_from_node_sums
 
@@ -497,6 +554,19 @@ def mdi_importance(
 ) -> MDIImportance:
     """Held-out MDI (:func:`treelens.mdi_importance` with ``X`` and ``y``) over a
     Dask collection; equal to the single-machine result.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> import treelens.dask
+    >>> X, y = load_iris(return_X_y=True)
+    >>> model = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y)
+    >>> held_out = treelens.dask.mdi_importance(
+    ...     model, da.from_array(X, chunks=50), da.from_array(y, chunks=50))
+    >>> held_out.importances_.equals(treelens.mdi_importance(model, X, y).importances_)
+    True
     """
     from ._importance._mdi import mdi_from_sums
 
