@@ -768,15 +768,20 @@ def _option_incumbent(
     forbidden, a climb from that option with the move undone (the next option
     is most often an earlier one with one move traded for another); if none
     succeeds, climbs from the row with each move of the last option so
-    forbidden.  Each climb stops at the cost of the best found so
-    far and is followed by a descent; the best is then kicked (:func:`kick`).
-    Every step is confirmed with the forest and the earlier options.
+    forbidden.  Each climb stops at the cost of the best found so far (a
+    repair also after :data:`REPAIR_STEPS` moves) and is followed by a
+    descent; the best is then kicked (:func:`kick`).  Every step is confirmed
+    with the forest and the earlier options.
     """
     best: tuple[NDArray[np.intp], float] | None = None
     best_search: GridSearch | None = None
     settled = True
 
-    def climbs(option: Option, undo: bool) -> list[tuple[GridSearch, NDArray[np.intp]]]:
+    def starts(
+        option: Option, repair: bool
+    ) -> list[tuple[GridSearch, NDArray[np.intp]]]:
+        """Per move of ``option``: the search with that move forbidden, and its
+        start (the option with the move undone for a repair, else the row)."""
         out = []
         blocked_cells = option.blocked_cells(program, row.points, row.x)
         for j, blocked in zip(np.flatnonzero(option.moved), blocked_cells):
@@ -785,9 +790,8 @@ def _option_incumbent(
             search = _grid_search(
                 problem, program, row, deadline=deadline, terms=terms, earlier=earlier
             )
-            start = row.own
-            if undo:
-                start = row.own.copy()
+            start = row.own.copy()
+            if repair:
                 moved = option.moved
                 start[moved] = program.cell_of(option.x_cf[None, :])[0][moved]
                 start[j] = row.own[j]
@@ -795,18 +799,15 @@ def _option_incumbent(
                 out.append((search, start))
         return out
 
-    undone = [c for option in reversed(undo) for c in climbs(option, True)]
-    for pass_ in (undone, None):
-        if pass_ is None:
-            if best is not None:
-                break
-            pass_ = climbs(earlier[-1], False)
-        for search, start in pass_:
+    for repair in (True, False):
+        if not repair and best is not None:
+            break
+        sources = list(reversed(undo)) if repair else [earlier[-1]]
+        steps = {"max_steps": REPAIR_STEPS} if repair else {}
+        for search, start in [c for o in sources for c in starts(o, repair)]:
             if search.out_of_time():
                 return best, False
             bound = np.inf if best is None else best[1]
-            # A climb from an option with a move undone is a repair.
-            steps = {"max_steps": REPAIR_STEPS} if pass_ is undone else {}
             climbed = greedy_ascent(search, start, bound=bound, **steps)
             settled &= not search.out_of_time()
             if climbed is None:
