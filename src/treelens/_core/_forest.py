@@ -99,6 +99,17 @@ class Tree:
         left iff ``categorical_left[node, c]``; a missing value follows
         ``missing_go_left``.  ``width`` is 1 + the largest ``k`` of the features
         split in the tree; shape ``(n_nodes, 0)`` when no node is categorical.
+
+    Examples
+    --------
+    >>> from treelens import Tree
+    >>> stump = Tree(children_left=[1, -1, -1], children_right=[2, -1, -1],
+    ...              feature=[0, -2, -2], threshold=[0.5, -2.0, -2.0],
+    ...              missing_go_left=[True, False, False],
+    ...              value=[[1.5], [1.0], [2.0]], impurity=[0.25, 0.0, 0.0],
+    ...              n_node_samples=[4, 2, 2], weighted_n_node_samples=[4.0, 2.0, 2.0])
+    >>> stump.n_leaves, stump.max_depth, stump.parent.tolist()
+    (2, 1, [-1, 0, 0])
     """
 
     children_left: NDArray[np.intp]
@@ -309,6 +320,19 @@ class Forest:
         this Forest routes to that model's input.  Many rows are routed through
         it (the same leaves, through the final model's compiled trees) while
         ``trees`` are the ones it was made for.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from treelens import to_forest
+    >>> X, y = load_iris(return_X_y=True)
+    >>> model = RandomForestClassifier(n_estimators=3, max_depth=2, random_state=0)
+    >>> forest = to_forest(model.fit(X, y))
+    >>> forest.kind, forest.n_trees, forest.apply(X[:2]).tolist()
+    ('forest', 3, [[1, 1, 2], [1, 1, 2]])
+    >>> bool((forest.predict_proba(X) == model.predict_proba(X)).all())
+    True
     """
 
     trees: tuple[Tree, ...]
