@@ -1033,12 +1033,15 @@ def _search_levels(
             if price == level and active[i] and price < state.cost[i]:
                 groups.setdefault(_key(fixed), []).append(i)
                 exact.setdefault(_key(fixed), fixed)
-        for group_key, members in groups.items():
-            fixed = exact[group_key]
+        ordered = _reaching_first(context.forest, context.problem, groups, exact)
+        for group_key in ordered:
+            members, fixed = groups[group_key], exact[group_key]
             searched: list[int] = []
             excluded: list[list[Option]] = []
             again: list[int] = []
             for i in members:
+                if state.cost[i] <= level:
+                    continue  # an assignment of this price needs no number
                 binding: list[CategoryOption] = []
                 if earlier[i]:
                     moves = option_moves(
@@ -1066,6 +1069,44 @@ def _search_levels(
             if again:
                 under = _Under.gather([cache[(i, group_key)][1:] for i in again])
                 _record(np.array(again, dtype=np.intp), under, level, state)
+
+
+def _reaching_first(
+    forest: Forest,
+    problem: Problem,
+    groups: dict[Key, list[int]],
+    exact: dict[Key, Fixed],
+) -> list[Key]:
+    """The assignments of one price, those under which some row reaches the
+    target with its own numbers first.
+
+    Such an assignment answers at its price alone, which no other one of the
+    same price beats: searched first, it dismisses them all, where otherwise
+    each could first be proven to have no answer (0.15 s apiece on a 50-tree
+    pipeline).  One prediction of every row under every assignment; a filled
+    value (no number yet) counts as not reaching.
+    """
+    keys = list(groups)
+    if len(keys) < 2:
+        return keys
+    owner = np.concatenate([np.full(len(groups[k]), n) for n, k in enumerate(keys)])
+    rows = np.concatenate([groups[k] for k in keys])
+    X = problem.X[rows].copy()
+    unknown = np.zeros(rows.size, dtype=bool)
+    for n, k in enumerate(keys):  # one per assignment, not per row
+        mine = owner == n
+        for j, value in exact[k]:
+            if np.isfinite(value):
+                X[mine, j] = value
+            else:
+                unknown[mine] = True
+    predicted = forest._predict_from_leaves(forest._apply(X.astype(forest.input_dtype)))
+    reached = problem.target.meets(predicted, problem.current[rows])
+    first = np.zeros(len(keys), dtype=bool)
+    first[owner[reached & ~unknown]] = True
+    return [k for n, k in enumerate(keys) if first[n]] + [
+        k for n, k in enumerate(keys) if not first[n]
+    ]
 
 
 def _held_values(
