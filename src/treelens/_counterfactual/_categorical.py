@@ -1096,10 +1096,10 @@ def _reaching_first(
     for n, k in enumerate(keys):  # one per assignment, not per row
         mine = owner == n
         for j, value in exact[k]:
-            if np.isfinite(value):
-                X[mine, j] = value
-            else:
+            if value == _FILLED:
                 unknown[mine] = True
+            else:  # a category, or a missing value kept missing (NaN)
+                X[mine, j] = value
     predicted = forest._predict_from_leaves(forest._apply(X.astype(forest.input_dtype)))
     reached = problem.target.meets(predicted, problem.current[rows])
     first = np.zeros(len(keys), dtype=bool)
