@@ -11,6 +11,9 @@ treelens or its solver, not bad input, and the command line exits 1 on it.
 
 from __future__ import annotations
 
+import os
+import sys
+
 __all__ = [
     "BackgroundError",
     "CounterfactualCheckWarning",
@@ -25,6 +28,7 @@ __all__ = [
     "TreelensError",
     "UnsafeModelError",
     "UnsupportedModelError",
+    "warn",
 ]
 
 
@@ -90,3 +94,39 @@ class MissingValuesWarning(UserWarning):
 
     The message counts them and names the first; nothing else changes.
     """
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def warn(message: str, category: type[Warning]) -> None:
+    """Issue a warning that names the user's line: the first caller outside treelens.
+
+    A fixed ``stacklevel`` names the right line for one way in only: a warning
+    raised in a Display's ``plot`` names the caller of ``plot``, which is the
+    user when they call it and treelens itself when ``from_estimator`` does.
+    Walking the stack past treelens' own frames (as pandas does) names the
+    user's line whichever public function they called.
+
+    Parameters
+    ----------
+    message : str
+    category : type of Warning
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn("shown at this line", UserWarning)
+    >>> caught[0].filename.startswith(_PACKAGE)
+    False
+    """
+    import warnings
+
+    frame = sys._getframe(1)
+    level = 2  # the caller of this function
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, category, stacklevel=level)

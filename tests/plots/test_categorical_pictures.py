@@ -7,15 +7,21 @@ import pytest
 
 import treelens
 from tests.models import PIPELINE_FACTORIES
-from treelens import DecisionRegionDisplay, InputError, PartitionDisplay
+from treelens import (
+    DecisionRegionDisplay,
+    InputError,
+    MissingValuesWarning,
+    PartitionDisplay,
+)
 
 
 def test_categorical_axis_is_bands_with_labels():
     case = PIPELINE_FACTORIES["sklearn.Pipeline"]()
     forest = treelens.to_forest(case.model)
-    display = DecisionRegionDisplay.from_estimator(
-        case.model, case.X, features=("income", "employment"), y=case.y
-    )
+    with pytest.warns(MissingValuesWarning, match="rows have no value of 'income'"):
+        display = DecisionRegionDisplay.from_estimator(
+            case.model, case.X, features=("income", "employment"), y=case.y
+        )
     labels = forest.features[forest.feature_names.index("employment")].categories
     k = len(labels)
     np.testing.assert_array_equal(display.y_edges, np.arange(k + 1) - 0.5)
@@ -47,7 +53,8 @@ def test_partition_of_a_categorical_axis_is_refused_with_the_alternative():
             case.model, case.X, features=("income", "employment"), tree_index=0
         )
     # Numeric axes: the categorical columns are held at their most frequent value.
-    display = PartitionDisplay.from_estimator(
-        case.model, case.X, features=("income", "age"), tree_index=0
-    )
+    with pytest.warns(MissingValuesWarning, match="rows have no value of 'income'"):
+        display = PartitionDisplay.from_estimator(
+            case.model, case.X, features=("income", "age"), tree_index=0
+        )
     assert display.ax_ is not None

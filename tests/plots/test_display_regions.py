@@ -1,5 +1,7 @@
 """DecisionRegionDisplay and ForestGridDisplay."""
 
+import sys
+
 import numpy as np
 import pytest
 from matplotlib.colors import to_rgba
@@ -260,8 +262,11 @@ def test_forest_grid_warns_about_rows_without_out_of_bag_trees(iris):
         in_bag[np.setdiff1d(np.arange(len(X)), oob)] += 1
     never_out = int((in_bag == 3).sum())
     assert never_out > 0
-    with pytest.warns(treelens.OutOfBagWarning, match=f"{never_out} of 150 rows"):
+    message = f"{never_out} of 150 rows"
+    line = sys._getframe().f_lineno + 2
+    with pytest.warns(treelens.OutOfBagWarning, match=message) as rec:
         grid = ForestGridDisplay.from_estimator(model, X, y, features=(2, 3), n_trees=1)
+    assert (rec[0].filename, rec[0].lineno) == (__file__, line)  # the user's call
     assert grid.forest_oob_count == len(X) - never_out
     assert grid.titles_[-1].endswith(f"on {len(X) - never_out} rows")
 

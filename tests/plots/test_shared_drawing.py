@@ -8,7 +8,14 @@ import pytest
 from sklearn.datasets import load_iris
 from sklearn.tree import DecisionTreeClassifier
 
-from treelens import MissingValuesWarning, TreeDiagramDisplay, export_dot
+from treelens import (
+    DecisionRegionDisplay,
+    MissingValuesWarning,
+    PartitionDisplay,
+    TreeDiagramDisplay,
+    export_dot,
+)
+from treelens._exceptions import warn
 from treelens._plots._dot import node_diagram
 from treelens._plots._partition import points_to_draw
 
@@ -26,18 +33,43 @@ def test_points_to_draw_counts_missing_rows_without_warning_when_hidden():
     assert points is None
 
 
-def test_points_to_draw_warns_at_the_caller_of_plot():
+def test_points_to_draw_warns_at_the_first_line_outside_treelens():
     X = np.array([[0.0, 1.0], [np.nan, 1.0]])
 
-    def plot():  # stands for a Display's plot
+    def plot():  # stands for a user's function that draws
         return points_to_draw(X, (1, 0), ("b", "a"), show=True)
 
-    line = sys._getframe().f_lineno + 2
+    line = plot.__code__.co_firstlineno + 1
     with pytest.warns(MissingValuesWarning, match="1 of 2 rows .* 'b' or 'a'") as rec:
         skipped, points = plot()
     assert (rec[0].filename, rec[0].lineno) == (__file__, line)
     assert skipped.tolist() == [1]
     np.testing.assert_array_equal(points, X[:, [1, 0]])
+
+
+@pytest.mark.parametrize("display_class", [DecisionRegionDisplay, PartitionDisplay])
+def test_a_display_warns_at_the_users_line_whichever_way_it_draws(display_class):
+    # from_estimator draws through plot; either way the warning names the line
+    # of the user's call, not one inside treelens.
+    X, y = load_iris(return_X_y=True)
+    X = X.copy()
+    X[[3, 7], 1] = np.nan
+    model = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
+    line = sys._getframe().f_lineno + 2
+    with pytest.warns(MissingValuesWarning, match="2 of 150 rows") as rec:
+        display = display_class.from_estimator(model, X, features=(0, 1))
+    assert (rec[0].filename, rec[0].lineno) == (__file__, line)
+    line = sys._getframe().f_lineno + 2
+    with pytest.warns(MissingValuesWarning, match="2 of 150 rows") as rec:
+        display.plot()
+    assert (rec[0].filename, rec[0].lineno) == (__file__, line)
+
+
+def test_warn_names_the_first_caller_outside_the_package():
+    line = sys._getframe().f_lineno + 2
+    with pytest.warns(UserWarning, match="here") as rec:
+        warn("here", UserWarning)
+    assert (rec[0].filename, rec[0].lineno) == (__file__, line)
 
 
 def test_node_diagram_is_what_the_diagram_and_the_dot_text_show():
@@ -62,3 +94,19 @@ def test_node_diagram_is_what_the_diagram_and_the_dot_text_show():
     dot = export_dot(tree, **options)
     for node, color in zip(diagram.layout.nodes.tolist(), diagram.colors):
         assert f'{node} [label="' in dot and f'fillcolor="{color}"' in dot
+
+
+def test_old_attribute_names_read_the_new_ones_with_a_future_warning():
+    X, y = load_iris(return_X_y=True)
+    model = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
+    display = DecisionRegionDisplay.from_estimator(model, X, features=(2, 3))
+    assert DecisionRegionDisplay._renamed
+    for old, new in DecisionRegionDisplay._renamed.items():
+        message = f"`DecisionRegionDisplay.{old}` is now `{new}`"
+        line = sys._getframe().f_lineno + 2
+        with pytest.warns(FutureWarning, match=message) as rec:
+            value = getattr(display, old)
+        assert value is getattr(display, new)
+        assert (rec[0].filename, rec[0].lineno) == (__file__, line)
+    with pytest.raises(AttributeError, match="object has no attribute 'nothing_'"):
+        _ = display.nothing_

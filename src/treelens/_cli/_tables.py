@@ -288,16 +288,13 @@ def selected_rows(
     last = chosen[-1] if len(chosen) == max_rows else len(declined)
     skipped = np.flatnonzero(declined[:last] & incomplete[:last])
     if skipped.size:
-        import warnings
+        from .._exceptions import MissingValuesWarning, warn
 
-        from .._exceptions import MissingValuesWarning
-
-        warnings.warn(
+        warn(
             f"Passed over {skipped.size} row{'s' if skipped.size > 1 else ''} with "
             f"missing values the model does not route (the first is row "
             f"{int(skipped[0])}); they get no counterfactual.",
             MissingValuesWarning,
-            stacklevel=2,
         )
     return [int(i) for i in chosen]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar, overload
 
-__all__ = ["derived", "derived_property"]
+__all__ = ["derived", "derived_property", "keep", "kept"]
 
 T = TypeVar("T")
 
@@ -41,6 +41,33 @@ def derived(owner: object, key: str, build: Callable[[], T]) -> T:
     except KeyError:
         value = cache[key] = build()
         return value
+
+
+def keep(owner: object, key: str, value: object) -> None:
+    """Keep ``value`` for ``owner`` under ``key``, replacing what was there.
+
+    For a value that is given to the owner rather than computed from it (a
+    forest restricted to fixed categories keeps the node support of the whole
+    forest); read it back with :func:`kept`.
+    """
+    owner.__dict__.setdefault(_SLOT, {})[key] = value
+
+
+def kept(owner: object, key: str) -> Any:
+    """The value kept for ``owner`` under ``key``, or None when there is none.
+
+    Examples
+    --------
+    >>> class Owner:
+    ...     pass
+    >>> owner = Owner()
+    >>> kept(owner, "support") is None
+    True
+    >>> keep(owner, "support", [1, 2])
+    >>> kept(owner, "support")
+    [1, 2]
+    """
+    return owner.__dict__.get(_SLOT, {}).get(key)
 
 
 class derived_property(Generic[T]):

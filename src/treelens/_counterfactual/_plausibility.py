@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._core._cache import derived
+from .._core._cache import derived, keep, kept
 from .._exceptions import InputError
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 # Where a forest keeps the node support it was given (see keep_support).
-_KEPT_SUPPORT = "_kept_node_support"
+_KEPT_SUPPORT = "given_node_support"
 # Numbers (reference rows x counterfactuals x features) compared per block.
 _BLOCK = 4_000_000
 
@@ -60,16 +60,17 @@ def check_min_leaf_samples(value: Any) -> int | None:
 def node_support(
     forest: Forest, reference: NDArray[np.float64] | None
 ) -> NDArray[np.float64] | None:
-    """Rows reaching every node of the forest's flat node array.
+    """Rows reaching each node of the forest's flat node array (read at its leaves).
 
-    Counted by routing ``reference`` when given, else the stored training
-    counts; None when neither is known.  The counts of the last reference are
-    kept with the forest (a call per row with the same reference routes it
+    Counted by routing ``reference`` when given (its rows are counted at the
+    leaves they reach; internal nodes count 0), else the stored training counts
+    (every node); None when neither is known.  The counts of the last reference
+    are kept with the forest (a call per row with the same reference routes it
     once), under a digest of its values; the array returned is read-only.
     """
-    kept = forest.__dict__.get(_KEPT_SUPPORT)
-    if kept is not None:
-        return kept
+    given = kept(forest, _KEPT_SUPPORT)
+    if given is not None:
+        return given
     offsets = forest._flat["offsets"]
     n_nodes = int(forest._flat["left"].size)
     if reference is not None:
@@ -94,7 +95,7 @@ def keep_support(forest: Forest, support: NDArray[np.float64] | None) -> None:
     """Give ``forest`` the node support of another forest with the same nodes
     (a forest whose nodes on fixed categories route one way reads the support
     of the whole forest, not counts of its own)."""
-    forest.__dict__[_KEPT_SUPPORT] = support
+    keep(forest, _KEPT_SUPPORT, support)
 
 
 def point_support(

@@ -15,7 +15,6 @@ Used by :func:`~treelens.feature_tweak` and :func:`~treelens.optimal_counterfact
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +24,7 @@ from numpy.typing import NDArray
 from .._adapters import to_forest
 from .._core._forest import Forest
 from .._core._validation import row_label
-from .._exceptions import CounterfactualCheckWarning, InputError
+from .._exceptions import CounterfactualCheckWarning, InputError, warn
 from ._constraints import Constraints, ResolvedConstraints
 from ._costs import Cost, resolve_cost
 from ._epsilon import ResolvedMargin, resolve_epsilon, resolve_margin
@@ -600,12 +599,11 @@ def finish(
         cf_prediction[rows] = predicted
         bad = rows[~ok]
         if bad.size:
-            warnings.warn(
+            warn(
                 f"{bad.size} counterfactual(s) (rows {bad[:10].tolist()}) failed the "
                 "source model's predict or the constraints and are returned as not "
                 "found; this is a bug in treelens, please report it.",
                 CounterfactualCheckWarning,
-                stacklevel=3,
             )
             found[bad], reason[bad], cf_prediction[bad] = (
                 False,

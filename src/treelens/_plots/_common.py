@@ -6,12 +6,13 @@ matplotlib is imported only inside the functions that draw, through
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
+
+from .._exceptions import warn
 
 __all__ = [
     "MARKERS",
@@ -117,12 +118,11 @@ class RenamedAttributes:
             raise AttributeError(
                 f"{type(self).__name__!r} object has no attribute {name!r}"
             )
-        warnings.warn(
+        warn(
             f"`{type(self).__name__}.{name}` is now `{new}` (parameters keep their "
             "plain names; only what `plot` draws ends in `_`); the old name will "
             "be removed in a future release.",
             FutureWarning,
-            stacklevel=2,
         )
         return getattr(self, new)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, ClassVar
 
 import numpy as np
@@ -10,7 +9,7 @@ from numpy.typing import NDArray
 
 from .._adapters import to_forest
 from .._core._forest import Forest
-from .._exceptions import InputError, OutOfBagWarning
+from .._exceptions import InputError, OutOfBagWarning, warn
 from ._common import (
     RenamedAttributes,
     add_lines,
@@ -739,14 +738,13 @@ def _oob_figures(
     n_oob = masks.sum(axis=0)  # out-of-bag trees of every row
     scored = n_oob > 0
     if not scored.all():
-        warnings.warn(
+        warn(
             f"{int((~scored).sum())} of {scored.size} rows have no out-of-bag tree "
             "(every tree drew them into its bootstrap sample); the forest's "
             f"out-of-bag accuracy is over the other {int(scored.sum())} rows. "
             "scikit-learn's oob_score_ counts them as class "
             f"{str(classes[0])!r}; more trees leave fewer such rows.",
             OutOfBagWarning,
-            stacklevel=3,
         )
     oob_sum = np.einsum("tn,ntk->nk", masks.astype(float), values[:, :, :])
     forest_pred = classes.take(np.argmax(oob_sum, axis=1))

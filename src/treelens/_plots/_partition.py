@@ -255,25 +255,19 @@ def report_missing(
     skipped: NDArray[np.intp],
     n_rows: int,
     names: tuple[str, ...],
-    *,
-    stacklevel: int = 3,
 ) -> None:
     """Warn that ``skipped`` rows (of ``n_rows``) are not drawn for missing values.
 
-    ``stacklevel`` is the warning's, counted from this function (the default
-    names the caller of the function calling this one).
+    The warning names the user's line that led here.
     """
     if skipped.size:
-        import warnings
+        from .._exceptions import MissingValuesWarning, warn
 
-        from .._exceptions import MissingValuesWarning
-
-        warnings.warn(
+        warn(
             f"{skipped.size} of {n_rows} rows have no value of "
             f"{' or '.join(repr(n) for n in names)} and are not drawn "
             f"(the first is row {int(skipped[0])}).",
             MissingValuesWarning,
-            stacklevel=stacklevel,
         )
 
 
@@ -296,7 +290,7 @@ def points_to_draw(
     show : bool
         Whether the points are drawn; when they are, a
         :class:`~treelens.MissingValuesWarning` counts the rows missing a value
-        (it names the caller of the Display's ``plot``).
+        (it names the user's line that drew).
 
     Returns
     -------
@@ -318,8 +312,7 @@ def points_to_draw(
     skipped = missing_rows(X, features)
     if not show:
         return skipped, None
-    # Counted from report_missing: itself, this function, plot, plot's caller.
-    report_missing(skipped, X.shape[0], feature_names, stacklevel=4)
+    report_missing(skipped, X.shape[0], feature_names)
     return skipped, X[:, list(features)]
 
 
