@@ -2,15 +2,20 @@
 (bundled in SciPy 1.17) solved wrongly."""
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
+from sklearn.datasets import load_breast_cancer
+from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
 
 from tests.counterfactual.test_optimal_counterfactual import (
     _brute_force,
     _model,
     _target,
 )
-from treelens import optimal_counterfactual
+from treelens import SolverError, optimal_counterfactual, to_forest
 from treelens._counterfactual._milp._highs import HighsStatus, solve_milp
+from treelens._counterfactual._milp._solve import PROBING_OFF
+from treelens._counterfactual._optimal import _presolve_for
 
 
 def _knapsack(**options):
@@ -37,6 +42,28 @@ def test_optimal_point_status_and_bound():
 def test_nothing_beats_the_objective_bound_reads_infeasible():
     result = _knapsack(objective_bound=-9.0)
     assert result.status == HighsStatus.INFEASIBLE and result.x is None
+
+
+def test_probing_off_is_an_option_highs_takes():
+    result = _knapsack(presolve_rule_off=PROBING_OFF)
+    assert result.status == HighsStatus.OPTIMAL
+    np.testing.assert_allclose(result.x, [1.0, 0.0, 1.0], atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "options", [{"no_such_option": 1}, {"mip_rel_gap": "wide"}, {"presolve_mode": 9}]
+)
+def test_an_option_highs_refuses_is_a_solver_error(options):
+    with pytest.raises(SolverError, match="HiGHS refused the option"):
+        _knapsack(**options)
+
+
+def test_random_forests_solve_without_probing_boosting_with_the_light_presolve():
+    X, y = load_breast_cancer(return_X_y=True)
+    forest = to_forest(RandomForestClassifier(n_estimators=2, max_depth=2).fit(X, y))
+    boosted = to_forest(GradientBoostingClassifier(n_estimators=2).fit(X, y))
+    assert _presolve_for(forest) == {"presolve_rule_off": PROBING_OFF}
+    assert _presolve_for(boosted) == {"presolve_mode": 1}
 
 
 def test_infeasible_program():

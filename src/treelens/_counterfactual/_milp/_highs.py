@@ -20,6 +20,8 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from ..._exceptions import SolverError
+
 __all__ = ["HighsResult", "HighsStatus", "solve_milp"]
 
 
@@ -110,7 +112,11 @@ def solve_milp(
     for name, value in options.items():
         if name == "presolve" and isinstance(value, bool):
             value = "on" if value else "off"
-        highs.setOptionValue(name, value)
+        if highs.setOptionValue(name, value) == highspy.HighsStatus.kError:
+            raise SolverError(
+                f"HiGHS refused the option {name}={value!r}: it has no such "
+                "option or not such a value (see HiGHS's option list)."
+            )
     columns = sp.csc_matrix(matrix)
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = columns.shape[1], columns.shape[0]

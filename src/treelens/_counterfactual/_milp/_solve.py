@@ -29,7 +29,14 @@ from ..._exceptions import SolverError
 from ._highs import HighsResult, HighsStatus, solve_milp
 from ._program import ForestProgram, round_down, round_up
 
-__all__ = ["Decision", "MilpOutcome", "decision_for", "price_cells", "solve_cells"]
+__all__ = [
+    "PROBING_OFF",
+    "Decision",
+    "MilpOutcome",
+    "decision_for",
+    "price_cells",
+    "solve_cells",
+]
 
 # A strict inequality between ensemble scores is written ``>= margin * spread``,
 # where ``spread`` is the sum over trees of the range of the scores compared.
@@ -41,6 +48,9 @@ __all__ = ["Decision", "MilpOutcome", "decision_for", "price_cells", "solve_cell
 STRICT_MARGIN = 1e-6
 # Relative optimality gap under which HiGHS stops and reports optimality.
 MIP_REL_GAP = 1e-6
+#: ``presolve_rule_off`` value that switches HiGHS's probing off (rule 15 of
+#: HiGHS 1.16: run with ``log_dev_level=1``, HiGHS lists its rules and bits).
+PROBING_OFF = 1 << 15
 # HiGHS options when a known counterfactual gives the cutoff.
 _WITHOUT_HEURISTICS: dict[str, Any] = {
     "mip_heuristic_effort": 0.0,
