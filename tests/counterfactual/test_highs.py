@@ -4,18 +4,15 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.datasets import load_breast_cancer
-from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
 
 from tests.counterfactual.test_optimal_counterfactual import (
     _brute_force,
     _model,
     _target,
 )
-from treelens import SolverError, optimal_counterfactual, to_forest
+from treelens import SolverError, optimal_counterfactual
 from treelens._counterfactual._milp._highs import HighsStatus, solve_milp
-from treelens._counterfactual._milp._solve import PROBING_OFF
-from treelens._counterfactual._optimal import _presolve_for
+from treelens._counterfactual._milp._solve import PROBING_OFF, _highs_options
 
 
 def _knapsack(**options):
@@ -58,12 +55,12 @@ def test_an_option_highs_refuses_is_a_solver_error(options):
         _knapsack(**options)
 
 
-def test_random_forests_solve_without_probing_boosting_with_the_light_presolve():
-    X, y = load_breast_cancer(return_X_y=True)
-    forest = to_forest(RandomForestClassifier(n_estimators=2, max_depth=2).fit(X, y))
-    boosted = to_forest(GradientBoostingClassifier(n_estimators=2).fit(X, y))
-    assert _presolve_for(forest) == {"presolve_rule_off": PROBING_OFF}
-    assert _presolve_for(boosted) == {"presolve_mode": 1}
+def test_every_program_is_presolved_without_probing():
+    for cutoff in (np.inf, 2.0):
+        options = _highs_options(10.0, cutoff, 1e-9, heuristics=None)
+        assert options["presolve"] is True
+        assert options["presolve_rule_off"] == PROBING_OFF
+        assert "presolve_mode" not in options  # the full presolve
 
 
 def test_infeasible_program():

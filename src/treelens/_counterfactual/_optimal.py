@@ -57,7 +57,6 @@ from ._isolation import IsolationBound, combined_forest
 from ._milp._program import ForestProgram, forest_program
 from ._milp._search import REPAIR_STEPS, GridSearch, descend, greedy_ascent, kick
 from ._milp._solve import (
-    PROBING_OFF,
     STRICT_MARGIN,
     Decision,
     MilpOutcome,
@@ -863,7 +862,6 @@ def _solve_checked(
             cuts=cuts,
             leaf_allowed=_leaf_allowed(problem, program),
             heuristics=heuristics,
-            highs_options=_presolve_for(problem.forest),
         )
         if outcome.cells is None or _meets(
             problem, row.points[outcome.cells], row.i, program, row.decision
@@ -881,28 +879,6 @@ def _solve_checked(
             "time_limit", incumbent[0], incumbent[1], min(outcome.bound, incumbent[1])
         )
     return outcome
-
-
-def _presolve_for(forest: Forest) -> dict[str, Any]:
-    """HiGHS's presolve for the program of ``forest``.
-
-    Measured on 14 declined rows of a 100-tree LightGBM model (standardized
-    breast cancer, L1): the light presolve (``presolve_mode=1``, the initial
-    sweep) solves 1.7 to 2.4 times faster (medians 2.1 and 4.0 s against 1.2
-    and 1.7 s) with about as many nodes; XGBoost is unchanged.  Random forests
-    keep the full presolve, whose other rules their long rows need (about 1.5
-    times slower in total without), but without its probing
-    (``presolve_rule_off`` bit 15, :data:`PROBING_OFF`): probing took about
-    0.4 s of every row of a 100-tree forest, also of those proven at the root.
-    Replayed on the same programs, 12 rows of a 100-tree forest of depth 6
-    solved at a median of 1.14 s against 1.60 s (in total 36 s against 43 s),
-    6 rows of depth 8 at 2.6 s against 3.1 s, and on 9 rows of the 500-tree
-    forest one more row was proven within 30 s and the three rows both proved
-    took 14 s against 21 s, one slower and two faster.
-    """
-    if forest.kind == "boosting":
-        return {"presolve_mode": 1}  # the light presolve does not probe either
-    return {"presolve_rule_off": PROBING_OFF}
 
 
 def _meets_many(
