@@ -1,6 +1,8 @@
 """The HiGHS wrapper: statuses as scipy numbers them, and a program HiGHS 1.12
 (bundled in SciPy 1.17) solved wrongly."""
 
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -11,7 +13,7 @@ from tests.counterfactual.test_optimal_counterfactual import (
     _target,
 )
 from treelens import SolverError, optimal_counterfactual
-from treelens._counterfactual._milp._highs import HighsStatus, solve_milp
+from treelens._counterfactual._milp._highs import HighsStatus, _new_highs, solve_milp
 from treelens._counterfactual._milp._solve import PROBING_OFF, _highs_options
 
 
@@ -53,6 +55,41 @@ def test_probing_off_is_an_option_highs_takes():
 def test_an_option_highs_refuses_is_a_solver_error(options):
     with pytest.raises(SolverError, match="HiGHS refused the option"):
         _knapsack(**options)
+
+
+def test_probing_off_is_the_bit_of_highss_probing_rule(tmp_path):
+    # presolve_rule_off numbers HiGHS's rules, and releases may renumber them:
+    # HiGHS lists each rule with its bit in its developer log.
+    import highspy
+
+    log = tmp_path / "highs.log"
+    highs = _new_highs()
+    for name, value in {
+        "output_flag": True,
+        "log_to_console": False,
+        "log_file": str(log),
+        "log_dev_level": 1,
+        "presolve_rule_off": PROBING_OFF,
+    }.items():
+        assert highs.setOptionValue(name, value) == highspy.HighsStatus.kOk
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = 2, 1
+    lp.col_cost_, lp.col_lower_, lp.col_upper_ = [-1.0, -1.0], [0.0, 0.0], [1.0, 1.0]
+    lp.row_lower_, lp.row_upper_ = [-np.inf], [1.5]
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = (
+        [0, 1, 2],
+        [0, 0],
+        [1.0, 1.0],
+    )
+    lp.integrality_ = [highspy.HighsVarType.kInteger] * 2
+    highs.passModel(lp)
+    highs.run()
+    bit = PROBING_OFF.bit_length() - 1
+    rules = re.findall(
+        rf"Rule\s+{bit} \(set bit\s+{bit} =\s+{PROBING_OFF}\): (.+)", log.read_text()
+    )
+    assert rules and set(rules) == {"Probing"}
 
 
 def test_every_program_is_presolved_without_probing():
