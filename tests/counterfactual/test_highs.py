@@ -14,7 +14,12 @@ from tests.counterfactual.test_optimal_counterfactual import (
 )
 from treelens import SolverError, optimal_counterfactual
 from treelens._counterfactual._milp._highs import HighsStatus, _new_highs, solve_milp
-from treelens._counterfactual._milp._solve import PROBING_OFF, _highs_options
+from treelens._counterfactual._milp._solve import (
+    DOMINATED_COLUMNS,
+    PRESOLVE_RULES_OFF,
+    PROBING,
+    _highs_options,
+)
 
 
 def _knapsack(**options):
@@ -44,7 +49,7 @@ def test_nothing_beats_the_objective_bound_reads_infeasible():
 
 
 def test_probing_off_is_an_option_highs_takes():
-    result = _knapsack(presolve_rule_off=PROBING_OFF)
+    result = _knapsack(presolve_rule_off=PRESOLVE_RULES_OFF)
     assert result.status == HighsStatus.OPTIMAL
     np.testing.assert_allclose(result.x, [1.0, 0.0, 1.0], atol=1e-9)
 
@@ -57,7 +62,7 @@ def test_an_option_highs_refuses_is_a_solver_error(options):
         _knapsack(**options)
 
 
-def test_probing_off_is_the_bit_of_highss_probing_rule(tmp_path):
+def test_the_rules_switched_off_are_highss_probing_and_dominated_columns(tmp_path):
     # presolve_rule_off numbers HiGHS's rules, and releases may renumber them:
     # HiGHS lists each rule with its bit in its developer log.
     import highspy
@@ -69,7 +74,7 @@ def test_probing_off_is_the_bit_of_highss_probing_rule(tmp_path):
         "log_to_console": False,
         "log_file": str(log),
         "log_dev_level": 1,
-        "presolve_rule_off": PROBING_OFF,
+        "presolve_rule_off": PRESOLVE_RULES_OFF,
     }.items():
         assert highs.setOptionValue(name, value) == highspy.HighsStatus.kOk
     lp = highspy.HighsLp()
@@ -85,18 +90,18 @@ def test_probing_off_is_the_bit_of_highss_probing_rule(tmp_path):
     lp.integrality_ = [highspy.HighsVarType.kInteger] * 2
     highs.passModel(lp)
     highs.run()
-    bit = PROBING_OFF.bit_length() - 1
-    rules = re.findall(
-        rf"Rule\s+{bit} \(set bit\s+{bit} =\s+{PROBING_OFF}\): (.+)", log.read_text()
-    )
-    assert rules and set(rules) == {"Probing"}
+    text = log.read_text()
+    for flag, name in ((PROBING, "Probing"), (DOMINATED_COLUMNS, "Dominated column")):
+        bit = flag.bit_length() - 1
+        rules = re.findall(rf"Rule\s+{bit} \(set bit\s+{bit} =\s+{flag}\): (.+)", text)
+        assert rules and set(rules) == {name}
 
 
-def test_every_program_is_presolved_without_probing():
+def test_every_program_is_presolved_without_probing_or_dominated_columns():
     for cutoff in (np.inf, 2.0):
         options = _highs_options(10.0, cutoff, 1e-9, heuristics=None)
         assert options["presolve"] is True
-        assert options["presolve_rule_off"] == PROBING_OFF
+        assert options["presolve_rule_off"] == PRESOLVE_RULES_OFF
         assert "presolve_mode" not in options  # the full presolve
 
 
@@ -142,3 +147,31 @@ def test_nothing_reaches_standard_output():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout == "0\n"
+
+
+def test_the_optimum_of_a_row_highss_full_presolve_got_wrong(monkeypatch):
+    # On this row the full presolve declared a point optimal although a cheaper
+    # one meets the target (cells one representable step past a threshold cost
+    # about 1e-8): the optimum must not depend on HiGHS's presolve.
+    import xgboost
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.preprocessing import StandardScaler
+
+    from treelens._counterfactual._milp import _solve
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    model = xgboost.XGBClassifier(n_estimators=100, max_depth=4, n_jobs=1).fit(X, y)
+    row = X[np.flatnonzero(model.predict(X) == 0)[13]][None, :]
+    kwargs = {"target": 1, "cost": "l1", "reference": X, "time_limit": 30}
+    result = optimal_counterfactual(model, row, **kwargs)
+    options = _solve._highs_options
+    monkeypatch.setattr(
+        _solve,
+        "_highs_options",
+        lambda *a, **k: {**options(*a, **k), "presolve": False},
+    )
+    unpresolved = optimal_counterfactual(model, row, **kwargs)
+    assert result.status_[0] == unpresolved.status_[0] == "optimal"
+    assert model.predict(unpresolved.X_cf_)[0] == model.predict(result.X_cf_)[0] == 1
+    np.testing.assert_allclose(result.cost_[0], unpresolved.cost_[0], rtol=1e-6)
