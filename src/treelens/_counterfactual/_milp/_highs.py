@@ -115,7 +115,8 @@ def solve_milp(
         if highs.setOptionValue(name, value) == highspy.HighsStatus.kError:
             raise SolverError(
                 f"HiGHS refused the option {name}={value!r}: it has no such "
-                "option or not such a value (see HiGHS's option list)."
+                "option, or the option does not take that value (see HiGHS's "
+                "option list)."
             )
     columns = sp.csc_matrix(matrix)
     lp = highspy.HighsLp()
