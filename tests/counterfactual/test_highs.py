@@ -6,6 +6,8 @@ import re
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.counterfactual.test_optimal_counterfactual import (
     _brute_force,
@@ -175,3 +177,40 @@ def test_the_optimum_of_a_row_highss_full_presolve_got_wrong(monkeypatch):
     assert result.status_[0] == unpresolved.status_[0] == "optimal"
     assert model.predict(unpresolved.X_cf_)[0] == model.predict(result.X_cf_)[0] == 1
     np.testing.assert_allclose(result.cost_[0], unpresolved.cost_[0], rtol=1e-6)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), boosted=st.booleans())
+def test_the_optimum_does_not_depend_on_highss_presolve(seed, boosted):
+    # Both solves are exact, so on models too large to enumerate the optimum
+    # with HiGHS's presolve (as treelens runs it) must equal the one without.
+    from unittest import mock
+
+    from sklearn.datasets import make_classification
+    from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
+
+    from treelens._counterfactual._milp import _solve
+
+    X, y = make_classification(
+        n_samples=200, n_features=6, n_informative=4, random_state=seed
+    )
+    if boosted:
+        model = GradientBoostingClassifier(n_estimators=20, max_depth=3, random_state=0)
+    else:
+        model = RandomForestClassifier(n_estimators=20, max_depth=4, random_state=0)
+    model.fit(X, y)
+    rows = X[np.flatnonzero(model.predict(X) == 0)[:3]]
+    kwargs = {"target": 1, "cost": "l1", "reference": X, "time_limit": 30}
+    result = optimal_counterfactual(model, rows, **kwargs)
+    options = _solve._highs_options
+    with mock.patch.object(
+        _solve,
+        "_highs_options",
+        lambda *a, **k: {**options(*a, **k), "presolve": False},
+    ):
+        unpresolved = optimal_counterfactual(model, rows, **kwargs)
+    assert (result.status_ == "optimal").all()
+    assert (unpresolved.status_ == "optimal").all()
+    assert (model.predict(result.X_cf_) == 1).all()
+    assert (model.predict(unpresolved.X_cf_) == 1).all()
+    np.testing.assert_allclose(result.cost_, unpresolved.cost_, rtol=1e-6)
