@@ -22,6 +22,7 @@ from tests.models import (
     probe_frame,
     probe_inputs,
 )
+from treelens import Forest, Tree
 
 TOL = 1e-12
 
@@ -211,3 +212,61 @@ def test_large_inputs_route_one_tree_at_a_time_alike(name):
     assert_same_predictions(case.model, X)
     small = np.vstack([forest.apply(X[i : i + 1000]) for i in range(0, len(X), 1000)])
     np.testing.assert_array_equal(forest.apply(X), small)
+
+
+def _stumps(values):
+    """One single-leaf tree per value."""
+    return tuple(
+        Tree(
+            children_left=[-1],
+            children_right=[-1],
+            feature=[-2],
+            threshold=[-2.0],
+            missing_go_left=[False],
+            value=[[v]],
+            impurity=[0.0],
+            n_node_samples=[1],
+            weighted_n_node_samples=[1.0],
+        )
+        for v in values
+    )
+
+
+@pytest.mark.parametrize("init_after_trees", [False, True])
+def test_scores_are_added_tree_after_tree(init_after_trees):
+    # 1e16 + 1 rounds to 1e16 in float64, so the order of the additions shows.
+    # Left to right, as scikit-learn, XGBoost and LightGBM add, 1e16, fourteen
+    # ones and -1e16 sum to 0; numpy's pairwise sum makes them 12.
+    values = [1e16] + [1.0] * 14 + [-1e16]
+    assert np.sum(values) == 12.0
+    X = np.zeros((3, 1))
+    forest = Forest(_stumps(values), "forest", "regression", 1, ("x",))
+    np.testing.assert_array_equal(forest.predict(X), 0.0)
+    boosted = Forest(
+        _stumps(values[1:]),
+        "boosting",
+        "regression",
+        1,
+        ("x",),
+        init_raw=np.array([values[0]]),
+        init_after_trees=init_after_trees,
+    )
+    # The init score first: 1e16 absorbs each one, and -1e16 leaves 0.  Added
+    # last, after 14 - 1e16 (exact in float64), it leaves 14.
+    expected = 14.0 if init_after_trees else 0.0
+    np.testing.assert_array_equal(boosted.predict(X), expected)
+
+
+def test_float32_scores_are_added_in_float32():
+    # XGBoost adds its trees in float32: 2**24 + 1 is 2**24 there.
+    values = [1.0, 1.0]
+    boosted = Forest(
+        _stumps(values),
+        "boosting",
+        "regression",
+        1,
+        ("x",),
+        init_raw=np.array([2.0**24]),
+        score_dtype=np.float32,
+    )
+    np.testing.assert_array_equal(boosted.predict(np.zeros((2, 1))), 2.0**24)

@@ -707,10 +707,53 @@ class Forest:
         return self._tree_values(self._apply(X))
 
     def _tree_values(self, leaves: NDArray[np.intp]) -> NDArray[np.float64]:
-        n_values = self.trees[0].value.shape[1] if self.trees else 1
-        out = np.empty((leaves.shape[0], self.n_trees, n_values))
-        for j, tree in enumerate(self.trees):
-            out[:, j, :] = tree.value[leaves[:, j]]
+        if not self.trees:
+            return np.empty((leaves.shape[0], 0, 1))
+        return np.take(self._flat_values, leaves + self._flat["offsets"], axis=0)
+
+    @derived_property
+    def _flat_values(self) -> NDArray[np.float64]:
+        """Every node's ``value``, the trees concatenated as in ``_flat``."""
+        return np.concatenate([tree.value for tree in self.trees])
+
+    def _summed_in_order(
+        self,
+        leaves: NDArray[np.intp],
+        trees: NDArray[np.intp],
+        dtype: Any,
+        first: float = 0.0,
+    ) -> NDArray[Any]:
+        """``first + sum_j value[leaves[:, j]]`` over ``trees``, in ``dtype``,
+        added term after term in the trees' order, as the libraries add them, so
+        that the sums agree to the last bit (numpy's pairwise ``sum`` rounds
+        otherwise).
+
+        Shape (n_samples, n_values); rows in chunks of at most
+        :data:`_APPLY_CELLS` gathered values.  Boosting's scores are scaled by
+        its learning rate in ``dtype`` first.
+        """
+        offsets = self._flat["offsets"][trees]
+        n_values = self._flat_values.shape[1]
+        out = np.full((leaves.shape[0], n_values), first, dtype=dtype)
+        if trees.size == 0:
+            return out
+        rate = dtype.type(self.learning_rate) if self.kind == "boosting" else 1
+        step = max(1, _APPLY_CELLS // ((trees.size + 1) * n_values))
+        for start in range(0, leaves.shape[0], step):
+            # Tree-major, (trees, rows, values): each addition is one
+            # contiguous block of rows.
+            rows = leaves[start : start + step]
+            if trees.size != leaves.shape[1]:  # a subset (else every tree, in order)
+                rows = np.take(rows, trees, axis=1)
+            nodes = np.add(rows.T, offsets[:, None], order="C")
+            terms = np.empty((trees.size + 1, nodes.shape[1], n_values), dtype=dtype)
+            terms[0] = out[start : start + step]
+            terms[1:] = np.take(self._flat_values, nodes, axis=0)
+            if rate != 1:
+                terms[1:] *= rate
+            # first + v_1 + ... + v_T, left to right (accumulate never pairs).
+            np.add.accumulate(terms, axis=0, out=terms)
+            out[start : start + step] = terms[-1]
         return out
 
     # ---------------------------------------------------------- prediction
@@ -732,15 +775,13 @@ class Forest:
     def _raw_from_leaves(self, leaves: NDArray[np.intp]) -> NDArray[np.float64]:
         dtype = self.score_dtype
         init = self.init_raw.astype(dtype)
-        raw = np.tile(0 * init if self.init_after_trees else init, (leaves.shape[0], 1))
-        rate = dtype.type(self.learning_rate)
-        for j, tree in enumerate(self.trees):
-            contribution = tree.value[leaves[:, j], 0].astype(dtype)
-            if rate != 1:
-                contribution *= rate
-            raw[:, self.tree_output[j]] += contribution
-        if self.init_after_trees:
-            raw += init
+        raw = np.empty((leaves.shape[0], init.size), dtype=dtype)
+        for k in range(init.size):
+            trees = np.flatnonzero(self.tree_output == k)
+            if self.init_after_trees:
+                raw[:, k] = self._summed_in_order(leaves, trees, dtype)[:, 0] + init[k]
+            else:
+                raw[:, k] = self._summed_in_order(leaves, trees, dtype, init[k])[:, 0]
         return raw.astype(np.float64, copy=False)
 
     def predict_proba(self, X: Any) -> NDArray[np.float64]:
@@ -763,13 +804,9 @@ class Forest:
             return _apply_link(self._raw_from_leaves(leaves), self.link)
         if self.kind == "tree":
             return self._tree_values(leaves)[:, 0, :]
-        # Summed tree by tree, in order (as scikit-learn sums), without the
-        # (rows, trees, values) array.
-        n_values = self.trees[0].value.shape[1] if self.trees else 1
-        total = np.zeros((leaves.shape[0], n_values))
-        for j, tree in enumerate(self.trees):
-            total += tree.value[leaves[:, j]]
-        return total / self.n_trees
+        # Summed tree by tree, in order, as scikit-learn sums.
+        every = np.arange(self.n_trees)
+        return self._summed_in_order(leaves, every, np.dtype(np.float64)) / self.n_trees
 
     def predict(self, X: Any) -> NDArray[Any]:
         """Predictions, as the source model's ``predict``.
@@ -801,10 +838,9 @@ class Forest:
             return self._raw_from_leaves(leaves)[:, 0]
         if self.kind == "tree":
             return self._tree_values(leaves)[:, 0, 0]
-        total = np.zeros(leaves.shape[0])
-        for j, tree in enumerate(self.trees):
-            total += tree.value[leaves[:, j], 0]
-        return total / self.n_trees
+        every = np.arange(self.n_trees)
+        summed = self._summed_in_order(leaves, every, np.dtype(np.float64))
+        return summed[:, 0] / self.n_trees
 
     def __repr__(self) -> str:
         return (
