@@ -264,9 +264,7 @@ def target_leaf_mask(
         return np.broadcast_to(inside, (n, boxes.n_leaves)).copy()
     direction = _boosting_direction(forest, target, current)  # (n, n_outputs)
     tree_dir = direction[:, forest.tree_output]  # (n, n_trees)
-    now = np.empty(leaves.shape)
-    for j, tree in enumerate(forest.trees):
-        now[:, j] = tree.value[leaves[:, j], 0]
+    now = forest._tree_values(leaves)[:, :, 0]  # (n, n_trees)
     delta = boxes.value[None, :, 0] - now[:, boxes.tree]
     return delta * tree_dir[:, boxes.tree] > 0
 
