@@ -527,7 +527,7 @@ def _build_node_values(
             value[:, :, None] - value[:, None, :], starts, axis=0
         )
     return (
-        np.concatenate([tree.value for tree in forest.trees]),
+        forest._flat_values,
         np.maximum.reduceat(value, starts, axis=0),
         np.minimum.reduceat(value, starts, axis=0),
         pair_max,

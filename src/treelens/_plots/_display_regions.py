@@ -875,10 +875,7 @@ def outputs_from_leaves(
             "`decision_function` exists for boosting models only among tree "
             f"models; got a {forest.source or forest.kind}. Use 'predict_proba'."
         )
-    total = np.zeros((leaves.shape[0], forest.trees[0].value.shape[1]))
-    for j, tree in enumerate(forest.trees):
-        total += tree.value[leaves[:, j]]
-    proba = total if forest.kind == "tree" else total / forest.n_trees
+    proba = forest._proba_from_leaves(leaves)
     predictions = np.asarray(forest.classes_).take(np.argmax(proba, axis=1))
     return predictions, predictions if method == "predict" else proba
 
