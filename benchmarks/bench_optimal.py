@@ -19,7 +19,9 @@ of 100 trees (depth 6 and 8) and 500 trees (depth 6), XGBoost (100 trees, depth
 4) and LightGBM (100 trees).
 
 Run: ``python benchmarks/bench_optimal.py [--rows 20] [--rows-500 20]
-[--compare-rows 5] [--time-limit 30] [--models rf6,rf8,rf500,xgb,lgbm]``.
+[--compare-rows 5] [--time-limit 30] [--models rf6,rf8,rf500,xgb,lgbm]
+[--verbose]``; ``--verbose`` prints each row as it is solved (time, status,
+cost, gap), which shows progress on the 500-tree forest.
 """
 
 from __future__ import annotations
@@ -65,7 +67,9 @@ def _ratio(numerator, denominator) -> tuple[float, int]:
     return float(np.mean(numerator[both] / denominator[both])), int(both.sum())
 
 
-def run(name: str, n_rows: int, n_compare: int, time_limit: float) -> None:
+def run(
+    name: str, n_rows: int, n_compare: int, time_limit: float, verbose: bool = False
+) -> None:
     X, y = load_breast_cancer(return_X_y=True)
     X = StandardScaler().fit_transform(X)
     label, model = _model(name, X, y)
@@ -86,6 +90,12 @@ def run(name: str, n_rows: int, n_compare: int, time_limit: float) -> None:
         gaps.append(result.gap_[0])
         if result.found_[0]:
             assert model.predict(result.X_cf_)[0] == 1
+        if verbose:
+            print(
+                f"    {name} row {i}: {times[-1]:6.2f} s, {statuses[-1]}, cost "
+                f"{costs[-1]:.5f}, gap {gaps[-1]:.3f}",
+                flush=True,
+            )
     compare = declined[:n_compare]
     margin = old = None
     if compare.size:
@@ -138,10 +148,13 @@ def main() -> None:
     parser.add_argument("--compare-rows", type=int, default=5)
     parser.add_argument("--time-limit", type=float, default=30.0)
     parser.add_argument("--models", default="rf6,rf8,xgb,lgbm,rf500")
+    parser.add_argument(
+        "--verbose", action="store_true", help="print each row as it is solved"
+    )
     args = parser.parse_args()
     for name in args.models.split(","):
         rows = args.rows_500 if name == "rf500" else args.rows
-        run(name, rows, args.compare_rows, args.time_limit)
+        run(name, rows, args.compare_rows, args.time_limit, args.verbose)
 
 
 if __name__ == "__main__":
