@@ -862,7 +862,8 @@ def _highs_options(
     11.32), with 278 simplex iterations in all; the samples fall in the cut
     separators (tableau rows, c-MIR, path aggregation), not in the LP.  HiGHS
     1.16 has no option that limits those rounds (the loop ends when the bound
-    stalls, a tenth of the integers are fixed, or no cut is found).
+    stalls, a tenth of the integers are fixed, no cut is found, or after
+    ``2 sqrt(log2 tree size)`` rounds, about 160 here).
     """
     options: dict[str, Any] = {
         "time_limit": float(time_limit),
