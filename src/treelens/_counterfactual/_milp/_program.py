@@ -25,7 +25,9 @@ model only, built once per model and cached on the :class:`Forest`:
 
   - link, one per cell: ``v_{j,0} = z_{j,0}``, ``v_{j,i} = v_{j,i-1} + z_{j,i}``,
     ``v_{j,m-1} + z_{j,m} = 1`` (so exactly one cell per feature);
-  - one per tree: ``sum_leaves y = 1``;
+  - one per tree: ``sum_leaves y = 1`` (for a row whose decision only bounds
+    sums from below, relaxed to ``<= 1`` with each tree's least leaves left
+    out: :func:`treelens._counterfactual._milp._solve._floor_leaves`);
   - two per split node ``s`` on ``(j, t_i)`` of tree ``T``:
     ``sum y_l <= v_{j,i}`` over the leaves of ``T`` whose box lies at or below
     ``t_i`` on feature ``j`` (the leaves under the left child, and any other),

@@ -9,8 +9,10 @@ and the constant rows tying cells to the leaves each tree reaches.  Here, per ro
    exact in a linear objective;
 2. :func:`solve_cells` prunes cells that alone cost more than the cutoff (the cost
    of a known counterfactual), leaves whose box meets no remaining cell, and trees
-   whose remaining leaves all agree; adds the decision rows of the target; and
-   solves with HiGHS (:func:`treelens._counterfactual._milp._highs.solve_milp`).
+   whose remaining leaves all agree; adds the decision rows of the target;
+   leaves out each tree's least leaves when those rows only bound from below
+   (:func:`_floor_leaves`); and solves with HiGHS
+   (:func:`treelens._counterfactual._milp._highs.solve_milp`).
 """
 
 from __future__ import annotations
@@ -412,6 +414,7 @@ def _solve_cells(
     n_choice = _decision_rows(pruned, decision, margin, rows, lead)
     if n_choice is None or not _path_row(pruned, margin, rows):
         return _INFEASIBLE
+    n_leaf_rows = rows.n_rows  # the only rows over the leaves' columns
     for cut_cells, bound in cuts:
         rows.add(cut_cells, np.ones(cut_cells.size), -np.inf, bound)
     c0 = pruned.n_base + n_choice
@@ -420,14 +423,11 @@ def _solve_cells(
         assert one_cells is not None
         _one_hot_rows(program, one_hot, one_cells, rows)
     n_cols = objective.size
-    static = pruned.static  # sliced for this call: resized in place
-    static.resize((static.shape[0], n_cols))
-    matrix = sp.vstack([static, rows.matrix(n_cols)], format="csr")
-    row_lower = np.concatenate([program.row_lower[pruned.row_keep], rows.lower])
-    row_upper = np.concatenate([program.row_upper[pruned.row_keep], rows.upper])
+    matrix, row_lower, row_upper, col_upper = _assemble(
+        program, pruned, rows, n_leaf_rows, n_cols
+    )
     n_cells = program.n_cells
     integrality = _integrality(program, pruned, n_choice, n_cols)
-    col_upper = np.ones(n_cols)
     col_upper[:n_cells] = pruned.allowed
     col_upper[c0:] = cutoff + pruned.slack if np.isfinite(cutoff) else np.inf
     options = _highs_options(time_limit, cutoff, pruned.slack, heuristics)
@@ -472,6 +472,40 @@ def _solve_cells(
             heuristics=heuristics,
         )
     return _decode(result, program, pruned.allowed, cost_terms, linf)
+
+
+def _assemble(
+    program: ForestProgram,
+    pruned: _Pruned,
+    rows: _ExtraRows,
+    n_leaf_rows: int,
+    n_cols: int,
+) -> tuple[
+    sp.csr_matrix, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]
+]:
+    """The program's rows (the kept constant ones, then ``rows``, of which the
+    first ``n_leaf_rows`` are the only ones over the leaves), their bounds, and
+    the columns' upper bounds (1, or 0 for the floors of :func:`_floor_leaves`).
+    """
+    static = pruned.static  # sliced for this call: resized in place
+    static.resize((static.shape[0], n_cols))
+    extra, extra_lower = rows.matrix(n_cols), rows.lower
+    leaf_rows = slice(0, n_leaf_rows)
+    floors = _floor_leaves(
+        pruned, extra[leaf_rows], extra_lower[leaf_rows], rows.upper[leaf_rows]
+    )
+    if floors is not None:
+        extra = sp.vstack([floors.rows, extra[n_leaf_rows:]], format="csr")
+        extra_lower = np.r_[floors.lower, extra_lower[n_leaf_rows:]]
+    matrix = sp.vstack([static, extra], format="csr")
+    row_lower = np.concatenate([program.row_lower[pruned.row_keep], extra_lower])
+    row_upper = np.concatenate([program.row_upper[pruned.row_keep], rows.upper])
+    col_upper = np.ones(n_cols)
+    if floors is not None:
+        # Tree rows ``sum y <= 1`` (they follow the link rows); floors fixed at 0.
+        row_lower[program.n_cells + np.flatnonzero(~pruned.exact_trees)] = -np.inf
+        col_upper[pruned.y_columns[floors.dropped]] = 0.0
+    return matrix, row_lower, row_upper, col_upper
 
 
 def _integrality(
@@ -523,6 +557,10 @@ class _Pruned:
         ``program.matrix`` on the kept rows and columns (``z``, ``v``, kept ``y``).
     n_base : int
         Columns of ``static``.
+    exact_trees : ndarray of shape (n_kept_trees,), bool
+        Kept trees (in the order of ``tree_starts``) with live leaves outside
+        ``leaf_allowed``: their tree rows must stay ``sum y = 1`` so that a
+        point routed to such a leaf is infeasible.
     """
 
     allowed: NDArray[np.bool_]
@@ -536,6 +574,7 @@ class _Pruned:
     row_keep: NDArray[np.intp]
     static: sp.csr_matrix
     n_base: int
+    exact_trees: NDArray[np.bool_]
 
     @property
     def y_columns(self) -> NDArray[np.intp]:
@@ -641,6 +680,7 @@ def _prune(
         row_keep=row_keep,
         static=static,
         n_base=n_cells + n_thr + y_leaves.size,
+        exact_trees=banned_tree[~constant_tree],
     )
 
 
@@ -684,6 +724,10 @@ class _ExtraRows:
         self._vals.append(np.asarray(values, dtype=np.float64))
         self._lower.extend(np.asarray(lo, dtype=np.float64).tolist())
         self._upper.extend(np.asarray(hi, dtype=np.float64).tolist())
+
+    @property
+    def n_rows(self) -> int:
+        return len(self._lower)
 
     @property
     def lower(self) -> NDArray[np.float64]:
@@ -771,6 +815,74 @@ def _decision_rows(
     if n_choice:
         rows.add(pruned.n_base + np.arange(n_choice), np.ones(n_choice), 1.0, 1.0)
     return n_choice
+
+
+@dataclass(frozen=True)
+class _Floors:
+    """The leaf rows of a program with every tree's least leaves left out.
+
+    Attributes
+    ----------
+    rows : sparse matrix
+        The rows over the leaves, each tree's least coefficient subtracted.
+    lower : ndarray
+        Their lower bounds, lowered by the sum of those least coefficients.
+    dropped : ndarray of shape (len(y_leaves),), bool
+        Leaves at their tree's least coefficient in every row.
+    """
+
+    rows: sp.csr_matrix
+    lower: NDArray[np.float64]
+    dropped: NDArray[np.bool_]
+
+
+def _floor_leaves(
+    pruned: _Pruned,
+    rows: sp.csr_matrix,
+    lower: NDArray[np.float64],
+    upper: NDArray[np.float64],
+) -> _Floors | None:
+    """Leave out each tree's leaves that add least to every leaf row.
+
+    When every row over the leaves' columns only bounds a sum from below (a
+    class's lead, a regression's lower end, an anomaly bound), a tree helps
+    most by reaching a leaf of large coefficients.  Subtract from every row,
+    tree by tree, the least coefficient of the tree's leaves (moving it into
+    the row's bound) and relax the tree's row to ``sum y <= 1``: with whole
+    cells the split rows still allow only the leaf the point reaches, whose
+    ``y`` HiGHS sets to 1 when it helps, and the leaves now at 0 in every row
+    need no column.  The set of valid cell choices is the same.  On random
+    forests about half the leaves are such floors (pure leaves of the other
+    class): replayed on 20 declined rows of standardized breast cancer per
+    forest (100 trees, L1), depth 6 took 35.7 s in all instead of 54.7 s
+    (median 0.72 s against 1.04 s), depth 8 116 s instead of 156 s with 19
+    rows proven in 30 s instead of 17, LightGBM (one floor per tree) 15.8 s
+    instead of 19.7 s.  On 500 trees the root bound is a little lower (6.17
+    against 6.24 on the slowest row) and the rows as far from proven.
+
+    None when some row also bounds from above (a regression's upper end) or
+    when there is no tree to reduce.  Trees in ``pruned.exact_trees`` keep
+    their leaves and their equality.
+    """
+    if pruned.tree_starts is None or np.isfinite(upper).any():
+        return None
+    y = pruned.y_columns
+    y0, starts = int(y[0]), pruned.tree_starts
+    tree_of = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, y.size]))
+    free = ~pruned.exact_trees
+    coef = rows[:, y0 : pruned.n_base].toarray()
+    floor = (
+        np.minimum.reduceat(coef, starts, axis=1)
+        if coef.shape[0]
+        else np.zeros((0, starts.size))
+    )
+    floor[:, ~free] = 0.0
+    coef -= floor[:, tree_of]
+    dropped = free[tree_of] & (coef <= 0.0).all(axis=0)
+    shifted = sp.hstack(
+        [rows[:, :y0], sp.csr_matrix(coef), rows[:, pruned.n_base :]], format="csr"
+    )
+    return _Floors(shifted, lower - floor.sum(axis=1), dropped)
 
 
 def _path_row(pruned: _Pruned, margin: float, rows: _ExtraRows) -> bool:
