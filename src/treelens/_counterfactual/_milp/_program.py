@@ -60,6 +60,15 @@ model only, built once per model and cached on the :class:`Forest`:
     1, so no cut was violated.  The LP mixes the row with a far point across
     several features at once, which "leave the box" cannot forbid.
 
+  - Closing twin cells: once each tree's least leaves are left out (see
+    ``_floor_leaves``), 5% to 40% of the thresholds of a row's program
+    appear in no row over an open leaf, so the cells on their two sides
+    differ only in cost and all but the cheapest of each run could be
+    closed.  Solved both ways, row by row, on 20 rows each: a 100-tree
+    forest of depth 6 at a median of 0.66 s against 0.79 s but 45.9 s in
+    all against 41.6 s; LightGBM 0.62 s against 0.60 s.  HiGHS's presolve
+    already gains what there is.
+
   Why the vote stays loose: each tree may route its share of a fractional
   point to the leaves that suit it, as if it coupled the features' fractional
   cells in its own way (on the slowest 500-tree row the LP point is the row's
