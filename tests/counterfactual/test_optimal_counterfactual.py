@@ -317,6 +317,52 @@ def test_time_limit_returns_best_known_with_its_gap():
     assert np.isinf(result.gap_[stopped & ~result.found_]).all()
 
 
+def _count_tweak_starts(monkeypatch) -> list[int]:
+    """Rows of every feature-tweaking start computed, one entry per call."""
+    from treelens._counterfactual import _optimal
+
+    calls: list[int] = []
+    original = _optimal._tweak_start
+
+    def counted(problem, todo, **kwargs):
+        calls.append(len(todo))
+        return original(problem, todo, **kwargs)
+
+    monkeypatch.setattr(_optimal, "_tweak_start", counted)
+    return calls
+
+
+def test_feature_tweaking_starts_the_search_only_where_the_climb_fails(monkeypatch):
+    model, X = _model("rf_binary", 0, n_features=4, n_trees=20, depth=4)
+    rows = X[model.predict(X) == 0][:4]
+    calls = _count_tweak_starts(monkeypatch)
+    result = optimal_counterfactual(model, rows, target=1, cost="l1")
+    _check_valid(model, result, 1)
+    assert result.found_.all() and calls == []
+    # With the climb from the row failing, feature tweaking's point is the
+    # start, one row at a time; the answers stay the optima.
+    monkeypatch.setattr(
+        "treelens._counterfactual._optimal.greedy_ascent", lambda *a, **k: None
+    )
+    again = optimal_counterfactual(model, rows, target=1, cost="l1")
+    assert calls == [1] * len(rows)
+    np.testing.assert_allclose(again.cost_, result.cost_, rtol=1e-9)
+
+
+def test_out_of_time_the_answer_is_feature_tweakings(monkeypatch):
+    model, X = _model("rf_binary", 0, n_features=4, n_trees=60, depth=6)
+    rows = X[model.predict(X) == 0][:3]
+    calls = _count_tweak_starts(monkeypatch)
+    tweak = feature_tweak(model, rows, target=1, epsilon=0.0)
+    result = optimal_counterfactual(model, rows, target=1, time_limit=1e-3)
+    assert calls == [1] * len(rows)
+    assert (result.found_ >= tweak.found_).all()
+    held = tweak.found_ & result.found_
+    # Feature tweaking's point on the grid: the smallest float32 value past each
+    # threshold, where feature tweaking's float64 value may round to it.
+    assert (result.cost_[held] <= tweak.cost_[held] * (1 + 1e-6)).all()
+
+
 def test_a_rejected_answer_is_reported_not_returned(monkeypatch):
     model, X = _model("rf_binary", 3)
     rows = X[model.predict(X) == 0][:1]

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, cast
@@ -91,6 +92,8 @@ _MARGINS = (STRICT_MARGIN, 1e-5, 1e-4)
 _SEARCH_SHARE = 0.1
 # Rows per chunk of a chunked run: solves take about a second per row.
 _OPTIMAL_CHUNK_ROWS = 64
+# Cells and objective of a known counterfactual, computed when asked for.
+_Known = Callable[[], "tuple[NDArray[np.intp], float] | None"]
 
 
 def optimal_counterfactual(
@@ -159,7 +162,8 @@ def optimal_counterfactual(
     time_limit : float, default=30.0
         Seconds per row and option (a tenth at most for the local search).
     warm_start : bool, default=True
-        Start HiGHS from feature tweaking's answer improved by a local search.
+        Start HiGHS from a counterfactual found by a local search from the row
+        (or, when that finds none, from feature tweaking's answer).
     n_counterfactuals : int, default=1
         Options per row, in cost order, each proven optimal given the earlier
         ones (no-good cuts); one entry per row and option (``row_``, ``option_``).
@@ -272,15 +276,21 @@ def optimal_rows(
     todo = np.flatnonzero(~problem.at_target)
     tweak = None
     if warm_start and todo.size and excluded is None:
-        tweak = _tweak_start(
-            problem,
+        tweak = _Tweaks(
+            partial(
+                _tweak_start,
+                problem,
+                target=problem_arguments["target"],
+                cost=problem_arguments["cost"],
+                constraints=problem_arguments["constraints"],
+                infer=problem_arguments.get("infer", True),
+                memory_budget=memory_budget,
+            ),
             todo,
-            problem_arguments["target"],
-            problem_arguments["cost"],
-            problem_arguments["constraints"],
-            problem_arguments.get("infer", True),
-            memory_budget,
         )
+        if problem.epsilon.any():
+            # Every row's answer is compared with feature tweaking's below.
+            tweak.compute_all()
     given = None if excluded is None else [excluded[i] for i in todo.tolist()]
     upper = np.full(problem.X.shape[0], np.inf) if below is None else below
     return _solve_rows(
@@ -350,13 +360,15 @@ def _check_time_limit(time_limit: object) -> None:
 def _tweak_start(
     problem: Problem,
     todo: NDArray[np.intp],
+    *,
     target: Any,
     cost: Any,
     constraints: Constraints | None,
     infer: Any,
     memory_budget: int,
 ) -> CounterfactualResult:
-    """Feature tweaking's answers for the rows ``todo``: a first cutoff."""
+    """Feature tweaking's answers for the rows ``todo``: a start for the local
+    search."""
     from ._tweak import feature_tweak
 
     return feature_tweak(
@@ -370,6 +382,47 @@ def _tweak_start(
         infer=infer,
         memory_budget=int(memory_budget),
     )
+
+
+@dataclass
+class _Tweaks:
+    """Feature tweaking's answers for the rows ``todo`` (positions in it), each
+    computed when first asked for, or all at once by :meth:`compute_all`.
+
+    The local search asks only when its climb from the row itself finds
+    nothing.  Measured on 20 rows each of 100-tree forests of depth 6 and 8,
+    XGBoost and LightGBM (standardized breast cancer, L1), the search from
+    feature tweaking's point improved the best point found from the row on
+    two rows of 80 (depth 8), and a third came out better without it; solved
+    side by side on the same rows, LightGBM took a median of 0.61 s a row
+    without it against 0.65 s with it (19.3 s against 20.9 s in all), the
+    forest of depth 8 1.51 s against 1.61 s (119.5 s against 120.2 s).
+    """
+
+    compute: Callable[[NDArray[np.intp]], CounterfactualResult]
+    todo: NDArray[np.intp]
+    _all: CounterfactualResult | None = dataclasses.field(default=None, init=False)
+    _one: dict[int, CounterfactualResult] = dataclasses.field(
+        default_factory=dict, init=False
+    )
+
+    def compute_all(self) -> CounterfactualResult:
+        if self._all is None:
+            self._all = self.compute(self.todo)
+        return self._all
+
+    def answer(self, position: int) -> tuple[NDArray[np.float64], float] | None:
+        """Feature tweaking's point for row ``todo[position]`` and its cost
+        (None when it found none)."""
+        if self._all is not None:
+            result, at = self._all, position
+        else:
+            if position not in self._one:
+                self._one[position] = self.compute(self.todo[position : position + 1])
+            result, at = self._one[position], 0
+        if not result.found_[at]:
+            return None
+        return result.X_cf_[at], float(result.cost_[at])
 
 
 @dataclass
@@ -438,7 +491,7 @@ def _solve_rows(
     problem: Problem,
     program: ForestProgram,
     todo: NDArray[np.intp],
-    tweak: CounterfactualResult | None,
+    tweak: _Tweaks | None,
     time_limit: float,
     warm_start: bool = True,
     n_options: int = 1,
@@ -454,10 +507,8 @@ def _solve_rows(
     for position, i in enumerate(todo):  # one program per row and option
         row = _price_row(problem, program, int(i))
         known = None
-        if tweak is not None and tweak.found_[position]:
-            known = _on_grid(
-                program, tweak.X_cf_[position], row.points, row.terms, problem.cost.norm
-            )
+        if tweak is not None:
+            known = partial(_tweak_cells, tweak, position, program, row, problem)
         earlier: list[Option] = [] if excluded is None else list(excluded[position])
         n_given = len(earlier)
         limit = np.inf if below is None else float(below[i])  # a cost
@@ -474,6 +525,7 @@ def _solve_rows(
                 warm_start, upper,
             )  # fmt: skip
             _record(problem, program, row, outcome, out, option)
+            tweaked = None
             if (
                 not option
                 and tweak is not None
@@ -481,14 +533,14 @@ def _solve_rows(
                 and not problem.margin.any
                 and problem.min_leaf_samples is None
                 and problem.isolation is None
-                and tweak.found_[position]
-                and tweak.cost_[position] < min(out.cost[0, i], limit)
             ):
+                tweaked = tweak.answer(position)
+            if tweaked is not None and tweaked[1] < min(out.cost[0, i], limit):
                 # With a positive epsilon, feature tweaking's point may sit closer
                 # than epsilon to another tree's threshold, which the cells avoid:
                 # never return more than it (it is no robust answer, though).
-                out.X_cf[0, i] = tweak.X_cf_[position]
-                out.cost[0, i], out.found[0, i] = tweak.cost_[position], True
+                out.X_cf[0, i] = tweaked[0]
+                out.cost[0, i], out.found[0, i] = tweaked[1], True
                 out.status[0, i], out.reason[0, i] = "optimal", None
             if out.found[option, i]:
                 earlier.append(Option(row.x, out.X_cf[option, i], diversity))
@@ -538,7 +590,7 @@ def _solve_option(
     problem: Problem,
     program: ForestProgram,
     row: _Row,
-    known: tuple[NDArray[np.intp], float] | None,
+    known: _Known | None,
     earlier: list[Option],
     n_given: int,
     time_limit: float,
@@ -551,7 +603,8 @@ def _solve_option(
     conditions (the other assignments of a search over categories)."""
     deadline = time.perf_counter() + time_limit
     search_deadline = time.perf_counter() + _SEARCH_SHARE * time_limit
-    incumbent, settled = (None, False) if earlier else (known, False)
+    incumbent: tuple[NDArray[np.intp], float] | None = None
+    settled = False
     if warm_start and not earlier:
         incumbent, settled = _incumbent(
             problem, program, row, known, deadline=search_deadline
@@ -672,6 +725,16 @@ def _with_isolation(decision: Decision, isolation: IsolationBound) -> Decision:
     )
 
 
+def _tweak_cells(
+    tweak: _Tweaks, position: int, program: ForestProgram, row: _Row, problem: Problem
+) -> tuple[NDArray[np.intp], float] | None:
+    """Feature tweaking's counterfactual of ``row`` on the grid (None if none)."""
+    answer = tweak.answer(position)
+    if answer is None:
+        return None
+    return _on_grid(program, answer[0], row.points, row.terms, problem.cost.norm)
+
+
 def _on_grid(
     program: ForestProgram,
     x_cf: NDArray[np.float64],
@@ -725,25 +788,29 @@ def _incumbent(
     problem: Problem,
     program: ForestProgram,
     row: _Row,
-    known: tuple[NDArray[np.intp], float] | None,
+    known: _Known | None,
     *,
     deadline: float,
 ) -> tuple[tuple[NDArray[np.intp], float] | None, bool]:
     """The best counterfactual the local search finds by ``deadline``, from the
-    row itself and from a known one (feature tweaking's, on the grid), as cells
-    and objective (None if none), and whether the search ran to its end."""
+    row itself or, when the climb from there finds none, from a known one
+    (``known()``: feature tweaking's, on the grid), as cells and objective
+    (None if none), and whether the search ran to its end."""
     search = _grid_search(problem, program, row, deadline=deadline)
     points, own = row.points, row.own
-    found = []
-    if known is not None and search.meets(points[known[0]][None, :])[0]:
-        found.append(descend(search, known[0]))
+    found = None
     if np.isfinite(row.terms[own]).all():
         climbed = greedy_ascent(search, own)
         if climbed is not None:
-            found.append(descend(search, climbed))
-    if not found:
+            found = descend(search, climbed)
+    if found is None and known is not None:
+        # Also out of time: feature tweaking's point is an answer at once.
+        start = known()
+        if start is not None and search.meets(points[start[0]][None, :])[0]:
+            found = descend(search, start[0])
+    if found is None:
         return None, not search.out_of_time()
-    cells = kick(search, min(found, key=search.objective), own)
+    cells = kick(search, found, own)
     settled = not search.out_of_time()
     # Every step was confirmed with the forest; checked once more, as the cutoff
     # it gives proves nothing cheaper exists only if it is a counterfactual.
