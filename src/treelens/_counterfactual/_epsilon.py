@@ -5,7 +5,9 @@ Shared by :func:`~treelens.feature_tweak` and :func:`~treelens.optimal_counterfa
 By default (``epsilon=0``) a moved value lands on the *next representable value*
 past the threshold in the dtype the model compares in (float32 for scikit-learn
 and XGBoost, float64 for LightGBM and scikit-learn's histogram boosting), so the
-least cost is the least over all valid points.  A robustness margin is a
+least cost is the least over all valid points of that dtype (a float64 value
+the cast rounds onto such a point can be cheaper by at most half a float32
+spacing per moved feature).  A robustness margin is a
 separate, explicit request (:class:`Margin`, resolved by :func:`resolve_margin`):
 every mutable feature then sits at least its margin away from every threshold,
 so no perturbation within the margin changes a leaf.
