@@ -1,11 +1,13 @@
 """An independent brute force for least-cost counterfactuals on tiny models.
 
 Every split threshold ``t`` of a feature (read from the model's Forest, whose
-thresholds the adapter tests check against each library) splits the values of
-the model's dtype into ``v <= down(t)`` and ``v >= up(t)``, where ``down(t)`` is
-the largest value of the dtype not above ``t`` and ``up(t)`` the next one.  The
+thresholds the adapter tests check against each library) splits the float64
+values into ``v <= down(t)``, those the model's cast to its dtype sends left
+(``v.astype(dtype) <= t``), and ``v >= up(t)``, where ``up(t)`` is the float64
+after ``down(t)``; ``down(t)`` is found here by bisection over the float64
+values between the two float32 values around ``t``, with numpy's own cast.  The
 nearest point of every cell to ``x`` is ``x`` itself or one of these values, so
-the least cost over all valid points of the dtype is the least over the grid of
+the least cost over all valid float64 points is the least over the grid of
 ``{x_j} + {down(t), up(t)}`` per feature.  Nothing of treelens' counterfactual
 code is used: costs are written out here and validity is the model's ``predict``.
 """
@@ -36,28 +38,56 @@ def isolation_thresholds(isolation_forest):
     return out
 
 
+def _ordered(v):
+    bits = np.asarray(v, dtype=np.float64).view(np.int64)
+    return np.where(bits >= 0, bits, np.int64(-(2**63)) - bits)
+
+
+def _unordered(keys):
+    return np.where(keys >= 0, keys, np.int64(-(2**63)) - keys).view(np.float64)
+
+
+def last_going_left(t, dtype):
+    """Per threshold, the largest float64 ``v`` with ``v.astype(dtype) <= t``
+    (bisection over float64 bit patterns, the cast as numpy does it)."""
+    t = np.asarray(t, dtype=np.float64)
+    if np.dtype(dtype) == np.float64:
+        return t
+    wide = np.spacing(np.abs(t).astype(np.float32)).astype(np.float64)
+    lo, hi = _ordered(t - 2 * wide), _ordered(t + 2 * wide)
+
+    def left(keys):
+        return _unordered(keys).astype(dtype).astype(np.float64) <= t
+
+    assert left(lo).all() and not left(hi).any()
+    while (hi - lo > 1).any():  # invariant: lo goes left, hi does not
+        mid = lo + (hi - lo) // 2
+        goes = left(mid)
+        lo, hi = np.where(goes, mid, lo), np.where(goes, hi, mid)
+    return _unordered(lo)
+
+
 def candidate_values(
     model, x, *, integer=(), lower=None, upper=None, extra_thresholds=None
 ):
-    """Per feature: ``x_j``, and both neighbours of every threshold in the dtype
-    (of the model's trees and of ``extra_thresholds``, a dict feature -> list)."""
+    """Per feature: ``x_j``, and both float64 neighbours of every threshold as the
+    model reads it (of the model's trees and of ``extra_thresholds``, a dict
+    feature -> list, compared in float32 as an IsolationForest does)."""
     forest = treelens.to_forest(model)
     dtype = np.dtype(forest.input_dtype)
     values = []
     for j in range(forest.n_features):
-        thresholds = list((extra_thresholds or {}).get(j, ()))
+        extra = np.asarray((extra_thresholds or {}).get(j, ()), dtype=np.float64)
+        own = []
         for tree in forest.trees:
             split = (tree.children_left >= 0) & (tree.feature == j)
-            thresholds.extend(tree.threshold[split].tolist())
-        t = np.asarray([v for v in thresholds if np.isfinite(v)], dtype=np.float64)
-        down = t.astype(dtype)
-        down = np.where(
-            down.astype(np.float64) > t, np.nextafter(down, dtype.type(-np.inf)), down
+            own.extend(tree.threshold[split].tolist())
+        t = np.asarray([v for v in own if np.isfinite(v)], dtype=np.float64)
+        down = np.concatenate(
+            [last_going_left(t, dtype), last_going_left(extra, np.float32)]
         )
-        up = np.nextafter(down, dtype.type(np.inf))
-        column = np.concatenate(
-            [[x[j]], down.astype(np.float64), up.astype(np.float64)]
-        )
+        up = np.nextafter(down, np.inf)
+        column = np.concatenate([[x[j]], down, up])
         if j in integer:
             column = np.concatenate([[x[j]], np.floor(column), np.floor(column) + 1])
         if lower is not None:

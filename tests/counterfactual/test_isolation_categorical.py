@@ -1,8 +1,8 @@
 """An IsolationForest bound over categorical columns and missing values.
 
 The brute force reads the thresholds from scikit-learn's own tree arrays (the
-columns a ColumnTransformer passes through keep their units), takes both float32
-neighbours of each, and checks validity with the pipeline's own ``predict`` and
+columns a ColumnTransformer passes through keep their units), takes both float64
+neighbours of each as the model reads it after its cast, and checks validity with the pipeline's own ``predict`` and
 the anomaly score with the isolation pipeline's own ``score_samples``.
 """
 
@@ -23,7 +23,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder
 from sklearn.tree import DecisionTreeClassifier
 
-from tests.counterfactual.brute import assert_proven_optimal
+from tests.counterfactual.brute import assert_proven_optimal, last_going_left
 from treelens import InputError, optimal_counterfactual
 from treelens._counterfactual._problem import CounterfactualCheckWarning
 
@@ -55,19 +55,13 @@ def _thresholds(estimators, column):
     return np.array(out)
 
 
-def _neighbours(x, thresholds, doubles=False):
-    """``x`` and both float32 neighbours of each threshold; with ``doubles``
-    also the doubles around their midpoint, where a double's cast to float32
-    (scikit-learn's, rounding to nearest) switches sides: a search over doubles
-    lands there."""
-    t = np.asarray(thresholds, dtype=np.float64)
-    down = t.astype(np.float32)
-    down = np.where(down > t, np.nextafter(down, np.float32(-np.inf)), down)
-    up = np.nextafter(down, np.float32(np.inf))
-    values = [x, down.astype(np.float64), up.astype(np.float64)]
-    if doubles:
-        mid = (down.astype(np.float64) + up.astype(np.float64)) / 2
-        values += [np.nextafter(mid, -np.inf), mid, np.nextafter(mid, np.inf)]
+def _neighbours(x, thresholds, dtype=np.float32):
+    """``x`` and both float64 neighbours of each threshold ``t`` of a tree that
+    compares in ``dtype``: the last double whose cast goes left and the next
+    (for float32, near the midpoint of the float32 values around ``t``, where
+    scikit-learn's cast, rounding to nearest, switches sides)."""
+    down = last_going_left(np.asarray(thresholds, dtype=np.float64), dtype)
+    values = [x, down, np.nextafter(down, np.inf)]
     return np.unique(np.concatenate([np.atleast_1d(v) for v in values]))
 
 
@@ -123,7 +117,7 @@ def test_the_bounded_optimum_over_categories_equals_brute_force(seed):
     for i in range(len(rows)):
         row = rows.iloc[i : i + 1]
         # The lifted pipeline searches doubles (its thresholds in raw units).
-        sizes = _neighbours(row["size"].iloc[0], thresholds, doubles=True)
+        sizes = _neighbours(row["size"].iloc[0], thresholds)
         least = _brute_force(model, iso, row, bound, sizes)
         assert found[i] == np.isfinite(least)
         if found[i]:
@@ -146,18 +140,16 @@ def test_a_plain_isolation_forest_on_rows_with_missing_values():
             model, rows, target="other", cost="l1",
             isolation_forest=iso, max_anomaly_score=bound,
         )  # fmt: skip
-    thresholds = [
-        np.r_[
-            [
-                t
-                for e in model._predictors
-                for p in e
-                for f, t, leaf in zip(
-                    p.nodes["feature_idx"], p.nodes["num_threshold"], p.nodes["is_leaf"]
-                )
-                if f == j and not leaf
-            ],
-            _thresholds(iso.estimators_, j),
+    # The model compares float64 values, the IsolationForest float32 casts.
+    own = [
+        [
+            t
+            for e in model._predictors
+            for p in e
+            for f, t, leaf in zip(
+                p.nodes["feature_idx"], p.nodes["num_threshold"], p.nodes["is_leaf"]
+            )
+            if f == j and not leaf
         ]
         for j in range(2)
     ]
@@ -167,10 +159,12 @@ def test_a_plain_isolation_forest_on_rows_with_missing_values():
     for i, x in enumerate(rows):
         missing = np.isnan(x)
         assert np.isnan(result.X_cf_[i][missing]).all() or not found[i]
-        # The missing value stays missing: only the other one moves, among
-        # float32 values (the IsolationForest's dtype, which the search takes).
+        # The missing value stays missing: only the other one moves.
         j = int(np.flatnonzero(~missing)[0])
-        values = _neighbours(x[j], thresholds[j])
+        values = np.union1d(
+            _neighbours(x[j], own[j], np.float64),
+            _neighbours(x[j], _thresholds(iso.estimators_, j)),
+        )
         points = np.repeat(x[None, :], values.size, axis=0)
         points[:, j] = values
         valid = model.predict(points) != model.predict(x[None, :])[0]
@@ -245,7 +239,7 @@ def test_a_category_only_the_isolation_forest_reads_may_change():
     thresholds = np.r_[_thresholds([model[-1]], 5), _thresholds(iso[-1].estimators_, 5)]
     for i in range(len(rows)):
         row = rows.iloc[i]
-        sizes = _neighbours(row["size"], thresholds, doubles=True)
+        sizes = _neighbours(row["size"], thresholds)
         points = pd.DataFrame(
             list(itertools.product(COLORS, shapes, sizes)),
             columns=["color", "shape", "size"],

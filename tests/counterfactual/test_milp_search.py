@@ -63,7 +63,7 @@ def _search(model, x, target, cost, constraints=None):
         movable=~resolved.in_one_hot,
         linf=problem.cost.norm == "linf",
     )
-    own = program.cell_of(problem.X.astype(program.input_dtype).astype(np.float64))[0]
+    own = program.cell_of(problem.X)[0]
     return problem, search, own
 
 

@@ -152,9 +152,9 @@ def test_optimum_equals_brute_force_over_cells(kind, seed, n_features, cost):
     # objective bound; without, the program alone: both must be exact.
     warm = seed % 2 == 0
     result = optimal_counterfactual(model, x, target=target, cost=cost, warm_start=warm)
-    # The least cost over values of the model's dtype.  (Feature tweaking may keep
-    # a float64 threshold that the float32 cast sends left, less than one float32
-    # step cheaper: not such a value, and not returned at the default epsilon 0.)
+    # The least cost over every combination of cells, each at its double nearest
+    # the row (feature tweaking's float64 thresholds included: its points lie in
+    # these cells, at no less cost).
     expected = _brute_force(model, x, target, cost=cost)
     if np.isinf(expected):
         assert result.status_[0] == "infeasible" and not result.found_[0]
@@ -193,9 +193,8 @@ def test_brute_force_with_constraints(seed, kind):
     if np.isinf(expected):
         assert result.status_[0] == "infeasible"
     else:
-        # Boosted trees compare in float32: a point one float32 step (2**-23 near
-        # 1) from the brute force's differs in cost by about that much.
-        np.testing.assert_allclose(result.cost_[0], expected, rtol=1e-6, atol=2.5e-7)
+        # Equal up to HiGHS's relative gap.
+        np.testing.assert_allclose(result.cost_[0], expected, rtol=1e-6, atol=1e-12)
         resolved = constraints.resolve(treelens.to_forest(model))
         assert resolved.satisfied(x[None, :], result.X_cf_).all()
         _check_valid(model, result, target)
@@ -218,8 +217,7 @@ def test_never_costlier_than_feature_tweak_and_valid(kind, cost):
     assert set(optimal.status_) <= {"optimal", "infeasible"}
     assert (optimal.gap_[optimal.status_ == "optimal"] == 0).all()
     # Exact cells are never costlier than any valid point, tweak's included (up
-    # to half a float32 step: tweak may keep a threshold's float64 value, which
-    # the model reads as the float32 value the cells use).
+    # to HiGHS's relative gap).
     exact = optimal_counterfactual(
         model, rows, target=target, cost=cost, warm_start=False
     )
@@ -358,9 +356,9 @@ def test_out_of_time_the_answer_is_feature_tweakings(monkeypatch):
     assert calls == [1] * len(rows)
     assert (result.found_ >= tweak.found_).all()
     held = tweak.found_ & result.found_
-    # Feature tweaking's point on the grid: the smallest float32 value past each
-    # threshold, where feature tweaking's float64 value may round to it.
-    assert (result.cost_[held] <= tweak.cost_[held] * (1 + 1e-6)).all()
+    # Feature tweaking's cells, each at its double nearest the row: never
+    # costlier than feature tweaking's own point in them.
+    assert (result.cost_[held] <= tweak.cost_[held] + 1e-12).all()
 
 
 def test_a_rejected_answer_is_reported_not_returned(monkeypatch):
@@ -376,7 +374,7 @@ def test_a_rejected_answer_is_reported_not_returned(monkeypatch):
         reference=None,
     )
     program = forest_program(problem.forest)
-    stay = program.cell_of(rows.astype(np.float32).astype(np.float64))[0]
+    stay = program.cell_of(rows)[0]
 
     def wrong(*args, **kwargs):
         return MilpOutcome("optimal", stay, 0.0, 0.0)  # x itself: not the target

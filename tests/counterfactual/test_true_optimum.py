@@ -69,6 +69,36 @@ def test_boosting_libraries_in_their_own_dtype(library, seed):
         assert (model.predict(result.X_cf_) == target).all()
 
 
+def _own_leaves(model, X):
+    return np.asarray(model.apply(X)).reshape(len(X), -1)
+
+
+@pytest.mark.parametrize("kind", ["rf_binary", "gb_binary", "xgboost"])
+def test_each_moved_value_is_the_last_double_before_a_leaf_changes(kind):
+    # A float32 model reads a double as the float32 it rounds to: the optimum
+    # moves each value only as far as the double at which the model's own
+    # leaves change, up to half a float32 spacing short of the float32 there.
+    if kind == "xgboost":
+        model, X = _boosted("xgboost", 3)
+    else:
+        model, X = _model(kind, 3, n_features=3, n_trees=4)
+    rows = X[:10]
+    result = optimal_counterfactual(model, rows, target="other", cost="l1")
+    assert result.found_.sum() >= 5
+    checked = 0
+    for i in np.flatnonzero(result.found_):
+        x, x_cf = rows[i], result.X_cf_[i]
+        for j in np.flatnonzero(x_cf != x):
+            closer = x_cf.copy()
+            closer[j] = np.nextafter(x_cf[j], x[j])
+            leaves = _own_leaves(model, np.stack([x_cf, closer]))
+            assert (leaves[0] != leaves[1]).any(), (i, j)
+            checked += 1
+            # Not a float32 value in general: the cast moves it into the cell.
+        assert (model.predict(x_cf[None, :]) != model.predict(x[None, :])).all()
+    assert checked and (result.X_cf_.astype(np.float32) != result.X_cf_).any()
+
+
 def test_old_auto_epsilon_was_costlier_and_tweak_follows_the_same_default():
     model, X = _model("rf_binary", 5, n_features=3, n_trees=4)
     rows = X[model.predict(X) == 0][:6]

@@ -91,8 +91,8 @@ def counterfactual(
         ``reference`` is given, else ``"l1"``; any cost of
         :func:`feature_tweak`.  The result's ``cost_name_`` says which.
     epsilon : float, array-like or "auto", default=0.0
-        How far past a threshold a moved value lands; ``0`` is the next
-        representable value in the dtype the model compares in.
+        How far past a threshold a moved value lands; ``0``: as close as the
+        model's arithmetic allows (see :func:`optimal_counterfactual`).
     margin : float, array-like or Margin, optional
         A robustness margin (see :class:`~treelens.Margin`); not for
         ``method="tweak"``.

@@ -2,12 +2,14 @@
 
 Shared by :func:`~treelens.feature_tweak` and :func:`~treelens.optimal_counterfactual`.
 
-By default (``epsilon=0``) a moved value lands on the *next representable value*
-past the threshold in the dtype the model compares in (float32 for scikit-learn
-and XGBoost, float64 for LightGBM and scikit-learn's histogram boosting), so the
-least cost is the least over all valid points of that dtype (a float64 value
-the cast rounds onto such a point can be cheaper by at most half a float32
-spacing per moved feature).  A robustness margin is a
+By default (``epsilon=0``) feature tweaking moves a value to the *next
+representable value* past the threshold in the dtype the model compares in
+(float32 for scikit-learn, XGBoost and CatBoost, float64 for LightGBM and
+scikit-learn's histogram boosting).  The optimal search goes further: its cells
+hold every float64 value, routed as the model's cast routes it
+(:func:`~treelens._core._float64.float64_forest`), so a moved value lands on the
+double nearest the threshold that still goes past it, and its least cost is the
+least over all valid float64 points.  A robustness margin is a
 separate, explicit request (:class:`Margin`, resolved by :func:`resolve_margin`):
 every mutable feature then sits at least its margin away from every threshold,
 so no perturbation within the margin changes a leaf.
@@ -221,8 +223,8 @@ def _spread(
 class Margin:
     """A robustness margin for counterfactuals (none by default).
 
-    The least-cost counterfactual sits one representable step past the
-    thresholds it crosses; a margin asks for one that stays valid when the point
+    The least-cost counterfactual sits one double past the thresholds it
+    crosses (as the model reads it after its cast); a margin asks for one that stays valid when the point
     moves a little.
 
     Parameters

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._core._float64 import float64_forest, float64_tree
 from .._core._forest import Forest, Tree
 from .._exceptions import InputError, NotFittedError
 
@@ -365,17 +366,18 @@ def _trees(
 
 def combined_forest(forest: Forest, bound: IsolationBound) -> Forest:
     """``forest`` with the isolation trees appended (for the program's cells and
-    leaves only: its predictions are not the model's)."""
+    leaves only: its predictions are not the model's).
+
+    Each part is first made to compare float64 values uncast as it routes them
+    after its own cast (:func:`~treelens._core._float64.float64_forest`), so
+    the model's trees and the isolation trees share one grid of float64 cells.
+    """
+    isolation = tuple(float64_tree(tree, bound.input_dtype) for tree in bound.trees)
     return dataclasses.replace(
         forest,
-        trees=forest.trees + bound.trees,
+        trees=float64_forest(forest).trees + isolation,
         tree_output=np.concatenate(
             [forest.tree_output, np.zeros(len(bound.trees), dtype=np.intp)]
         ),
-        # IsolationForest compares in float32: a float64 model's points are
-        # then searched among float32 values, which both read alike (trees
-        # lifted through a pipeline compare raw float64 values exactly).
-        input_dtype=np.float32
-        if np.dtype(forest.input_dtype).itemsize > np.dtype(bound.input_dtype).itemsize
-        else forest.input_dtype,
+        input_dtype=np.float64,
     )

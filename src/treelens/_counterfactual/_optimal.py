@@ -126,11 +126,12 @@ def optimal_counterfactual(
     least ``cost`` that the model assigns to the target: a choice of one *cell*
     per feature (values between consecutive thresholds of all trees) written as
     a mixed-integer program and solved by HiGHS (see the module docstring).  A
-    moved value lands on the next value of the model's dtype past the threshold
-    (float32 for scikit-learn and XGBoost, float64 for LightGBM), so the answer
-    is the least cost over *all* valid points; such a point flips back under
-    the least perturbation: ask for ``margin`` to get the least-cost one that
-    does not.  :func:`~treelens.counterfactual` is the usual entry point.
+    moved value lands on the float64 value nearest the threshold that the model
+    still routes past it after its own cast (float32 for scikit-learn, XGBoost
+    and CatBoost: up to half a float32 spacing short of the next float32), so
+    the answer is the least cost over *all* valid float64 points; such a point
+    flips back under the least perturbation: ask for ``margin`` to get the
+    least-cost one that does not.  :func:`~treelens.counterfactual` is the usual entry point.
 
     Parameters
     ----------
@@ -146,8 +147,8 @@ def optimal_counterfactual(
         :func:`~treelens.feature_tweak` (``"l2"`` minimizes the sum of squared
         terms, same minimizer).  ``"cosine"`` and callables are refused.
     epsilon : float, array-like of shape (n_features,) or "auto", default=0.0
-        How far inside a cell a moved value lands; ``0`` is its nearest value
-        (``"auto"``: 1% of each feature's spread; use ``margin`` for robustness).
+        How far inside a cell a moved value lands; ``0`` is its double nearest
+        the row (``"auto"``: 1% of each feature's spread; use ``margin`` for robustness).
     margin : float, array-like of shape (n_features,) or Margin, optional
         A robustness margin (:class:`~treelens.Margin`): every mutable feature
         but one-hot members keeps it from every threshold (moves within it reach
@@ -574,7 +575,7 @@ def _price_row(problem: Problem, program: ForestProgram, i: int) -> _Row:
         problem.cost.terms,
         robust_margin(problem),
     )
-    own = program.cell_of(x.astype(program.input_dtype).astype(np.float64)[None, :])[0]
+    own = program.cell_of(x[None, :])[0]
     return _Row(
         i=i,
         x=x,
@@ -743,9 +744,7 @@ def _on_grid(
     norm: str | None,
 ) -> tuple[NDArray[np.intp], float] | None:
     """Cells of a known counterfactual, and their objective on the grid."""
-    cells = program.cell_of(
-        x_cf.astype(program.input_dtype).astype(np.float64)[None, :]
-    )[0]
+    cells = program.cell_of(x_cf[None, :])[0]
     picked = terms[cells]
     if not np.isfinite(picked).all():
         return None

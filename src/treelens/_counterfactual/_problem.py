@@ -120,8 +120,8 @@ class CounterfactualResult:
     gap_ : ndarray of shape (n_samples,), or None
         Exact search only: proven relative optimality gap (0 when optimal).
     epsilon_ : ndarray of shape (n_features,)
-        How far past a threshold moved values were placed (0: the next
-        representable value in the model's dtype).
+        How far past a threshold moved values were placed (0: as close as the
+        model's arithmetic allows; see ``epsilon`` of the search).
     margin_ : ndarray of shape (n_features,)
         Robustness margin each mutable feature keeps from every threshold
         (feature units; 0 without a margin).

@@ -6,10 +6,12 @@ the counterfactual search is a choice of one *cell* per feature, and a point in
 it.  :class:`ForestProgram` holds everything about that choice that depends on the
 model only, built once per model and cached on the :class:`Forest`:
 
-- per feature, the sorted distinct thresholds ``t_0 < ... < t_{m-1}``, each moved
-  down to the largest value of the model's ``input_dtype`` not above it (so that
-  ``x <= t`` on the cast input reads the same), and the ``m + 1`` cells
-  ``(t_{k-1}, t_k]`` with ``t_{-1} = -inf`` and ``t_m = inf``;
+- per feature, the sorted distinct thresholds ``t_0 < ... < t_{m-1}``, each
+  replaced by the largest float64 value that the model's cast to its
+  ``input_dtype`` still sends left (:func:`~treelens._core._float64.float64_forest`),
+  and the ``m + 1`` cells ``(t_{k-1}, t_k]`` with ``t_{-1} = -inf`` and
+  ``t_m = inf``: every float64 value, uncast, lies in the cell whose leaves
+  the model routes it to, so the search ranges over all of them;
 - per leaf of every tree, the range of cells its box covers on each feature it is
   bounded on;
 - the constant constraint matrix of the mixed-integer program (Mišić, "Optimization
@@ -108,7 +110,6 @@ model only, built once per model and cached on the :class:`Forest`:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -116,40 +117,15 @@ from numpy.typing import NDArray
 
 from ..._core._boxes import LeafBoxes, leaf_boxes
 from ..._core._cache import derived
+from ..._core._float64 import float64_forest
 from ..._core._forest import Forest
 from ..._exceptions import InputError
 
-__all__ = ["ForestProgram", "forest_program", "round_down", "round_up"]
+__all__ = ["ForestProgram", "forest_program"]
 
 # Bytes of memory HiGHS and scipy need per nonzero, row and column of the program,
 # measured generously (presolve, row- and column-wise copies, branch and bound).
 _BYTES_PER_ENTRY = 400
-
-
-def round_down(values: NDArray[np.float64], dtype: Any) -> NDArray[np.float64]:
-    """Largest value of ``dtype`` not above each value, returned as float64."""
-    values = np.asarray(values, dtype=np.float64)
-    cast = values.astype(dtype)
-    with np.errstate(invalid="ignore"):
-        above = cast.astype(np.float64) > values
-    cast[above] = np.nextafter(cast[above], dtype.type(-np.inf))
-    return cast.astype(np.float64)
-
-
-def round_up(values: NDArray[np.float64], dtype: Any) -> NDArray[np.float64]:
-    """Smallest value of ``dtype`` not below each value, returned as float64."""
-    values = np.asarray(values, dtype=np.float64)
-    cast = values.astype(dtype)
-    with np.errstate(invalid="ignore"):
-        below = cast.astype(np.float64) < values
-    cast[below] = np.nextafter(cast[below], dtype.type(np.inf))
-    return cast.astype(np.float64)
-
-
-def next_up(values: NDArray[np.float64], dtype: Any) -> NDArray[np.float64]:
-    """Smallest value of ``dtype`` strictly above each value (itself a ``dtype`` value)."""
-    cast = np.asarray(values, dtype=np.float64).astype(dtype)
-    return np.nextafter(cast, dtype.type(np.inf)).astype(np.float64)
 
 
 @dataclass(frozen=True, eq=False)
@@ -165,9 +141,10 @@ class ForestProgram:
     cell_low : ndarray of shape (n_cells,)
         Exclusive lower edge of each cell (``-inf`` for the first of a feature).
     cell_high : ndarray of shape (n_cells,)
-        Inclusive upper edge (``inf`` for the last); a value of ``input_dtype``.
+        Inclusive upper edge (``inf`` for the last): the largest float64 value
+        in the cell.
     cell_min : ndarray of shape (n_cells,)
-        Smallest value of ``input_dtype`` inside the cell (``-inf`` for the first).
+        Smallest float64 value inside the cell (``-inf`` for the first).
     leaf_tree : ndarray of shape (n_leaves,)
         Tree of each leaf; leaves in the order of :func:`leaf_boxes`.
     node_leaf : ndarray of shape (n_nodes_total,)
@@ -190,7 +167,6 @@ class ForestProgram:
     """
 
     n_features: int
-    input_dtype: Any
     cell_offsets: NDArray[np.intp]
     cell_feature: NDArray[np.intp]
     cell_low: NDArray[np.float64]
@@ -296,11 +272,12 @@ def forest_program(
 def _build(forest: Forest, extra_cuts: tuple[int, ...]) -> ForestProgram:
     """The program of ``forest`` (see the module's docstring), in four steps: the
     cells, the cell range of every leaf box, the split rows, the matrix."""
-    dtype = forest.input_dtype
+    # Cells of float64 values: every value a user may give, not only the model's.
+    forest = float64_forest(forest)
     flat = forest._flat
     grid = _cell_grid(forest, extra_cuts)
     boxes = leaf_boxes(forest)
-    ranges = _leaf_ranges(boxes, grid, dtype)
+    ranges = _leaf_ranges(boxes, grid)
     split_rows, split_cols = _split_rows(forest, grid, ranges)
     matrix, row_lower, row_upper = _assemble(
         forest, grid, boxes, split_rows, split_cols
@@ -312,7 +289,6 @@ def _build(forest: Forest, extra_cuts: tuple[int, ...]) -> ForestProgram:
         array.setflags(write=False)
     return ForestProgram(
         n_features=forest.n_features,
-        input_dtype=np.dtype(dtype),
         cell_offsets=grid.cell_offsets,
         cell_feature=grid.cell_feature,
         cell_low=grid.cell_low,
@@ -338,7 +314,7 @@ class _CellGrid:
     """The cells of every feature and the threshold of every split node.
 
     Thresholds are the sorted distinct (feature, threshold) pairs of the splits
-    (moved down to the input dtype) and of the extra cuts, one block per feature;
+    (of a forest comparing float64 values uncast) and of the extra cuts, one block per feature;
     threshold ``i`` of feature ``j`` is the upper edge of cell ``i`` and the lower
     edge of cell ``i + 1`` of that feature.
     """
@@ -351,7 +327,7 @@ class _CellGrid:
     thr_cell: NDArray[np.intp]  # (n_thr,) global index of the cell below it
     cell_low: NDArray[np.float64]  # (n_cells,)
     cell_high: NDArray[np.float64]
-    cell_min: NDArray[np.float64]  # least value of the input dtype in the cell
+    cell_min: NDArray[np.float64]  # least float64 value in the cell
     split_node: NDArray[np.intp]  # global node id of every finite split
     split_feature: NDArray[np.intp]
     split_thr: NDArray[np.intp]  # global threshold index (v column) of each split
@@ -367,14 +343,14 @@ class _CellGrid:
 
 
 def _cell_grid(forest: Forest, extra_cuts: tuple[int, ...]) -> _CellGrid:
-    dtype = forest.input_dtype
+    """The cells of ``forest``, a forest of float64 thresholds compared uncast."""
     n_features = forest.n_features
     flat = forest._flat
     # A split at an infinite threshold (missing-value-only splits) sends every
     # finite value one way: it adds no cell, and the other side is unreachable.
     split = ~flat["is_leaf"] & np.isfinite(flat["threshold"])
     split_feature = flat["feature"][split]
-    split_threshold = round_down(flat["threshold"][split], dtype)
+    split_threshold = flat["threshold"][split]
     cut_feature = np.concatenate([split_feature, np.asarray(extra_cuts, dtype=np.intp)])
     cut_value = np.concatenate([split_threshold, np.zeros(len(extra_cuts))])
     order = np.lexsort((cut_value, cut_feature))
@@ -392,7 +368,7 @@ def _cell_grid(forest: Forest, extra_cuts: tuple[int, ...]) -> _CellGrid:
     cell_low = np.full(n_cells, -np.inf)
     cell_low[thr_cell + 1] = thr_value
     cell_min = np.full(n_cells, -np.inf)
-    cell_min[thr_cell + 1] = next_up(thr_value, dtype)
+    cell_min[thr_cell + 1] = np.nextafter(thr_value, np.inf)
     split_thr = thr_offsets[split_feature] + _search_within(
         thr_value, thr_offsets, split_feature, split_threshold
     )
@@ -430,12 +406,12 @@ class _LeafRanges:
     reachable: NDArray[np.bool_]  # (n_leaves,)
 
 
-def _leaf_ranges(boxes: LeafBoxes, grid: _CellGrid, dtype: Any) -> _LeafRanges:
+def _leaf_ranges(boxes: LeafBoxes, grid: _CellGrid) -> _LeafRanges:
     reachable = ~((boxes.lower == np.inf) | (boxes.upper == -np.inf)).any(axis=1)
     bounded = (np.isfinite(boxes.lower) | np.isfinite(boxes.upper)) & reachable[:, None]
     leaf, feature = np.nonzero(bounded)
-    lower = round_down(boxes.lower[leaf, feature], dtype)
-    upper = round_down(boxes.upper[leaf, feature], dtype)
+    lower = boxes.lower[leaf, feature]
+    upper = boxes.upper[leaf, feature]
     first = np.where(
         np.isfinite(lower),
         _search_within(grid.thr_value, grid.thr_offsets, feature, lower) + 1,

@@ -29,7 +29,7 @@ from ..._core._cache import derived
 from ..._core._forest import Forest
 from ..._exceptions import SolverError
 from ._highs import HighsResult, HighsStatus, solve_milp
-from ._program import ForestProgram, round_down, round_up
+from ._program import ForestProgram
 
 __all__ = [
     "DOMINATED_COLUMNS",
@@ -167,15 +167,15 @@ def price_cells(
     Within cell ``(a, b]`` of feature ``j`` and the feasible interval
     ``[lo_j, hi_j]``: ``x_j`` itself when it lies there; otherwise the nearest
     point of the cell shrunk by ``epsilon_j`` at each threshold edge (its
-    midpoint when the cell is narrower than ``2 epsilon_j``), as values of the
-    model's ``input_dtype`` that the model routes into that cell.  With
-    ``epsilon_j = 0`` that is the cell's edge nearest ``x_j``: the next
-    representable value past a threshold.  Integer features take the nearest
-    whole number in the cell.
+    midpoint when the cell is narrower than ``2 epsilon_j``).  With
+    ``epsilon_j = 0`` that is the cell's edge nearest ``x_j``: the float64
+    value nearest the threshold that the model, after its own cast, still
+    routes past it.  Integer features take the nearest whole number in the
+    cell.
 
     Where ``margin_j > 0`` the point ``p`` must keep the whole interval
     ``[p - margin_j, p + margin_j]`` inside the cell (every value in it, after
-    the cast, routes like ``p``): ``x_j`` stays only when it does, cells
+    the model's cast, routes like ``p``): ``x_j`` stays only when it does, cells
     narrower than that hold no point, and ``epsilon_j`` is not used.
 
     Parameters
@@ -193,34 +193,31 @@ def price_cells(
     cost_terms : ndarray of shape (n_cells,)
         ``inf`` for cells holding no feasible point.
     """
-    dtype = program.input_dtype
     f = program.cell_feature
     xc, is_int = x[f], integer[f]
     # Feasible values of the cell: [cell_min, cell_high] within [lo, hi].
-    r_lo = np.maximum(program.cell_min, round_up(lo, dtype)[f])
-    r_hi = np.minimum(program.cell_high, round_down(hi, dtype)[f])
+    r_lo = np.maximum(program.cell_min, lo[f])
+    r_hi = np.minimum(program.cell_high, hi[f])
     m = np.zeros(f.size) if margin is None else margin[f]
     robust = m > 0
     if robust.any():
-        r_lo, r_hi = _robust_range(program, r_lo, r_hi, m, robust, dtype)
+        r_lo, r_hi = _robust_range(program, r_lo, r_hi, m, robust)
     r_lo = np.where(is_int, np.ceil(r_lo), r_lo)
     r_hi = np.where(is_int, np.floor(r_hi), r_hi)
     feasible = r_lo <= r_hi
     # Kept away from the thresholds by epsilon where the cell is wide enough.
     eps = np.where(is_int | robust, 0.0, epsilon[f])
     with np.errstate(invalid="ignore"):
-        s_lo = np.maximum(r_lo, round_up(program.cell_low + eps, dtype))
-        s_hi = np.minimum(r_hi, round_down(program.cell_high - eps, dtype))
+        s_lo = np.maximum(r_lo, program.cell_low + eps)
+        s_hi = np.minimum(r_hi, program.cell_high - eps)
         narrow = ~(s_lo <= s_hi)
-        middle = np.clip(round_down(0.5 * (r_lo + r_hi), dtype), r_lo, r_hi)
+        middle = np.clip(0.5 * (r_lo + r_hi), r_lo, r_hi)
         middle = np.where(is_int, np.clip(np.round(middle), r_lo, r_hi), middle)
     s_lo = np.where(narrow, middle, s_lo)
     s_hi = np.where(narrow, middle, s_hi)
-    # x itself (as given, maybe not a value of input_dtype) in the cell the model
-    # routes it to, when the constraints let it stay.
-    x_cast = x.astype(dtype).astype(np.float64)[f]
+    # x itself in the cell the model routes it to, when the constraints let it stay.
     stay = (x >= lo) & (x <= hi) & (~integer | (x == np.round(x)))
-    inside = (x_cast >= program.cell_min) & (x_cast <= program.cell_high) & stay[f]
+    inside = (xc >= program.cell_min) & (xc <= program.cell_high) & stay[f]
     inside &= ~robust | ((xc - m >= program.cell_min) & (xc + m <= program.cell_high))
     feasible |= inside
     points = np.where(inside, xc, np.clip(xc, s_lo, s_hi))
@@ -240,22 +237,22 @@ def _robust_range(
     r_hi: NDArray[np.float64],
     m: NDArray[np.float64],
     robust: NDArray[np.bool_],
-    dtype: Any,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Shrink each cell's range so that ``[p - m, p + m]`` stays in the cell.
 
-    Casting is monotone and the cell's ends ``cell_min`` and ``cell_high`` are
-    values of ``dtype``: ``p - m >= cell_min`` and ``p + m <= cell_high`` (in
-    exact arithmetic, checked after rounding) make every value within ``m`` of
-    ``p`` route into the cell.
+    The cell holds exactly the float64 values from ``cell_min`` to
+    ``cell_high``: ``p - m >= cell_min`` and ``p + m <= cell_high``, checked
+    after rounding (a difference rounded up onto ``cell_min`` is nearer it than
+    the float64 below), make every float64 value within ``m`` of ``p`` route
+    into the cell.
     """
     with np.errstate(invalid="ignore", over="ignore"):
-        low = round_up(program.cell_min + m, dtype)
+        low = program.cell_min + m
         short = np.isfinite(low) & (low - m < program.cell_min)
-        low[short] = round_up(np.nextafter(low[short], np.inf), dtype)
-        high = round_down(program.cell_high - m, dtype)
+        low[short] = np.nextafter(low[short], np.inf)
+        high = program.cell_high - m
         over = np.isfinite(high) & (high + m > program.cell_high)
-        high[over] = round_down(np.nextafter(high[over], -np.inf), dtype)
+        high[over] = np.nextafter(high[over], -np.inf)
     return (
         np.where(robust, np.maximum(r_lo, low), r_lo),
         np.where(robust, np.minimum(r_hi, high), r_hi),
