@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._exceptions import InputError
-from ._cache import derived_property
+from ._cache import derived_property, without_derived
 from ._compiled_routing import apply_compiled, compiled_trees
 from ._features import FeatureSpec, category_codes, numeric_features
 
@@ -124,6 +124,10 @@ class Tree:
     # Empty by default, meaning "no categorical split": filled in __post_init__.
     is_categorical: NDArray[np.bool_] = field(default_factory=lambda: _NO_NODES)
     categorical_left: NDArray[np.bool_] = field(default_factory=lambda: _NO_NODES)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled and copied without derived values (rebuilt on first use)."""
+        return without_derived(self)
 
     def __post_init__(self) -> None:
         n_nodes = np.shape(self.children_left)[0]
@@ -361,6 +365,10 @@ class Forest:
     features: tuple[FeatureSpec, ...] = ()
     init_after_trees: bool = False
     input_map: InputMap | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled and copied without derived values (rebuilt on first use)."""
+        return without_derived(self)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "trees", tuple(self.trees))
