@@ -2,8 +2,9 @@
 
 A Forest is immutable, so anything computed from it alone (routing tables, leaf
 boxes, compiled trees, programs of the counterfactual search) can be kept with it.
-Every such value is stored here, under a key naming what it is, in one private
-dict of the Forest (or Tree) instance; nothing else writes into a Forest.
+Every such value is stored here, under a key naming what it is, in a private
+dict of the Forest (or Tree) instance, and values given to it with :func:`keep`
+in a second one; nothing else writes into a Forest.
 
 Derived values are left out when the owner is pickled or copied
 (:func:`without_derived`, the owner's ``__getstate__``): they are rebuilt on
