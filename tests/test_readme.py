@@ -17,18 +17,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.compose import ColumnTransformer
 from sklearn.datasets import load_breast_cancer, load_iris
 from sklearn.ensemble import RandomForestClassifier
-from sklearn.impute import SimpleImputer
 from sklearn.model_selection import train_test_split
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 import treelens
-from treelens._cli._demo_mixed import applicants
+from treelens._cli._demo_mixed import applicants, applicants_pipeline
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 _BLOCK = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
@@ -63,16 +59,7 @@ def _cancer() -> dict[str, Any]:
 def _pipeline() -> dict[str, Any]:
     """The demo's synthetic applicants through a ColumnTransformer and a forest."""
     X_raw, y = applicants(600, seed=0)
-    columns = ColumnTransformer(
-        [
-            ("income", make_pipeline(SimpleImputer(), StandardScaler()), ["income"]),
-            ("text", OneHotEncoder(handle_unknown="ignore"), ["employment", "region"]),
-        ],
-        remainder="passthrough",
-    )
-    pipeline = make_pipeline(
-        columns, RandomForestClassifier(20, max_depth=5, random_state=0)
-    ).fit(X_raw, y)
+    pipeline = applicants_pipeline(20, max_depth=5).fit(X_raw, y)
     declined = X_raw[pipeline.predict(X_raw) == 0]
     return {"treelens": treelens, "pipeline": pipeline, "X_raw": declined}
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["applicants", "mixed_table_section"]
+__all__ = ["applicants", "applicants_pipeline", "mixed_table_section"]
 
 
 def applicants(n: int, seed: int) -> tuple[pd.DataFrame, pd.Series]:
@@ -51,6 +51,26 @@ def applicants(n: int, seed: int) -> tuple[pd.DataFrame, pd.Series]:
     return X, pd.Series((score > 0).astype(int), name="approved")
 
 
+def applicants_pipeline(n_estimators: int, max_depth: int) -> Any:
+    """An unfitted Pipeline for :func:`applicants`: income imputed and scaled,
+    employment and region one-hot encoded, the rest passed through to a forest."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    columns = ColumnTransformer(
+        [
+            ("income", make_pipeline(SimpleImputer(), StandardScaler()), ["income"]),
+            ("text", OneHotEncoder(handle_unknown="ignore"), ["employment", "region"]),
+        ],
+        remainder="passthrough",
+    )
+    forest = RandomForestClassifier(n_estimators, max_depth=max_depth, random_state=0)
+    return make_pipeline(columns, forest)
+
+
 def mixed_table_section(
     console: Any,
     out: Path,
@@ -61,12 +81,6 @@ def mixed_table_section(
 ) -> None:
     """Fit a pipeline on the synthetic table and explain it in its own columns;
     ``show`` prints a table, ``save`` writes a figure (the demo's own)."""
-    from sklearn.compose import ColumnTransformer
-    from sklearn.ensemble import RandomForestClassifier
-    from sklearn.impute import SimpleImputer
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import OneHotEncoder, StandardScaler
-
     from .._adapters import to_forest
     from .._counterfactual._tweak import feature_tweak
     from .._importance._mdi import mdi_importance
@@ -77,16 +91,7 @@ def mixed_table_section(
 
     X, y = applicants(1000, seed=0)
     X_test, y_test = applicants(300, seed=1)
-    columns = ColumnTransformer(
-        [
-            ("income", make_pipeline(SimpleImputer(), StandardScaler()), ["income"]),
-            ("text", OneHotEncoder(handle_unknown="ignore"), ["employment", "region"]),
-        ],
-        remainder="passthrough",
-    )
-    pipeline = make_pipeline(
-        columns, RandomForestClassifier(30, max_depth=6, random_state=0)
-    ).fit(X, y)
+    pipeline = applicants_pipeline(30, max_depth=6).fit(X, y)
     forest = to_forest(pipeline)
     same = bool((forest.predict(X_test) == pipeline.predict(X_test)).all())
     console.print(
