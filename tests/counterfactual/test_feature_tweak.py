@@ -378,7 +378,9 @@ def test_dataframe_input_and_names():
         constraints=Constraints(immutable=["a"]),
     )
     assert result.feature_names_ == ("a", "b", "c", "d")
-    assert (result.X_cf_[result.found_, 0] == X[:5][result.found_, 0]).all()
+    # Returned in the model's columns, whatever the order given.
+    assert list(result.X_cf_.columns) == ["a", "b", "c", "d"]
+    assert (result.X_cf_["a"][result.found_] == X[:5][result.found_, 0]).all()
     assert set(result.to_frame()["feature"]) <= {"b", "c", "d"}
 
 

@@ -33,8 +33,11 @@ def test_inferred_constraints_hold_and_are_reported(loans):
     assert result.inferred_["integer"] == ["income", "age", "debt"]
     assert result.inferred_["flags"] == ["has_mortgage", "defaulted_before"]
     assert result.inferred_["one_hot"] == [GROUP]
-    cf = result.X_cf_[result.found_]
-    assert len(cf)
+    assert isinstance(result.X_cf_, pd.DataFrame)
+    assert list(result.X_cf_.columns) == list(X.columns)
+    frame = result.X_cf_[result.found_]
+    assert len(frame)
+    cf = frame.to_numpy(dtype=np.float64)
     names = list(X.columns)
     for name in ["income", "age", "debt", "has_mortgage", "defaulted_before", *GROUP]:
         column = cf[:, names.index(name)]
@@ -42,7 +45,7 @@ def test_inferred_constraints_hold_and_are_reported(loans):
     for name in ["has_mortgage", "defaulted_before", *GROUP]:
         assert np.isin(cf[:, names.index(name)], (0.0, 1.0)).all(), name
     assert (cf[:, [names.index(g) for g in GROUP]].sum(axis=1) == 1).all()
-    assert (model.predict(pd.DataFrame(cf, columns=X.columns)) == 1).all()
+    assert (model.predict(frame) == 1).all()
 
 
 def test_inference_can_be_switched_off_or_narrowed(loans):
@@ -67,9 +70,8 @@ def test_user_constraints_are_kept(loans):
     # the user's bounds.
     assert result.inferred_["one_hot"] == []
     assert "has_mortgage" not in result.inferred_["flags"]
-    names = list(X.columns)
     found = result.X_cf_[result.found_]
-    assert (found[:, names.index("has_mortgage")] == 0).all()
+    assert (found["has_mortgage"] == 0).all()
 
 
 @pytest.mark.parametrize("infer", ["yes", ("integer", "ordinal"), 3])

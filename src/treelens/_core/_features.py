@@ -32,6 +32,7 @@ __all__ = [
     "encode",
     "has_labels",
     "numeric_features",
+    "series_as_row",
     "split_condition",
     "split_conditions",
 ]
@@ -203,6 +204,14 @@ def has_labels(X: Any) -> bool:
     return array.dtype.kind not in "biuf"
 
 
+def series_as_row(X: Any) -> Any:
+    """``X`` itself, or a Series taken as one row: a one-row DataFrame whose
+    columns are its index and whose index is its name (dtypes inferred)."""
+    if isinstance(X, pd.Series):
+        return X.to_frame().T.infer_objects()
+    return X
+
+
 def encode(forest: Forest, X: Any) -> NDArray[np.float64]:
     """The float64 routing matrix of ``X`` given in the model's input columns.
 
@@ -229,6 +238,7 @@ def encode(forest: Forest, X: Any) -> NDArray[np.float64]:
     """
     if not has_labels(X):
         return np.asarray(X, dtype=np.float64)
+    X = series_as_row(X)
     if hasattr(X, "iloc"):
         frame = X
         names = [str(c) for c in frame.columns]

@@ -73,8 +73,9 @@ def counterfactual(
         Any model :func:`~treelens.to_forest` reads.
     X : array-like of shape (n_samples, n_features)
         Rows to explain (one row may be 1-D), or an iterable of chunks; for a
-        pipeline or a model with categorical columns, the DataFrame it takes
-        (``X_cf_`` is then a DataFrame in its columns, categories as labels).
+        pipeline or a model with categorical columns, the DataFrame it takes.
+        Rows given as a DataFrame that names the model's columns give ``X_cf_``
+        as a DataFrame in them (categories as labels).
     target : class label, "other", or (low, high)
         A class label or ``"other"`` for classifiers, a closed interval of the
         prediction for regressors (``None`` for an open side).

@@ -89,13 +89,15 @@ class CounterfactualResult:
     Attributes
     ----------
     X_ : ndarray or DataFrame of shape (n_samples, n_features)
-        The rows given.
+        The rows given (a DataFrame in the model's columns when given as one).
     X_cf_ : ndarray or DataFrame of shape (n_samples, n_features)
         The counterfactual of each row; NaN where none was found; the row itself
         where it already met the target.  When the rows were given as a
-        DataFrame with categorical or boolean columns (a pipeline, a model with
-        categorical splits), a DataFrame with the same columns and dtypes,
-        categories as labels.
+        DataFrame naming the model's columns (a model fitted on a DataFrame, a
+        pipeline, a model with categorical splits), a DataFrame in the model's
+        columns and order with the rows' index and the given dtypes where the
+        values allow (a whole-number column stays integer, a flag boolean),
+        categories as labels; the model's own ``predict`` takes it as is.
     found_ : ndarray of shape (n_samples,), bool
     cost_ : ndarray of shape (n_samples,)
         Cost of each counterfactual; ``inf`` where none was found, 0 where the row
@@ -333,8 +335,10 @@ class Problem:
     min_leaf_samples : int or None
         Least support every reached leaf must have.
     frame : DataFrame or None
-        The rows as the user gave them, when they hold labels (categorical or
-        boolean columns): results are returned in the same columns and dtypes.
+        The rows as the user gave them, when given as a DataFrame that names
+        every column of the model (see :func:`_user_frame`): results are
+        returned in the same columns and dtypes, and the source model predicts
+        on DataFrames in them.
     isolation : IsolationBound or None
         The bound on an IsolationForest's anomaly score, when one is asked.
     fill : FillPlan or None
@@ -415,12 +419,10 @@ def prepare_problem(
         On any bad argument (see :func:`~treelens.feature_tweak`), including NaN
         in ``X`` unless ``allow_nan`` (the search over fixed missing values).
     """
-    from .._core._features import has_labels
-
     forest = to_forest(model)
     source = None if isinstance(model, Forest) else model
     rows = as_float64(forest, X)
-    frame = X if forest.has_labels and has_labels(X) and hasattr(X, "iloc") else None
+    frame = _user_frame(forest, X)
     if constraints is not None and not isinstance(constraints, Constraints):
         raise InputError(
             "`constraints` must be a treelens.Constraints or None; got "
@@ -481,6 +483,28 @@ def prepare_problem(
     )
 
 
+def _user_frame(forest: Forest, X: Any) -> Any:
+    """The user's rows as a DataFrame in the model's columns, or None.
+
+    A Series is taken as one row.  A DataFrame holding labels is kept as
+    given (its columns are the lifted Pipeline's input).  A numeric DataFrame
+    is kept, reduced to the model's columns in the model's order, when it
+    names every one of them; else, and for a model fitted on arrays (whose
+    columns have no names to match), the results stay arrays.
+    """
+    from .._core._features import series_as_row
+
+    if not hasattr(X, "iloc"):
+        return None
+    X = series_as_row(X)
+    if forest.has_labels:
+        return X
+    names = list(forest.feature_names)
+    if not forest.has_feature_names or not set(names) <= set(X.columns):
+        return None
+    return X[names]
+
+
 def source_predict(
     problem: Problem, X: NDArray[np.float64], keep: dict[str, Any] | None = None
 ) -> NDArray[Any]:
@@ -500,6 +524,14 @@ def source_predict(
     predicted = booster_predict(problem.source, X)  # XGBoost / LightGBM Boosters
     if predicted is not None:
         return predicted
+    if problem.frame is not None:
+        # The model predicts on rows in the user's columns and dtypes.
+        from .._core._features import decode
+
+        frame = decode(problem.forest, X, like=problem.frame)
+        if keep is not None:
+            keep["frame"] = frame
+        return np.asarray(problem.source.predict(frame))
     names = getattr(problem.source, "feature_names_in_", None)
     if names is not None:
         import pandas as pd

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from .._core._chunks import iter_chunks, n_rows, rows_per_chunk, run_in_chunks
 from .._core._forest import Forest
@@ -32,7 +33,8 @@ _PER_FEATURE = frozenset({"epsilon_", "margin_"})
 def concat_counterfactuals(parts: list[CounterfactualResult]) -> CounterfactualResult:
     """One counterfactual result from results over consecutive chunks of rows.
 
-    Array attributes (one entry per row) are concatenated; the others (feature
+    Array and DataFrame attributes (one entry per row) are concatenated; the
+    others (feature
     names, target, cost name, method, the per-feature ``epsilon_`` and
     ``margin_``) are the same in every part and taken from the first; ``row_``
     counts on from part to part.
@@ -47,6 +49,8 @@ def concat_counterfactuals(parts: list[CounterfactualResult]) -> CounterfactualR
         value = getattr(first, item.name)
         if isinstance(value, np.ndarray) and item.name not in _PER_FEATURE:
             changes[item.name] = np.concatenate([getattr(p, item.name) for p in parts])
+        elif isinstance(value, pd.DataFrame):
+            changes[item.name] = pd.concat([getattr(p, item.name) for p in parts])
     # Positions in the rows given: each part's count on from the last.
     sizes = [int(p.row_.max()) + 1 if len(p) else 0 for p in parts]  # type: ignore[union-attr]
     starts = np.cumsum([0, *sizes[:-1]])

@@ -1,0 +1,171 @@
+"""Rows given as a DataFrame come back as DataFrames in the model's columns.
+
+A model fitted on a DataFrame of numbers (no Pipeline, no categories) is the
+common case: its counterfactuals must be rows its own ``predict`` takes without
+a feature-name warning, in the user's column dtypes, indexed as the input.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+
+import treelens
+
+
+def _table(n: int = 300, seed: int = 0) -> tuple[pd.DataFrame, np.ndarray]:
+    """Synthetic numbers: a float, a float32, a whole count and a 0/1 flag."""
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame(
+        {
+            "income": rng.normal(50.0, 15.0, n),
+            "ratio": rng.uniform(0, 1, n).astype(np.float32),
+            "children": rng.integers(0, 5, n),
+            "owner": rng.integers(0, 2, n),
+        }
+    )
+    score = (X["income"] - 50) / 15 + 2 * X["ratio"] - 0.3 * X["children"] + X["owner"]
+    y = (score + rng.normal(0, 0.5, n) > 1.0).astype(int).to_numpy()
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def fitted() -> tuple[RandomForestClassifier, pd.DataFrame, pd.DataFrame]:
+    X, y = _table()
+    model = RandomForestClassifier(30, max_depth=4, random_state=0).fit(X, y)
+    declined = X[model.predict(X) == 0].iloc[:6]
+    declined.index = [f"applicant {i}" for i in range(len(declined))]
+    return model, X, declined
+
+
+@pytest.mark.parametrize("method", ["auto", "optimal", "tweak"])
+def test_frame_in_frame_out(fitted, method: str) -> None:
+    model, X, declined = fitted
+    result = treelens.counterfactual(
+        model, declined, target=1, method=method, reference=X, time_limit=20
+    )
+    assert isinstance(result.X_cf_, pd.DataFrame)
+    assert isinstance(result.X_, pd.DataFrame)
+    assert list(result.X_cf_.columns) == list(X.columns)
+    assert list(result.X_cf_.index) == list(declined.index)
+    found = result.found_
+    assert found.any()
+    with warnings.catch_warnings():
+        # No "X does not have valid feature names" from scikit-learn.
+        warnings.simplefilter("error")
+        assert (model.predict(result.X_cf_[found]) == 1).all()
+    # Whole columns stay whole (inferred from the reference) and keep their dtype.
+    for column in ("children", "owner"):
+        assert result.X_cf_.loc[found, column].dtype == X[column].dtype
+    assert set(result.X_cf_.loc[found, "owner"]) <= {0, 1}
+    np.testing.assert_array_equal(result.X_.to_numpy(), declined.to_numpy())
+
+
+def test_columns_reordered(fitted) -> None:
+    model, X, declined = fitted
+    shuffled = declined[["owner", "children", "ratio", "income"]]
+    result = treelens.counterfactual(model, shuffled, target=1, reference=X)
+    plain = treelens.counterfactual(model, declined, target=1, reference=X)
+    # The model's columns, in its order.
+    assert list(result.X_cf_.columns) == list(X.columns)
+    assert list(result.X_.columns) == list(X.columns)
+    pd.testing.assert_frame_equal(result.X_cf_, plain.X_cf_)
+    assert (model.predict(result.X_cf_[result.found_]) == 1).all()
+
+
+def test_options_repeat_the_index(fitted) -> None:
+    model, X, declined = fitted
+    rows = declined.iloc[:2]
+    result = treelens.counterfactual(
+        model, rows, target=1, reference=X, n_counterfactuals=2, time_limit=20
+    )
+    assert isinstance(result.X_cf_, pd.DataFrame)
+    assert list(result.X_cf_.index) == list(np.repeat(rows.index, 2))
+    assert result.option_.tolist() == [1, 2, 1, 2]
+    found = result.found_
+    assert (model.predict(result.X_cf_[found]) == 1).all()
+
+
+def test_bare_forest_of_a_frame_model(fitted) -> None:
+    model, X, declined = fitted
+    result = treelens.counterfactual(
+        treelens.to_forest(model), declined, target=1, reference=X
+    )
+    assert isinstance(result.X_cf_, pd.DataFrame)
+    assert (model.predict(result.X_cf_[result.found_]) == 1).all()
+
+
+def test_hist_gradient_boosting_frame() -> None:
+    X, y = _table(seed=1)
+    model = HistGradientBoostingClassifier(max_iter=20, random_state=0).fit(X, y)
+    declined = X[model.predict(X) == 0].iloc[:3]
+    result = treelens.counterfactual(model, declined, target=1, reference=X)
+    assert isinstance(result.X_cf_, pd.DataFrame)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert (model.predict(result.X_cf_[result.found_]) == 1).all()
+
+
+def test_array_model_keeps_arrays() -> None:
+    """A model fitted on an array has no column names to match a frame's."""
+    X, y = _table()
+    model = RandomForestClassifier(20, max_depth=3, random_state=0).fit(X.to_numpy(), y)
+    declined = X.to_numpy()[model.predict(X.to_numpy()) == 0][:3]
+    result = treelens.counterfactual(model, declined, target=1)
+    assert isinstance(result.X_cf_, np.ndarray)
+    assert (model.predict(result.X_cf_[result.found_]) == 1).all()
+
+
+def test_chunks_of_frames_equal_one_call(fitted) -> None:
+    model, X, declined = fitted
+    whole = treelens.feature_tweak(model, declined, target=1, reference=X)
+    chunks = (declined.iloc[i : i + 4] for i in range(0, len(declined), 4))
+    parts = treelens.feature_tweak(model, chunks, target=1, reference=X)
+    pd.testing.assert_frame_equal(parts.X_cf_, whole.X_cf_)
+    pd.testing.assert_frame_equal(parts.X_, whole.X_)
+
+
+def test_chunks_of_a_labelled_pipeline_equal_one_call() -> None:
+    """Every chunk's rows, not the first chunk's alone (each chunk's result
+    holds a DataFrame of labels)."""
+    from treelens._cli._demo_mixed import applicants, applicants_pipeline
+
+    X, y = applicants(400, 0)
+    model = applicants_pipeline(20, 4).fit(X, y)
+    reference = X.dropna()
+    rows = reference[model.predict(reference) == 0].iloc[:8]
+    whole = treelens.feature_tweak(model, rows, target=1, reference=reference)
+    chunks = (rows.iloc[i : i + 3] for i in range(0, 8, 3))
+    parts = treelens.feature_tweak(model, chunks, target=1, reference=reference)
+    assert len(parts.X_cf_) == len(parts.found_) == 8
+    pd.testing.assert_frame_equal(parts.X_cf_, whole.X_cf_)
+    assert (model.predict(parts.X_cf_[parts.found_]) == 1).all()
+
+
+def test_one_row_as_a_series(fitted) -> None:
+    model, X, declined = fitted
+    row = declined.iloc[1]
+    result = treelens.counterfactual(model, row, target=1, reference=X)
+    framed = treelens.counterfactual(model, declined.iloc[1:2], target=1, reference=X)
+    assert list(result.X_cf_.index) == [row.name]
+    # A Series of mixed numbers holds them as floats: the dtypes follow it.
+    pd.testing.assert_frame_equal(result.X_cf_, framed.X_cf_, check_dtype=False)
+    assert (model.predict(result.X_cf_) == 1).all()
+
+
+def test_one_row_of_a_labelled_pipeline_as_a_series() -> None:
+    from treelens._cli._demo_mixed import applicants, applicants_pipeline
+
+    X, y = applicants(400, 0)
+    model = applicants_pipeline(20, 4).fit(X, y)
+    reference = X.dropna()
+    row = reference[model.predict(reference) == 0].iloc[0]
+    result = treelens.counterfactual(model, row, target=1, reference=reference)
+    assert isinstance(result.X_cf_, pd.DataFrame)
+    assert list(result.X_cf_.columns) == list(X.columns)
+    assert result.X_cf_["employment"].iloc[0] in set(X["employment"])
+    assert (model.predict(result.X_cf_[result.found_]) == 1).all()
