@@ -131,6 +131,38 @@ def test_filling_in_a_pipeline_with_an_imputer():
     assert np.isnan(np.asarray(filled.X_cf_)[debt_missing, 1]).all()
 
 
+@pytest.mark.parametrize("method", ["optimal", "tweak"])
+def test_a_row_not_found_names_the_values_kept_missing(method):
+    # A row missing both values has no counterfactual while they stay missing:
+    # its reason names them and the option that lifts the condition, unless the
+    # column may not be filled at all (immutable) or is filled already.
+    X, y = _data(1)
+    frame = pd.DataFrame(X, columns=["income", "debt"])
+    model = make_pipeline(
+        SimpleImputer(strategy="mean"), RandomForestClassifier(8, random_state=0)
+    ).fit(frame, y)
+    rows = frame[frame.isna().all(axis=1)].iloc[:2]
+    assert len(rows) == 2
+
+    def reasons(**options):
+        result = treelens.counterfactual(
+            model, rows, target="other", cost="l1", reference=frame,
+            method=method, infer=False, **options,
+        )  # fmt: skip
+        assert not result.found_.any()
+        return list(result.reason_)
+
+    for reason in reasons():
+        assert reason.endswith(
+            "with the missing values of 'income', 'debt' kept missing "
+            "(fill_missing allows filling; --fill-missing on the command line)"
+        )
+    for reason in reasons(constraints=Constraints(immutable=["income"])):
+        assert "of 'debt' kept missing" in reason and "'income'" not in reason
+    both_fixed = reasons(constraints=Constraints(immutable=["income", "debt"]))
+    assert all("kept missing" not in reason for reason in both_fixed)
+
+
 def test_a_dear_fill_is_never_taken():
     X, y = _data(2)
     model = HistGradientBoostingClassifier(max_iter=3, random_state=0).fit(X, y)

@@ -563,6 +563,38 @@ def _filled_start(
     return start
 
 
+#: Reasons of a row not found that hold only while its missing values stay missing.
+_SEARCHED_REASONS = frozenset({REASON_INFEASIBLE, REASON_NOT_REACHABLE, REASON_NO_FLIP})
+
+
+def _say_kept_missing(
+    problem: Problem, reason: NDArray[np.object_], found: NDArray[np.bool_]
+) -> None:
+    """Name, in the reason of each row not found, the missing values that the
+    search kept missing although ``fill_missing`` could allow filling them.
+
+    A missing value stays missing by default, so "infeasible" is a proof under
+    that condition only; the user is told which values and how to lift it.
+    """
+    fillable = np.array(
+        [not spec.dropped for spec in problem.forest.features], dtype=bool
+    )
+    fillable &= ~problem.constraints.immutable
+    if problem.fill is not None:
+        fillable &= ~problem.fill.allowed
+    kept = np.isnan(problem.X) & fillable
+    for i in np.flatnonzero(~found & kept.any(axis=1)):
+        if reason[i] not in _SEARCHED_REASONS:
+            continue
+        names = [problem.forest.feature_names[j] for j in np.flatnonzero(kept[i])]
+        listed = ", ".join(repr(name) for name in names)
+        values = "value" if len(names) == 1 else "values"
+        reason[i] = (
+            f"{reason[i]}, with the missing {values} of {listed} kept missing "
+            "(fill_missing allows filling; --fill-missing on the command line)"
+        )
+
+
 def finish(
     problem: Problem,
     *,
@@ -656,6 +688,7 @@ def finish(
     tree[~found] = -1
     leaf[~found] = -1
     reason[found] = None
+    _say_kept_missing(problem, reason, found)
     X_given: Any = problem.X.copy()
     X_cf_given: Any = X_cf
     codes: dict[str, Any] = {}
