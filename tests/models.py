@@ -82,6 +82,32 @@ def _sklearn_factory(
     return factory
 
 
+def _bagging_factory(cls_name: str, *, task: str) -> Callable[..., FittedCase]:
+    """Bagged trees, each on three of the four columns and 60% of the rows."""
+
+    def factory(seed: int = 0) -> FittedCase:
+        import sklearn.ensemble
+        import sklearn.tree
+
+        tree = (
+            "DecisionTreeClassifier"
+            if task == "classification"
+            else "ExtraTreeRegressor"
+        )
+        base = getattr(sklearn.tree, tree)(max_depth=3, random_state=seed)
+        cls = getattr(sklearn.ensemble, cls_name)
+        X, y = make_data(seed, task=task, missing=task == "classification")
+        weights = np.random.default_rng(seed + 1).uniform(0.5, 2.0, X.shape[0])
+        model = cls(
+            base, n_estimators=5, max_features=3, max_samples=0.6, random_state=seed
+        )
+        return FittedCase(
+            _fit(model, X, y, weights), X, y, weights, task == "classification"
+        )
+
+    return factory
+
+
 _TREE = {"max_depth": 4}
 _ENSEMBLE = {"n_estimators": 5, "max_depth": 3}
 
@@ -121,6 +147,10 @@ MODEL_FACTORIES: dict[str, Callable[..., FittedCase]] = {
         bootstrap=True,
         **_ENSEMBLE,
     ),
+    "sklearn.BaggingClassifier": _bagging_factory(
+        "BaggingClassifier", task="classification"
+    ),
+    "sklearn.BaggingRegressor": _bagging_factory("BaggingRegressor", task="regression"),
     "sklearn.GradientBoostingClassifier": _sklearn_factory(
         "ensemble.GradientBoostingClassifier",
         task="classification",

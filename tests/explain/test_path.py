@@ -108,9 +108,12 @@ def test_nodes_equal_scikit_learns_decision_path(name):
     if hasattr(X, "iloc"):  # a pipeline: its final model on the transformed rows
         final, Xt = case.model[-1], case.model[:-1].transform(X)
     estimators = np.ravel(getattr(final, "estimators_", [final]))
+    # A bagged tree reads only its own columns.
+    columns = getattr(final, "estimators_features_", [slice(None)] * len(estimators))
     conditions = result.conditions_
     for j, estimator in enumerate(estimators):
-        indicator = estimator.decision_path(Xt.astype(np.float32)).toarray()
+        rows = np.asarray(Xt, dtype=np.float32)[:, columns[j]]
+        indicator = estimator.decision_path(rows).toarray()
         mine = np.zeros_like(indicator)
         in_tree = conditions[conditions["tree"] == j]
         mine[in_tree["row"].to_numpy(), in_tree["node"].to_numpy()] = 1

@@ -47,10 +47,26 @@ def encoded_columns_of(pipeline, X):
 def sklearn_importances(model, X=None):
     """``feature_importances_``; for a pipeline, summed over the encoded columns
     of each input column."""
+    if hasattr(model, "estimators_features_"):
+        return _bagged_importances(model)
     if not hasattr(model, "steps"):
         return model.feature_importances_
     encoded = model[-1].feature_importances_
     return np.array([encoded[cols].sum() for cols in encoded_columns_of(model, X)])
+
+
+def _bagged_importances(model):
+    """Bagged trees store no importances: each tree's own, put in the columns it
+    read, averaged over the trees that split and normalized, as a random forest
+    averages its trees'."""
+    per_tree = []
+    for tree, columns in zip(model.estimators_, model.estimators_features_):
+        if tree.tree_.node_count > 1:
+            full = np.zeros(model.n_features_in_)
+            np.add.at(full, columns, tree.feature_importances_)
+            per_tree.append(full)
+    mean = np.mean(per_tree, axis=0)
+    return mean / mean.sum()
 
 
 def check_result(model, result, X=None):

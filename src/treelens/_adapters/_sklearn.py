@@ -1,5 +1,5 @@
-"""Adapter for scikit-learn's decision trees, random forests, extra trees and
-gradient boosting."""
+"""Adapter for scikit-learn's decision trees, random forests, extra trees,
+bagged trees and gradient boosting."""
 
 from __future__ import annotations
 
@@ -27,6 +27,13 @@ _AVERAGING = (
     "sklearn.ExtraTreesRegressor",
 )
 _BOOSTING = ("sklearn.GradientBoostingClassifier", "sklearn.GradientBoostingRegressor")
+_BAGGING = ("sklearn.BaggingClassifier", "sklearn.BaggingRegressor")
+_TREE_CLASSES = (
+    "DecisionTreeClassifier",
+    "DecisionTreeRegressor",
+    "ExtraTreeClassifier",
+    "ExtraTreeRegressor",
+)
 
 
 def _class_path(model: Any) -> str:
@@ -130,6 +137,72 @@ def _averaging(model: Any, feature_names: Sequence[str] | None) -> Forest:
         allow_missing=_allow_missing(model),
         source=_class_path(model),
         class_weight=_class_weight(model) if is_classifier else None,
+    )
+
+
+@register_adapter(*_BAGGING)
+def _bagging(model: Any, feature_names: Sequence[str] | None) -> Forest:
+    """Bagged decision trees: the average of the trees' outputs, as a random
+    forest, each tree reading the subset of columns it was fitted on.
+
+    ``BaggingClassifier.predict_proba`` adds up the trees' class fractions in
+    order and divides by the number of trees;
+    ``BaggingRegressor.predict`` averages the trees' predictions likewise.
+    """
+    _check_fitted(model)
+    base = model.estimator_  # the unfitted template of every tree
+    if type(base).__module__.split(".")[0] != "sklearn" or (
+        type(base).__name__ not in _TREE_CLASSES
+    ):
+        raise UnsupportedModelError(
+            f"{type(model).__name__} is supported with decision trees only; "
+            f"expected an estimator among {', '.join(_TREE_CLASSES)}, got "
+            f"{type(base).__name__}."
+        )
+    _check_single_output(model.estimators_[0])
+    names, has_names = _resolve_names(model, feature_names)
+    is_classifier = hasattr(model, "classes_")
+    n_classes = len(model.classes_) if is_classifier else 1
+    trees = []
+    for estimator, features in zip(model.estimators_, model.estimators_features_):
+        tree = tree_from_sklearn(estimator.tree_)
+        columns = np.asarray(features, dtype=np.intp)
+        split = tree.feature >= 0
+        feature = np.where(split, columns[np.where(split, tree.feature, 0)], -2)
+        value = tree.value
+        if is_classifier and value.shape[1] != n_classes:
+            # scikit-learn fits every tree on all rows, weighted by how often
+            # each was drawn, so each knows every class.
+            raise UnsupportedModelError(
+                f"A tree of this {type(model).__name__} knows {value.shape[1]} "
+                f"classes; expected the model's {n_classes}."
+            )
+        trees.append(
+            Tree(
+                children_left=tree.children_left,
+                children_right=tree.children_right,
+                feature=feature,
+                threshold=tree.threshold,
+                missing_go_left=tree.missing_go_left,
+                value=value,
+                impurity=tree.impurity,
+                n_node_samples=tree.n_node_samples,
+                weighted_n_node_samples=tree.weighted_n_node_samples,
+            )
+        )
+    return Forest(
+        trees=tuple(trees),
+        kind="forest",
+        task="classification" if is_classifier else "regression",
+        n_features=int(model.n_features_in_),
+        feature_names=names,
+        has_feature_names=has_names,
+        classes_=model.classes_ if is_classifier else None,
+        criterion=str(base.criterion),
+        input_dtype=np.float32,
+        allow_missing=_allow_missing(model),
+        source=_class_path(model),
+        class_weight=_class_weight(base) if is_classifier else None,
     )
 
 

@@ -82,7 +82,9 @@ def bootstrap_counts(model: Any, n_samples: int) -> NDArray[np.int64]:
     ----------
     model : fitted scikit-learn forest with ``bootstrap=True``
         (``RandomForestClassifier``, ``RandomForestRegressor``,
-        ``ExtraTreesClassifier``/``Regressor`` fitted with bootstrap).
+        ``ExtraTreesClassifier``/``Regressor`` fitted with bootstrap), bagged
+        trees (``BaggingClassifier``/``Regressor``: their drawn samples), or
+        gradient boosting with ``subsample < 1`` (its in-bag masks).
     n_samples : int
         Rows of the training data given; must be the rows the model was fitted on.
 
@@ -94,6 +96,8 @@ def bootstrap_counts(model: Any, n_samples: int) -> NDArray[np.int64]:
     estimators = getattr(model, "estimators_", None)
     if hasattr(model, "subsample") and estimators is not None:
         return subsample_masks(model, n_samples).astype(np.int64)
+    if hasattr(model, "estimators_features_") and estimators is not None:
+        return _bagged_counts(model, n_samples)
     if not getattr(model, "bootstrap", False) or estimators is None:
         raise UnsupportedModelError(
             "Out-of-bag rows exist only for a scikit-learn forest fitted with "
@@ -101,12 +105,7 @@ def bootstrap_counts(model: Any, n_samples: int) -> NDArray[np.int64]:
             f"{'' if estimators is None else ' with bootstrap=False'}.  Give "
             "held-out data instead (oob=False), or `in_bag` counts of your own."
         )
-    fitted_rows = getattr(model, "_n_samples", None)
-    if fitted_rows is not None and int(fitted_rows) != n_samples:
-        raise InputError(
-            "Out-of-bag importance needs the training data the forest was fitted "
-            f"on; expected {int(fitted_rows)} rows, got {n_samples}."
-        )
+    _check_fitted_rows(model, n_samples)
     sample_weight = getattr(model, "_sample_weight", None)
     if sample_weight is not None:
         sample_weight = np.asarray(sample_weight, dtype=np.float64)
@@ -117,6 +116,35 @@ def bootstrap_counts(model: Any, n_samples: int) -> NDArray[np.int64]:
             estimator.random_state, n_samples, n_boot, sample_weight
         )
         counts[t] = np.bincount(drawn, minlength=n_samples)
+    return counts
+
+
+def _check_fitted_rows(model: Any, n_samples: int) -> None:
+    fitted_rows = getattr(model, "_n_samples", None)
+    if fitted_rows is not None and int(fitted_rows) != n_samples:
+        raise InputError(
+            "Out-of-bag importance needs the training data the forest was fitted "
+            f"on; expected {int(fitted_rows)} rows, got {n_samples}."
+        )
+
+
+def _bagged_counts(model: Any, n_samples: int) -> NDArray[np.int64]:
+    """In-bag counts of bagged trees, from the samples scikit-learn draws again
+    (``estimators_samples_``: each tree is fitted on every row, weighted by
+    how often the row was drawn)."""
+    _check_fitted_rows(model, n_samples)
+    counts = np.stack(
+        [
+            np.bincount(np.asarray(drawn), minlength=n_samples)
+            for drawn in model.estimators_samples_
+        ]
+    ).astype(np.int64)
+    if (counts > 0).all():
+        raise UnsupportedModelError(
+            f"Every tree of this {type(model).__name__} was fitted on every row "
+            "(bootstrap=False, max_samples=1.0), so no row is out of bag; give "
+            "held-out data instead (oob=False)."
+        )
     return counts
 
 
