@@ -169,3 +169,29 @@ def test_one_row_of_a_labelled_pipeline_as_a_series() -> None:
     assert list(result.X_cf_.columns) == list(X.columns)
     assert result.X_cf_["employment"].iloc[0] in set(X["employment"])
     assert (model.predict(result.X_cf_[result.found_]) == 1).all()
+
+
+def test_whole_columns_read_whole_in_the_changes_when_an_option_is_missing():
+    # Options that run out leave NaN rows in X_cf_, which turn its integer
+    # columns to floats; the changes still show them as the input's integers.
+    X, y = _table(seed=3)
+    X["owner"] = X["owner"].astype(bool)
+    model = RandomForestClassifier(3, max_depth=3, random_state=0).fit(X, y)
+    declined = X[model.predict(X) == 0].iloc[:3]
+    result = treelens.counterfactual(
+        model, declined, target=1, reference=X, n_counterfactuals=8
+    )
+    assert not result.found_.all()  # some options ran out
+    assert result.X_cf_["children"].dtype.kind == "f"
+    changes = result.to_frame()
+    whole = changes[changes.feature.isin(["children", "owner"])]
+    assert set(whole.feature) == {"children", "owner"}
+    for feature, before, after in whole[["feature", "before", "after"]].itertuples(
+        index=False
+    ):
+        kind = bool if feature == "owner" else int
+        assert type(before) is kind and type(after) is kind
+    for i in np.flatnonzero(result.found_):
+        for feature, before, after in result.changes(int(i)):
+            if feature == "children":
+                assert type(after) is int

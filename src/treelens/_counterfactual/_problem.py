@@ -232,7 +232,17 @@ class CounterfactualResult:
     def _value(self, table: Any, i: Any, j: Any) -> Any:
         if hasattr(table, "iloc"):
             value = table.iloc[i, j]
-            return value.item() if isinstance(value, np.generic) else value
+            value = value.item() if isinstance(value, np.generic) else value
+            # A column held as floats only because another option's row is
+            # missing (NaN) shows its whole values as the input's dtype does.
+            like = getattr(self.X_, "dtypes", None)
+            if like is not None and isinstance(value, float) and value.is_integer():
+                kind = like.iloc[j].kind if j < len(like) else "f"
+                if kind in "iu":
+                    return int(value)
+                if kind == "b" and value in (0.0, 1.0):
+                    return bool(value)
+            return value
         return float(table[i, j])
 
     def changes(self, i: int) -> list[tuple[str, Any, Any]]:
