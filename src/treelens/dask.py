@@ -262,10 +262,71 @@ def _map_counterfactuals(
     progress: bool,
     kwargs: dict[str, Any],
 ) -> Any:
+    import dataclasses
+
     from ._counterfactual._streaming import concat_counterfactuals
 
+    kwargs, inferred = _inferred_once(model, X, kwargs, scheduler)
     _, tasks = _partition_tasks(_call_part, function, model, X, kwargs, scheduler)
-    return concat_counterfactuals(_compute(tasks, scheduler, progress))
+    result = concat_counterfactuals(_compute(tasks, scheduler, progress))
+    if inferred is None:
+        return result
+    return dataclasses.replace(result, inferred_=inferred)
+
+
+def _column_summary(forest: Forest, part: Any) -> Any:
+    from ._counterfactual._inference import ColumnSummary
+    from ._counterfactual._problem import as_float64
+
+    return ColumnSummary.of(as_float64(forest, part))
+
+
+def _run_summary(forest: Forest, flags: Any, part: Any) -> Any:
+    from ._counterfactual._inference import RunSummary
+    from ._counterfactual._problem import as_float64
+
+    return RunSummary.of(flags, as_float64(forest, part))
+
+
+def _inferred_once(
+    model: Any, X: Any, kwargs: dict[str, Any], scheduler: Any
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The searches' arguments with the constraints inferred once over the
+    reference and every partition (two passes of summaries, where the
+    partitions are), as one call over all rows infers them; and the
+    inferences.  Unchanged (and None) without reference or inference."""
+    import dask
+
+    from ._counterfactual._inference import (
+        ColumnSummary,
+        RunSummary,
+        constraints_from,
+        resolve_infer,
+    )
+    from ._counterfactual._problem import as_float64
+
+    reference = kwargs.get("reference")
+    kinds = resolve_infer(kwargs.get("infer", True))
+    if reference is None or not kinds:
+        return kwargs, None
+    forest = to_forest(model)
+    parts = _feature_partitions(forest, X)
+    ref = as_float64(forest, reference)
+    columns = ColumnSummary.of(ref)
+    summarize = dask.delayed(_column_summary, pure=True)
+    for summary in _compute([summarize(forest, p) for p in parts], scheduler, False):
+        columns = columns.merge(summary)
+    runs = RunSummary.of(columns.flags, ref)
+    summarize = dask.delayed(_run_summary, pure=True)
+    flags = columns.flags
+    for summary in _compute(
+        [summarize(forest, flags, p) for p in parts], scheduler, False
+    ):
+        runs = runs.merge(summary)
+    constraints, inferred = constraints_from(
+        forest, columns, runs, kwargs.get("constraints"), kinds
+    )
+    return {**kwargs, "constraints": constraints, "infer": False}, inferred
 
 
 def feature_tweak(
@@ -421,6 +482,7 @@ def counterfactual_frame(
     from ._counterfactual._frame import counterfactual_columns
 
     function = _optimal_single if optimal else _tweak_single
+    kwargs, _ = _inferred_once(model, X, {"target": target, **kwargs}, scheduler)
     forest, tasks = _partition_tasks(
         _frame_part,
         function,

@@ -8,8 +8,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.ensemble import RandomForestClassifier
 
+import treelens
 from treelens import Constraints, InputError, counterfactual, feature_tweak
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -79,3 +82,91 @@ def test_bad_infer_is_refused(loans, infer):
     model, X, rows = loans
     with pytest.raises(InputError, match="infer"):
         counterfactual(model, rows, target=1, reference=X, infer=infer)
+
+
+@pytest.mark.parametrize("search", ["optimal_counterfactual", "feature_tweak"])
+def test_rows_solved_in_chunks_are_constrained_as_in_one_call(search):
+    # The inference leaves out what a row explained would break, so it is made
+    # once over all the rows, not per chunk: one fractional value in a late
+    # chunk keeps the column free for every row, as in one call.
+    rng = np.random.default_rng(0)
+    X = np.c_[rng.normal(size=300), rng.integers(0, 10, 300).astype(float)]
+    y = (X[:, 0] + 0.3 * X[:, 1] > 1.5).astype(int)
+    model = RandomForestClassifier(20, max_depth=4, random_state=0).fit(X, y)
+    rows = X[model.predict(X) == 0][:100].copy()
+    rows[80, 1] += 0.5
+    run = getattr(treelens, search)
+    whole = run(model, rows, target=1, reference=X)
+    chunked = run(model, rows, target=1, reference=X, progress=True)
+    assert whole.inferred_["integer"] == [] == chunked.inferred_["integer"]
+    np.testing.assert_array_equal(chunked.X_cf_, whole.X_cf_)
+    np.testing.assert_array_equal(chunked.cost_, whole.cost_)
+    kept = run(model, rows[:70], target=1, reference=X, progress=True)
+    assert kept.inferred_["integer"] == ["x1"]  # no fractional row: inferred
+
+
+def test_chunks_and_dask_partitions_infer_as_one_call():
+    import dask.array as da
+
+    import treelens.dask
+
+    rng = np.random.default_rng(0)
+    X = np.c_[rng.normal(size=300), rng.integers(0, 10, 300).astype(float)]
+    y = (X[:, 0] + 0.3 * X[:, 1] > 1.5).astype(int)
+    model = RandomForestClassifier(20, max_depth=4, random_state=0).fit(X, y)
+    rows = X[model.predict(X) == 0][:8].copy()
+    rows[5, 1] += 0.5  # in the second chunk only
+    whole = treelens.optimal_counterfactual(model, rows, target=1, reference=X)
+    chunks = treelens.optimal_counterfactual(
+        model, [rows[:4], rows[4:]], target=1, reference=X
+    )
+    parts = treelens.dask.optimal_counterfactual(
+        model, da.from_array(rows, chunks=4), target=1, reference=X,
+        scheduler="synchronous",
+    )  # fmt: skip
+    frame = treelens.dask.counterfactual_frame(
+        model, da.from_array(rows, chunks=4), target=1, reference=X, optimal=True,
+        scheduler="synchronous",
+    ).compute()  # fmt: skip
+    for result in (chunks, parts):
+        assert result.inferred_ == whole.inferred_
+        np.testing.assert_array_equal(result.X_cf_, whole.X_cf_)
+    np.testing.assert_array_equal(frame[["cf_x0", "cf_x1"]].to_numpy(), whole.X_cf_)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), cut=st.integers(1, 11))
+def test_summaries_of_blocks_merge_into_those_of_their_rows(seed, cut):
+    from treelens._counterfactual._inference import (
+        ColumnSummary,
+        RunSummary,
+        constraints_from,
+        infer_constraints,
+    )
+
+    # Flag columns, one-hot runs of two and three, a whole column; a few rows
+    # that break a run or a flag, wherever the cut between blocks falls.
+    rng = np.random.default_rng(seed)
+    n = 12
+    one_hot = np.eye(3)[rng.integers(0, 3, n)]
+    pair = np.eye(2)[rng.integers(0, 2, n)]
+    data = np.c_[
+        rng.integers(0, 2, n), one_hot, pair, rng.integers(0, 5, n), rng.normal(size=n)
+    ].astype(float)
+    broken = rng.random(n) < 0.15
+    data[broken, 1] = rng.choice([0.0, 1.0, 0.5], broken.sum())
+    forest = treelens.to_forest(
+        RandomForestClassifier(2, max_depth=2, random_state=0).fit(
+            data, rng.integers(0, 2, n)
+        )
+    )
+    reference, rows = data[:cut], data[cut:]
+    expected = infer_constraints(
+        forest, reference, rows, None, ("one_hot", "flags", "integer")
+    )
+    columns = ColumnSummary.of(reference).merge(ColumnSummary.of(rows))
+    runs = RunSummary.of(columns.flags, reference).merge(
+        RunSummary.of(columns.flags, rows)
+    )
+    got = constraints_from(forest, columns, runs, None, ("one_hot", "flags", "integer"))
+    assert got[1] == expected[1]

@@ -16,11 +16,18 @@ What is inferred is added to the user's :class:`Constraints` (never overriding
 them: a column the user bounds keeps its bounds, a run that meets a user's
 one-hot group or an immutable column is left out) and reported in the result's
 ``inferred_``.  ``infer=False`` (or a tuple of the kinds wanted) switches it off.
+
+Rows solved in chunks or Dask partitions are summarized where they are
+(:class:`ColumnSummary`, then :class:`RunSummary` given the flags of all
+rows), the summaries merged, and the constraints inferred once
+(:func:`constraints_from`), so that every chunk is constrained as one call
+over all the rows would be.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -32,7 +39,14 @@ from ._constraints import Constraints
 if TYPE_CHECKING:
     from .._core._forest import Forest
 
-__all__ = ["INFERENCE_KINDS", "infer_constraints", "resolve_infer"]
+__all__ = [
+    "INFERENCE_KINDS",
+    "ColumnSummary",
+    "RunSummary",
+    "constraints_from",
+    "infer_constraints",
+    "resolve_infer",
+]
 
 INFERENCE_KINDS = ("integer", "flags", "one_hot")
 
@@ -64,33 +78,106 @@ def resolve_infer(infer: Any) -> tuple[str, ...]:
     return kinds
 
 
-def _one_hot_runs(
-    flags: NDArray[np.bool_], data: NDArray[np.float64]
-) -> list[list[int]]:
-    """Maximal runs of adjacent flag columns whose row sums are all exactly 1."""
-    runs: list[list[int]] = []
+@dataclass(frozen=True)
+class ColumnSummary:
+    """What the inference needs to know of a block of rows, per column; two
+    blocks' summaries merge (:meth:`merge`) into that of their rows together,
+    so that rows held in partitions are summarized where they are.
+
+    Attributes
+    ----------
+    whole, binary, complete, seen : ndarray of shape (n_features,), bool
+        Every finite value is whole; every value (missing ones as 0) is 0 or 1;
+        every value is finite; some value is finite.
+    """
+
+    whole: NDArray[np.bool_]
+    binary: NDArray[np.bool_]
+    complete: NDArray[np.bool_]
+    seen: NDArray[np.bool_]
+
+    @classmethod
+    def of(cls, data: NDArray[np.float64]) -> ColumnSummary:
+        finite = np.isfinite(data)
+        filled = np.where(finite, data, 0.0)
+        return cls(
+            whole=np.asarray((filled == np.round(filled)).all(axis=0), dtype=bool),
+            binary=np.asarray(np.isin(filled, (0.0, 1.0)).all(axis=0), dtype=bool),
+            complete=np.asarray(finite.all(axis=0), dtype=bool),
+            seen=np.asarray(finite.any(axis=0), dtype=bool),
+        )
+
+    def merge(self, other: ColumnSummary) -> ColumnSummary:
+        return ColumnSummary(
+            whole=self.whole & other.whole,
+            binary=self.binary & other.binary,
+            complete=self.complete & other.complete,
+            seen=self.seen | other.seen,
+        )
+
+    @property
+    def whole_columns(self) -> NDArray[np.bool_]:
+        return self.whole & self.seen
+
+    @property
+    def flags(self) -> NDArray[np.bool_]:
+        return self.whole_columns & self.binary & self.complete
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """Row sums of the runs of adjacent flag columns of a block of rows:
+    ``over[j, k]``, some row sums columns ``j..k`` above 1; ``exact[j, k]``,
+    every row sums them to exactly 1 (meaningful where ``j..k`` are flags).
+    Merged over blocks as :class:`ColumnSummary`."""
+
+    over: NDArray[np.bool_]
+    exact: NDArray[np.bool_]
+
+    @classmethod
+    def of(cls, flags: NDArray[np.bool_], data: NDArray[np.float64]) -> RunSummary:
+        n = flags.size
+        over = np.zeros((n, n), dtype=bool)
+        exact = np.ones((n, n), dtype=bool)
+        filled = np.where(np.isfinite(data), data, 0.0)
+        for j in np.flatnonzero(flags):  # a handful of flag columns
+            total = filled[:, j].copy()
+            for k in range(j + 1, n):
+                if not flags[k]:
+                    break
+                total += filled[:, k]
+                over[j, k] = bool((total > 1).any())
+                exact[j, k] = bool((total == 1).all())
+        return cls(over=over, exact=exact)
+
+    def merge(self, other: RunSummary) -> RunSummary:
+        return RunSummary(over=self.over | other.over, exact=self.exact & other.exact)
+
+
+def _one_hot_runs(flags: NDArray[np.bool_], runs: RunSummary) -> list[list[int]]:
+    """Maximal runs of adjacent flag columns whose row sums are all exactly 1
+    (the longest from each start that no row sums above 1)."""
+    found: list[list[int]] = []
     n = flags.size
     j = 0
     while j < n:
         if not flags[j]:
             j += 1
             continue
-        total = data[:, j].copy()
         best = None
         stop = j + 1
         while stop < n and flags[stop]:
-            total += data[:, stop]
-            if (total > 1).any():
+            if runs.over[j, stop]:
                 break
+            if runs.exact[j, stop]:
+                best = stop + 1
             stop += 1
-            if (total == 1).all():
-                best = stop
         if best is not None:
-            runs.append(list(range(j, best)))
+            found.append(list(range(j, best)))
             j = best
         else:
             j += 1
-    return runs
+    return found
 
 
 def infer_constraints(
@@ -118,6 +205,24 @@ def infer_constraints(
         ``{"integer": [names], "flags": [names], "one_hot": [[names], ...]}`` for
         the kinds asked (empty lists when none applied).
     """
+    if not kinds:
+        return constraints, {}
+    data = np.vstack([reference, rows])
+    columns = ColumnSummary.of(data)
+    return constraints_from(
+        forest, columns, RunSummary.of(columns.flags, data), constraints, kinds
+    )
+
+
+def constraints_from(
+    forest: Forest,
+    columns: ColumnSummary,
+    runs: RunSummary,
+    constraints: Constraints | None,
+    kinds: tuple[str, ...],
+) -> tuple[Constraints | None, dict[str, Any]]:
+    """:func:`infer_constraints` from the summaries of the rows (reference and
+    rows explained together)."""
     inferred: dict[str, Any] = {kind: [] for kind in kinds}
     if not kinds:
         return constraints, inferred
@@ -132,16 +237,12 @@ def infer_constraints(
     immutable = positions(user.immutable)
     bounded = positions(user.bounds)
     grouped = {j for group in user.one_hot for j in positions(group)}
-    data = np.vstack([reference, rows])
-    finite = np.isfinite(data)
-    filled = np.where(finite, data, 0.0)
-    whole = (filled == np.round(filled)).all(axis=0) & finite.any(axis=0)
-    flags = whole & np.isin(filled, (0.0, 1.0)).all(axis=0) & finite.all(axis=0)
+    whole, flags = columns.whole_columns, columns.flags
     integer = set(positions(user.integer))
     bounds = dict(user.bounds)
     one_hot: list[list[Any]] = [list(group) for group in user.one_hot]
     if "one_hot" in kinds:
-        for run in _one_hot_runs(flags, filled):
+        for run in _one_hot_runs(flags, runs):
             if set(run) & (grouped | immutable | categorical_columns(forest)):
                 continue
             one_hot.append(run)

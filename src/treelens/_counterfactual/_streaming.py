@@ -15,12 +15,25 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._core._chunks import iter_chunks, n_rows, rows_per_chunk, run_in_chunks
+from .._adapters import to_forest
+from .._core._chunks import (
+    is_chunk_stream,
+    iter_chunks,
+    n_rows,
+    rows_per_chunk,
+    run_in_chunks,
+)
 from .._core._forest import Forest
 from .._exceptions import InputError
-from ._problem import CounterfactualResult
+from ._inference import ColumnSummary, RunSummary, constraints_from, resolve_infer
+from ._problem import CounterfactualResult, as_float64
 
-__all__ = ["check_candidate_budget", "concat_counterfactuals", "search_in_chunks"]
+__all__ = [
+    "check_candidate_budget",
+    "concat_counterfactuals",
+    "infer_once",
+    "search_in_chunks",
+]
 
 # Bytes per (row, candidate leaf) pair while feature tweaking builds candidates:
 # about twenty float64 temporaries per feature (the search's own estimate).
@@ -141,3 +154,39 @@ def _target_leaves_bound(forest: Forest, target: Any) -> int:
                 )
             )
     return int(sum(t.n_leaves for t in trees))
+
+
+def infer_once(
+    model: Any, X: Any, options: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The options of a search run chunk by chunk, with the constraints
+    inferred once over all the rows.
+
+    The inference depends on the rows explained (an inference a row would
+    break is not made), so chunks inferring their own could each constrain
+    differently and give other answers than one call over all rows.  Returns
+    the options for every chunk (the inferred constraints added, ``infer``
+    off) and the inferences to report, or the options unchanged and None
+    when nothing is inferred (no reference, ``infer=False``) or the chunks
+    come from an iterator, which can be read only once: each chunk then
+    infers its own.
+    """
+    reference = options.get("reference")
+    kinds = resolve_infer(options.get("infer", True))
+    if reference is None or not kinds:
+        return options, None
+    if is_chunk_stream(X) and not isinstance(X, (list, tuple)):
+        return options, None
+    forest = to_forest(model)
+    blocks = [as_float64(forest, reference)]
+    blocks += [as_float64(forest, b) for b in (X if is_chunk_stream(X) else [X])]
+    columns = ColumnSummary.of(blocks[0])
+    for block in blocks[1:]:
+        columns = columns.merge(ColumnSummary.of(block))
+    runs = RunSummary.of(columns.flags, blocks[0])
+    for block in blocks[1:]:
+        runs = runs.merge(RunSummary.of(columns.flags, block))
+    constraints, inferred = constraints_from(
+        forest, columns, runs, options.get("constraints"), kinds
+    )
+    return {**options, "constraints": constraints, "infer": False}, inferred

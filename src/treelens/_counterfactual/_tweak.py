@@ -52,7 +52,7 @@ from ._problem import (
     finish,
     prepare_problem,
 )
-from ._streaming import check_candidate_budget, search_in_chunks
+from ._streaming import check_candidate_budget, infer_once, search_in_chunks
 from ._targets import target_leaf_mask, voting_trees
 
 __all__ = ["feature_tweak"]
@@ -194,15 +194,7 @@ def feature_tweak(
     ([True, True, True], [2, 2, 2])
     """
     if progress or is_chunk_stream(X):
-        check_candidate_budget(to_forest(model), target, memory_budget)
-        options = {k: v for k, v in locals().items() if k not in ("model", "X")}
-        return search_in_chunks(
-            partial(feature_tweak, model, **{**options, "progress": False}),
-            X,
-            chunk_rows=DEFAULT_CHUNK_ROWS,
-            progress=progress,
-            description="feature tweaking",
-        )
+        return _tweak_in_chunks(model, X, locals())
     if mode not in ("minimal", "paper"):
         raise InputError(f"`mode` must be 'minimal' or 'paper'; got {mode!r}.")
     check_memory_budget(memory_budget)
@@ -218,6 +210,23 @@ def feature_tweak(
         )  # fmt: skip
     given = {k: v for k, v in locals().items() if k not in _NOT_FOR_ROWS}
     return tweak_rows(**given)
+
+
+def _tweak_in_chunks(model: Any, X: Any, given: dict[str, Any]) -> CounterfactualResult:
+    """:func:`feature_tweak` chunk by chunk, constrained as one call would be."""
+    check_candidate_budget(to_forest(model), given["target"], given["memory_budget"])
+    options = {k: v for k, v in given.items() if k not in ("model", "X")}
+    options, inferred = infer_once(model, X, options)
+    result = search_in_chunks(
+        partial(feature_tweak, model, **{**options, "progress": False}),
+        X,
+        chunk_rows=DEFAULT_CHUNK_ROWS,
+        progress=given["progress"],
+        description="feature tweaking",
+    )
+    if inferred is None:
+        return result
+    return dataclasses.replace(result, inferred_=inferred)
 
 
 def tweak_rows(
