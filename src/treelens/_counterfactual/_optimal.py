@@ -77,7 +77,7 @@ from ._problem import (
     prepare_problem,
     stack_options,
 )
-from ._streaming import infer_once, search_in_chunks
+from ._streaming import search_all_in_chunks
 from ._targets import encode_classes
 
 __all__ = ["optimal_counterfactual", "optimal_rows"]
@@ -302,16 +302,13 @@ def optimal_rows(
 
 def _in_chunks(model: Any, X: Any, given: dict[str, Any]) -> CounterfactualResult:
     options = {k: v for k, v in given.items() if k not in ("model", "X")}
-    options, inferred = infer_once(model, X, options)
-    result = search_in_chunks(
-        partial(optimal_counterfactual, model, **{**options, "progress": False}),
+    return search_all_in_chunks(
+        optimal_counterfactual,
+        model,
         X,
+        options,
         chunk_rows=_OPTIMAL_CHUNK_ROWS,
-        progress=given["progress"],
         description="optimal counterfactuals",
-    )
-    return (
-        result if inferred is None else dataclasses.replace(result, inferred_=inferred)
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,7 @@ __all__ = [
     "check_candidate_budget",
     "concat_counterfactuals",
     "infer_once",
+    "search_all_in_chunks",
     "search_in_chunks",
 ]
 
@@ -190,3 +192,28 @@ def infer_once(
         forest, columns, runs, options.get("constraints"), kinds
     )
     return {**options, "constraints": constraints, "infer": False}, inferred
+
+
+def search_all_in_chunks(
+    search: Callable[..., CounterfactualResult],
+    model: Any,
+    X: Any,
+    options: dict[str, Any],
+    *,
+    chunk_rows: int,
+    description: str,
+) -> CounterfactualResult:
+    """``search(model, chunk, **options)`` chunk by chunk (a progress bar when
+    ``options["progress"]``), with the constraints inferred once over all the
+    rows (:func:`infer_once`) and reported on the combined result."""
+    options, inferred = infer_once(model, X, options)
+    result = search_in_chunks(
+        partial(search, model, **{**options, "progress": False}),
+        X,
+        chunk_rows=chunk_rows,
+        progress=options["progress"],
+        description=description,
+    )
+    if inferred is None:
+        return result
+    return dataclasses.replace(result, inferred_=inferred)

@@ -19,7 +19,6 @@ checking every candidate with the model would, at a fraction of the work.
 from __future__ import annotations
 
 import dataclasses
-from functools import partial
 from typing import Any, Literal
 
 import numpy as np
@@ -52,7 +51,7 @@ from ._problem import (
     finish,
     prepare_problem,
 )
-from ._streaming import check_candidate_budget, infer_once, search_in_chunks
+from ._streaming import check_candidate_budget, search_all_in_chunks
 from ._targets import target_leaf_mask, voting_trees
 
 __all__ = ["feature_tweak"]
@@ -216,17 +215,14 @@ def _tweak_in_chunks(model: Any, X: Any, given: dict[str, Any]) -> Counterfactua
     """:func:`feature_tweak` chunk by chunk, constrained as one call would be."""
     check_candidate_budget(to_forest(model), given["target"], given["memory_budget"])
     options = {k: v for k, v in given.items() if k not in ("model", "X")}
-    options, inferred = infer_once(model, X, options)
-    result = search_in_chunks(
-        partial(feature_tweak, model, **{**options, "progress": False}),
+    return search_all_in_chunks(
+        feature_tweak,
+        model,
         X,
+        options,
         chunk_rows=DEFAULT_CHUNK_ROWS,
-        progress=given["progress"],
         description="feature tweaking",
     )
-    if inferred is None:
-        return result
-    return dataclasses.replace(result, inferred_=inferred)
 
 
 def tweak_rows(
