@@ -41,6 +41,7 @@ import numpy as np
 
 from ._adapters import to_forest
 from ._core._forest import Forest
+from ._counterfactual._entry import counterfactual as _entry_single
 from ._counterfactual._optimal import optimal_counterfactual as _optimal_single
 from ._counterfactual._problem import CounterfactualResult
 from ._counterfactual._tweak import feature_tweak as _tweak_single
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SchedulerUnreachableError",
     "connect",
+    "counterfactual",
     "counterfactual_frame",
     "feature_tweak",
     "local_cluster",
@@ -406,6 +408,43 @@ def optimal_counterfactual(
     """
     return _map_counterfactuals(
         _optimal_single, model, X, scheduler, progress, {"target": target, **kwargs}
+    )
+
+
+def counterfactual(
+    model: ModelLike,
+    X: Any,
+    *,
+    target: TargetLike,
+    scheduler: str | None = None,
+    progress: bool = False,
+    **kwargs: Any,
+) -> CounterfactualResult:
+    """:func:`treelens.counterfactual` (``method="auto"`` by default) over a Dask
+    collection, partition by partition.
+
+    Parameters and result as :func:`feature_tweak` of this module; ``kwargs``
+    as :func:`treelens.counterfactual` (``method``, ``cost``, ``time_limit``,
+    ``n_counterfactuals``, ...).
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> import treelens.dask
+    >>> X, y = load_iris(return_X_y=True)
+    >>> model = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0)
+    >>> model = model.fit(X, y)
+    >>> result = treelens.dask.counterfactual(
+    ...     model, da.from_array(X[:4], chunks=2), target=2, reference=X)
+    >>> result.status_.tolist(), result.cost_name_
+    (['optimal', 'optimal', 'optimal', 'optimal'], 'mad')
+    >>> model.predict(result.X_cf_).tolist()
+    [2, 2, 2, 2]
+    """
+    return _map_counterfactuals(
+        _entry_single, model, X, scheduler, progress, {"target": target, **kwargs}
     )
 
 

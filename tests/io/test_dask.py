@@ -148,6 +148,24 @@ def test_optimal_counterfactual_over_the_cluster_equals_one_machine(client):
     assert got.status_.tolist() == expected.status_.tolist()
 
 
+@pytest.mark.parametrize("method", ["auto", "tweak"])
+def test_the_entry_point_over_the_cluster_equals_one_machine(client, method):
+    X, y = make_classification(60, 3, n_informative=2, n_redundant=0, random_state=3)
+    X = pd.DataFrame(X, columns=["a", "b", "c"])
+    model = RandomForestClassifier(3, max_depth=3, random_state=0).fit(X, y)
+    rows = X.iloc[:8]
+    options = {"target": "other", "reference": X, "method": method}
+    expected = treelens.counterfactual(model, rows, **options)
+    got = tdask.counterfactual(model, dd.from_pandas(rows, npartitions=2), **options)
+    assert got.method_ == expected.method_ and got.cost_name_ == "mad"
+    np.testing.assert_array_equal(got.X_cf_, expected.X_cf_)
+    np.testing.assert_array_equal(got.cost_, expected.cost_)
+    with pytest.raises(InputError, match="`method` must be one of"):
+        tdask.counterfactual(
+            model, dd.from_pandas(rows, npartitions=2), target=1, method="best"
+        )
+
+
 def test_counterfactual_frame_is_lazy_and_equals_one_machine(client, data):
     X, _, _, forest, _, frame = data
     lazy = tdask.counterfactual_frame(forest, frame[FEATURES], target=2, reference=X)
