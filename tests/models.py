@@ -108,6 +108,21 @@ def _bagging_factory(cls_name: str, *, task: str) -> Callable[..., FittedCase]:
     return factory
 
 
+def _adaboost_factory(seed: int = 0) -> FittedCase:
+    """AdaBoost (SAMME) over trees of depth 2, on three classes."""
+    from sklearn.ensemble import AdaBoostClassifier
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y = make_data(seed, task="classification")
+    weights = np.random.default_rng(seed + 1).uniform(0.5, 2.0, X.shape[0])
+    model = AdaBoostClassifier(
+        DecisionTreeClassifier(max_depth=2, random_state=seed),
+        n_estimators=5,
+        random_state=seed,
+    )
+    return FittedCase(_fit(model, X, y, weights), X, y, weights)
+
+
 _TREE = {"max_depth": 4}
 _ENSEMBLE = {"n_estimators": 5, "max_depth": 3}
 
@@ -151,6 +166,7 @@ MODEL_FACTORIES: dict[str, Callable[..., FittedCase]] = {
         "BaggingClassifier", task="classification"
     ),
     "sklearn.BaggingRegressor": _bagging_factory("BaggingRegressor", task="regression"),
+    "sklearn.AdaBoostClassifier": _adaboost_factory,
     "sklearn.GradientBoostingClassifier": _sklearn_factory(
         "ensemble.GradientBoostingClassifier",
         task="classification",
@@ -338,6 +354,8 @@ def library_predictions(model: Any, X: NDArray[np.float64]) -> dict[str, Any]:
     elif name.startswith("GradientBoosting"):
         # scikit-learn's compiled stage loop reads float32, as its predict casts.
         raw = model._raw_predict(np.asarray(X, dtype=np.float32))
+    elif name == "AdaBoostClassifier":
+        raw = model.decision_function(X)
     elif hasattr(model, "_raw_predict"):
         raw = model._raw_predict(X)
     else:

@@ -238,10 +238,12 @@ def test_brute_force_native_categorical(name):
 
 # ------------------------------------------------------------------- shap
 #: Models shap's TreeExplainer does not read (shap's own errors):
-#: multiclass GradientBoostingClassifier, bagged trees ("Model type not yet
-#: supported") and XGBoost random forests; the brute force above checks them.
+#: multiclass GradientBoostingClassifier, bagged trees and AdaBoost ("Model
+#: type not yet supported") and XGBoost random forests; the brute force above
+#: checks them.
 # shap's TreeExplainer refuses scikit-learn Pipelines.
 SHAP_UNSUPPORTED = set(PIPELINE_FACTORIES) | {
+    "sklearn.AdaBoostClassifier",
     "sklearn.BaggingClassifier",
     "sklearn.BaggingRegressor",
     "sklearn.GradientBoostingClassifier",

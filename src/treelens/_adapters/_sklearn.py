@@ -1,9 +1,10 @@
 """Adapter for scikit-learn's decision trees, random forests, extra trees,
-bagged trees and gradient boosting."""
+bagged trees, gradient boosting and AdaBoost."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,7 @@ _AVERAGING = (
 )
 _BOOSTING = ("sklearn.GradientBoostingClassifier", "sklearn.GradientBoostingRegressor")
 _BAGGING = ("sklearn.BaggingClassifier", "sklearn.BaggingRegressor")
+_ADABOOST = ("sklearn.AdaBoostClassifier",)
 _TREE_CLASSES = (
     "DecisionTreeClassifier",
     "DecisionTreeRegressor",
@@ -150,15 +152,7 @@ def _bagging(model: Any, feature_names: Sequence[str] | None) -> Forest:
     ``BaggingRegressor.predict`` averages the trees' predictions likewise.
     """
     _check_fitted(model)
-    base = model.estimator_  # the unfitted template of every tree
-    if type(base).__module__.split(".")[0] != "sklearn" or (
-        type(base).__name__ not in _TREE_CLASSES
-    ):
-        raise UnsupportedModelError(
-            f"{type(model).__name__} is supported with decision trees only; "
-            f"expected an estimator among {', '.join(_TREE_CLASSES)}, got "
-            f"{type(base).__name__}."
-        )
+    base = _tree_template(model)
     _check_single_output(model.estimators_[0])
     names, has_names = _resolve_names(model, feature_names)
     is_classifier = hasattr(model, "classes_")
@@ -203,6 +197,98 @@ def _bagging(model: Any, feature_names: Sequence[str] | None) -> Forest:
         allow_missing=_allow_missing(model),
         source=_class_path(model),
         class_weight=_class_weight(base) if is_classifier else None,
+    )
+
+
+def _tree_template(model: Any) -> Any:
+    """The unfitted template of an ensemble's trees, refused unless a
+    scikit-learn decision tree."""
+    base = model.estimator_
+    if type(base).__module__.split(".")[0] != "sklearn" or (
+        type(base).__name__ not in _TREE_CLASSES
+    ):
+        raise UnsupportedModelError(
+            f"{type(model).__name__} is supported with decision trees only; "
+            f"expected an estimator among {', '.join(_TREE_CLASSES)}, got "
+            f"{type(base).__name__}."
+        )
+    return base
+
+
+@register_adapter(*_ADABOOST)
+def _adaboost(model: Any, feature_names: Sequence[str] | None) -> Forest:
+    """AdaBoost (SAMME) over decision trees: a weighted vote of the trees' labels.
+
+    ``AdaBoostClassifier.decision_function`` adds, tree after tree, each tree's
+    weight ``w`` to the class it predicts and ``-w / (K - 1)`` to every other
+    class, then divides by the total of the weights; with two classes it keeps
+    the second class's sum minus the first's.  The Forest holds the same terms:
+
+    - two classes: one tree per estimator, its node values ``w`` where the node
+      predicts the second class and ``-w`` elsewhere, the sum divided by half
+      the total (``raw_divisor``): the raw score is ``decision_function``, to
+      the last bit, and a score of exactly 0 predicts the first class;
+    - ``K > 2`` classes: each estimator once per class (stage-major, as
+      multiclass boosting), with values ``w`` where the node predicts that
+      class and ``-1 / (K - 1) * w`` elsewhere; the raw scores are
+      ``decision_function``.
+
+    ``link="samme"`` turns them into ``predict_proba``; the trees' weights are
+    their weights in MDI, as in ``feature_importances_``.
+    """
+    _check_fitted(model)
+    _tree_template(model)
+    names, has_names = _resolve_names(model, feature_names)
+    n_classes = len(model.classes_)
+    if n_classes < 2:
+        raise UnsupportedModelError(
+            f"This AdaBoostClassifier was fitted on {n_classes} class; expected at "
+            "least 2 classes."
+        )
+    total = model.estimator_weights_.sum()  # as decision_function divides
+    if not (np.isfinite(total) and total > 0):
+        raise UnsupportedModelError(
+            "This AdaBoostClassifier's estimator weights sum to "
+            f"{float(total)!r}; expected a positive total."
+        )
+    n_outputs = 1 if n_classes == 2 else n_classes
+    trees, weights = [], []
+    for estimator, weight in zip(model.estimators_, model.estimator_weights_):
+        _check_single_output(estimator)
+        tree = tree_from_sklearn(estimator.tree_)
+        if tree.value.shape[1] != n_classes:
+            raise UnsupportedModelError(
+                f"A tree of this AdaBoostClassifier knows {tree.value.shape[1]} "
+                f"classes; expected the model's {n_classes}."
+            )
+        # The class each node predicts, as the tree's own `predict`.
+        label = np.argmax(tree.value, axis=1)
+        other = -1 / (n_classes - 1) * weight
+        votes = [1] if n_classes == 2 else range(n_classes)
+        for k in votes:
+            value = np.where(label == k, weight, other).astype(np.float64)
+            trees.append(replace(tree, value=value[:, None]))
+            weights.append(float(weight))
+    divisor = float(total / 2) if n_classes == 2 else float(total)
+    return Forest(
+        trees=tuple(trees),
+        kind="boosting",
+        task="classification",
+        n_features=int(model.n_features_in_),
+        feature_names=names,
+        has_feature_names=has_names,
+        classes_=model.classes_,
+        criterion=str(model.estimator_.criterion),
+        init_raw=np.zeros(n_outputs),
+        learning_rate=1.0 / divisor,
+        link="samme",
+        tree_output=np.tile(np.arange(n_outputs), len(trees) // n_outputs),
+        input_dtype=np.float32,
+        allow_missing=_allow_missing(model),
+        source=_class_path(model),
+        positive_at_zero=False,
+        raw_divisor=divisor,
+        tree_weight=np.asarray(weights),
     )
 
 

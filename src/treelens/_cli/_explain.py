@@ -109,7 +109,7 @@ def path_table(result: Any, *, top: int) -> pd.DataFrame:
     order = result.feature_order_[0][:top]
     counts = result.feature_counts_[0]
     depth = result.mean_first_depth_[0]
-    n_trees = result.leaves_.shape[1]
+    n_trees = result.n_trees_
     rows = [
         {
             "feature": result.feature_names_[j],

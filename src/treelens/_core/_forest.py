@@ -26,7 +26,7 @@ TREE_UNDEFINED = -2
 
 Kind = Literal["tree", "forest", "boosting"]
 Task = Literal["classification", "regression"]
-Link = Literal["identity", "logistic", "exponential", "softmax"]
+Link = Literal["identity", "logistic", "exponential", "softmax", "samme"]
 
 # Rows times trees routed at once by `Forest.apply`; bounds the temporary arrays
 # to a few tens of megabytes whatever the number of rows.
@@ -277,10 +277,12 @@ class Forest:
     learning_rate : float
         Boosting only: factor applied to every tree value (1.0 when the library
         already folded it into the leaf values).
-    link : {"identity", "logistic", "exponential", "softmax"}
+    link : {"identity", "logistic", "exponential", "softmax", "samme"}
         How raw scores become predictions: identity for regression and averaging
         ensembles; ``expit(raw)`` (logistic), ``expit(2 * raw)`` (exponential
-        loss) for binary boosting; softmax for multiclass boosting.
+        loss) for binary boosting; softmax for multiclass boosting; ``"samme"``
+        as scikit-learn's AdaBoost: ``softmax(raw / (n_classes - 1))``, for two
+        classes ``softmax([-raw / 2, raw / 2])``.
     tree_output : ndarray of shape (n_trees,)
         Boosting only: the raw output each tree adds to; zeros otherwise.
     input_dtype : numpy dtype
@@ -318,6 +320,18 @@ class Forest:
         Boosting only: whether ``init_raw`` is added after the sum of the trees
         (CatBoost's order) rather than before it (every other library's).  The
         scores differ only by rounding; this makes them the same doubles.
+    raw_divisor : float
+        Boosting only: raw scores are ``(init_raw + sum of tree values) /
+        raw_divisor``, divided once after the sum, as AdaBoost divides its
+        weighted votes by the total of the weights (1.0: no division).  When
+        it is not 1, ``learning_rate`` is ``1 / raw_divisor``, so that each
+        tree's share of the raw score is still ``learning_rate * value``.
+    tree_weight : ndarray of shape (n_trees,), optional
+        Weights of the trees in the model's feature importances, where the
+        model weighs them (AdaBoost: ``estimator_weights_``): MDI is then the
+        weighted mean of the trees' normalized importances, as
+        ``AdaBoostClassifier.feature_importances_``.  Empty by default: the
+        trees weigh alike.
     input_map : InputMap or None
         A Forest lifted from a pipeline (see :func:`~treelens.to_forest`): the
         final model's Forest, with the same nodes, and the map from the rows
@@ -364,6 +378,9 @@ class Forest:
     score_dtype: Any = np.float64
     features: tuple[FeatureSpec, ...] = ()
     init_after_trees: bool = False
+    raw_divisor: float = 1.0
+    # Empty by default, meaning "the trees weigh alike".
+    tree_weight: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
     input_map: InputMap | None = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -384,6 +401,7 @@ class Forest:
             else self.tree_output
         )
         object.__setattr__(self, "tree_output", _readonly(tree_output, np.intp))
+        self._check_weights()
         if self.classes_ is not None:
             classes = np.array(self.classes_, copy=True)
             classes.setflags(write=False)
@@ -399,6 +417,36 @@ class Forest:
                 f"{len(self.trees)}, got {len(self.tree_output)}."
             )
         self._check_features()
+
+    def _check_weights(self) -> None:
+        weights = np.ravel(
+            np.zeros(0) if self.tree_weight is None else self.tree_weight
+        )
+        object.__setattr__(self, "tree_weight", _readonly(weights, np.float64))
+        if weights.size and (
+            weights.size != len(self.trees)
+            or not np.isfinite(weights).all()
+            or (weights < 0).any()
+            or weights.sum() <= 0
+        ):
+            raise InputError(
+                "`tree_weight` must hold one finite, non-negative weight per tree "
+                f"with a positive sum; expected {len(self.trees)} such weights, got "
+                f"{weights.size} summing to {weights.sum():g}."
+            )
+        divisor = float(self.raw_divisor)
+        object.__setattr__(self, "raw_divisor", divisor)
+        if not (np.isfinite(divisor) and divisor > 0):
+            raise InputError(
+                f"`raw_divisor` must be a positive finite number; got {divisor!r}."
+            )
+        if divisor != 1.0 and not np.isclose(
+            self.learning_rate * divisor, 1.0, rtol=1e-12, atol=0.0
+        ):
+            raise InputError(
+                "With a `raw_divisor`, `learning_rate` must be 1 / raw_divisor; "
+                f"expected {1.0 / divisor!r}, got {self.learning_rate!r}."
+            )
 
     def _check_features(self) -> None:
         features = tuple(self.features) or numeric_features(self.feature_names)
@@ -445,6 +493,13 @@ class Forest:
     def is_classifier(self) -> bool:
         """Whether the forest is a classifier."""
         return self.task == "classification"
+
+    @property
+    def tree_copies(self) -> int:
+        """How many consecutive trees of ``trees`` hold one tree of the source
+        model: the number of classes for multiclass AdaBoost (each of its trees
+        votes once per class, :attr:`link` ``"samme"``), else 1."""
+        return self.n_outputs if self.link == "samme" else 1
 
     @property
     def n_outputs(self) -> int:
@@ -745,7 +800,9 @@ class Forest:
         out = np.full((leaves.shape[0], n_values), first, dtype=dtype)
         if trees.size == 0:
             return out
-        rate = dtype.type(self.learning_rate) if self.kind == "boosting" else 1
+        # A raw divisor divides the sum once, afterwards (`_raw_from_leaves`).
+        scaled = self.kind == "boosting" and self.raw_divisor == 1.0
+        rate = dtype.type(self.learning_rate) if scaled else 1
         step = max(1, _APPLY_CELLS // ((trees.size + 1) * n_values))
         for start in range(0, leaves.shape[0], step):
             # Tree-major, (trees, rows, values): each addition is one
@@ -790,6 +847,8 @@ class Forest:
                 raw[:, k] = self._summed_in_order(leaves, trees, dtype)[:, 0] + init[k]
             else:
                 raw[:, k] = self._summed_in_order(leaves, trees, dtype, init[k])[:, 0]
+        if self.raw_divisor != 1.0:
+            raw /= dtype.type(self.raw_divisor)
         return raw.astype(np.float64, copy=False)
 
     def predict_proba(self, X: Any) -> NDArray[np.float64]:
@@ -916,11 +975,17 @@ def _apply_link(raw: NDArray[np.float64], link: str) -> NDArray[np.float64]:
 
     if link == "softmax":
         return softmax(raw, axis=1)
+    if link == "samme":
+        # scikit-learn's AdaBoostClassifier._compute_proba_from_decision.
+        if raw.shape[1] == 1:
+            return softmax(np.column_stack([-raw[:, 0], raw[:, 0]]) / 2, axis=1)
+        return softmax(raw / (raw.shape[1] - 1), axis=1)
     if link in ("logistic", "exponential"):
         p1 = expit(2.0 * raw[:, 0] if link == "exponential" else raw[:, 0])
         return np.column_stack([1.0 - p1, p1])
     raise InputError(
-        f"Unknown link {link!r}; expected 'logistic', 'exponential' or 'softmax'."
+        f"Unknown link {link!r}; expected 'logistic', 'exponential', 'softmax' "
+        "or 'samme'."
     )
 
 

@@ -379,5 +379,7 @@ def combined_forest(forest: Forest, bound: IsolationBound) -> Forest:
         tree_output=np.concatenate(
             [forest.tree_output, np.zeros(len(bound.trees), dtype=np.intp)]
         ),
+        # Weights in importances are the model's; these trees are not.
+        tree_weight=np.zeros(0),
         input_dtype=np.float64,
     )

@@ -66,7 +66,8 @@ class DecisionPath:
     proba_ : ndarray of shape (n_rows, n_classes) or None
         Class probabilities, for classifiers.
     feature_counts_ : ndarray of shape (n_rows, n_features)
-        Number of trees whose path tests each feature.
+        Number of the model's trees whose path tests each feature (of
+        ``n_trees_``).
     mean_first_depth_ : ndarray of shape (n_rows, n_features)
         Mean over those trees of the depth of the first test of the feature
         (NaN where no tree tests it).
@@ -78,6 +79,10 @@ class DecisionPath:
     feature_names_ : tuple of str
     data_ : pandas.DataFrame of shape (n_rows, n_features)
         The rows, in the user's units.
+    n_trees_ : int
+        Number of the model's trees.  The columns of ``leaves_`` are the
+        Forest's trees, which hold a multiclass AdaBoost's trees once per class
+        (:attr:`Forest.tree_copies`); elsewhere the two are equal.
 
     See Also
     --------
@@ -96,6 +101,7 @@ class DecisionPath:
     sentences_: tuple[str, ...]
     feature_names_: tuple[str, ...]
     data_: pd.DataFrame
+    n_trees_: int
 
     def to_frame(self) -> pd.DataFrame:
         """The merged rules with each one in words.
@@ -185,6 +191,8 @@ def decision_path(
     rules = _merge(steps, forest.n_trees, forest.n_features)
     rules_frame = _rules_frame(forest, rules, data, values)
     counts, mean_depth, order = _ranking(rules, routed.shape[0], forest.n_features)
+    # The copies of one of the model's trees test alike: count it once.
+    counts //= forest.tree_copies
     proba = forest._proba_from_leaves(leaves) if forest.is_classifier else None
     prediction = forest._predict_from_leaves(leaves)
     leaf_values = tables.value[global_leaves]
@@ -214,6 +222,7 @@ def decision_path(
         sentences_=tuple(sentences),
         feature_names_=forest.feature_names,
         data_=data,
+        n_trees_=forest.n_trees // forest.tree_copies,
     )
 
 
@@ -567,7 +576,8 @@ def _ensemble_clauses(
                 d == 2,
                 _own_category(forest, int(f), value) if d == 4 else None,
             )
-            parts.append(f"{text} ({counts[r, f]} of {forest.n_trees} trees)")
+            n_trees = forest.n_trees // forest.tree_copies
+            parts.append(f"{text} ({counts[r, f]} of {n_trees} trees)")
         out.append(_join(parts))
     return out
 

@@ -82,8 +82,9 @@ def mdi_importance(
     A random forest averages the normalized importances of its trees with more
     than one node and divides by the sum; gradient boosting averages the
     unnormalized ones (divided by the root weight only) of every stage tree with
-    more than one node and divides by the sum.  All importances are zero when no
-    tree splits.
+    more than one node and divides by the sum; AdaBoost weighs the normalized
+    importances of its trees by their weights (``Forest.tree_weight``).  All
+    importances are zero when no tree splits.
 
     Parameters
     ----------
@@ -256,7 +257,7 @@ def mdi_from_statistics(
         )
         root = weighted[t][0]
         scale[t] = 1.0 / root if root > 0 else 0.0
-        if forest.kind != "boosting":
+        if forest.kind != "boosting" or forest.tree_weight.size:
             total = np.sum(tree_importance)
             if total > 0.0:
                 tree_importance = tree_importance / total
@@ -264,9 +265,16 @@ def mdi_from_statistics(
         per_tree[t] = tree_importance
         node_parts.append((inner, decrease))
     relevant = np.array([tree.n_nodes > 1 for tree in forest.trees], dtype=bool)
+    ensemble: float | NDArray[np.float64]
     if forest.kind == "tree" or not relevant.any():
         importances = per_tree[0] if forest.kind == "tree" else np.zeros(n_features)
         ensemble = 1.0
+    elif forest.tree_weight.size:
+        # AdaBoost: the weighted mean of the normalized importances over every
+        # tree (those that do not split add zeros), not normalized again.
+        weight = forest.tree_weight / forest.tree_weight.sum()
+        importances = weight @ per_tree
+        ensemble = weight
     else:
         mean = np.mean(per_tree[relevant], axis=0, dtype=np.float64)
         total = np.sum(mean)
@@ -278,7 +286,7 @@ def mdi_from_statistics(
         per_tree_scaled = per_tree
         std = None
     else:
-        per_tree_scaled = per_tree * (ensemble * relevant.sum())
+        per_tree_scaled = per_tree * (np.reshape(ensemble, (-1, 1)) * relevant.sum())
         std = (
             np.std(per_tree_scaled[relevant], axis=0)
             if relevant.any()

@@ -51,6 +51,13 @@ def check_replayable(forest: Forest, target: NDArray[Any]) -> None:
         For negative targets of a poisson tree.
     """
     if forest.kind == "boosting":
+        if forest.link == "samme":
+            raise UnsupportedModelError(
+                f"Cannot replay the stages of {forest.source or 'AdaBoost'} on "
+                "other rows: each tree was fitted on rows reweighted by the "
+                "errors of the trees before it; expected the model's own "
+                "statistics (no X and y) or permutation importance."
+            )
         if forest.loss not in BOOSTING_LOSSES:
             raise UnsupportedModelError(
                 f"Cannot replay the stages of {forest.source or 'this model'}: its "

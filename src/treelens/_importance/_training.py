@@ -89,7 +89,10 @@ def training_data_match(model: Any, X: Any, *, n_trees: int = 3) -> Match:
         return "unknown"
     # Route through the checked trees only: a few trees of a large forest.
     first = dataclasses.replace(
-        forest, trees=forest.trees[:checked], tree_output=forest.tree_output[:checked]
+        forest,
+        trees=forest.trees[:checked],
+        tree_output=forest.tree_output[:checked],
+        tree_weight=forest.tree_weight[:checked],
     )
     leaves = first._apply(array)
     for t in range(checked):
