@@ -148,3 +148,24 @@ def test_report_of_a_multiclass_adaboost():
     assert "training data" in page
     # Held-out MDI is refused with its reason; the page says so and goes on.
     assert "reweighted" in page
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"raw_divisor": 0.0}, "raw_divisor"),
+        ({"raw_divisor": np.inf}, "raw_divisor"),
+        ({"learning_rate": 1.0}, "1 / raw_divisor"),
+        ({"tree_weight": np.ones(2)}, "tree_weight"),
+        ({"tree_weight": -np.ones(5)}, "tree_weight"),
+    ],
+)
+def test_forest_refuses_inconsistent_divisor_and_weights(change, message):
+    import dataclasses
+
+    X, y = make_data(0, task="classification", n_classes=2)
+    model = AdaBoostClassifier(n_estimators=5, random_state=0).fit(X, y)
+    forest = treelens.to_forest(model)
+    assert forest.n_trees == 5
+    with pytest.raises(treelens.InputError, match=message):
+        dataclasses.replace(forest, **change)
