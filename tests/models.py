@@ -283,6 +283,60 @@ def _hist_factory(cls_name: str, *, task: str) -> Callable[..., FittedCase]:
     return factory
 
 
+def _log_link_factory(library: str, objective: str) -> Callable[..., FittedCase]:
+    """A boosted regressor with a log link, fitted on counts (``+ 1`` for gamma,
+    whose targets must be positive)."""
+
+    def factory(seed: int = 0) -> FittedCase:
+        X, signal = make_data(seed, task="regression", missing=True)
+        rng = np.random.default_rng(seed + 2)
+        y = rng.poisson(np.exp(0.7 * signal)).astype(np.float64)
+        if "gamma" in objective:
+            y += 1.0
+        if library == "sklearn":
+            import sklearn.ensemble
+
+            model: Any = sklearn.ensemble.HistGradientBoostingRegressor(
+                loss=objective, max_iter=4, max_leaf_nodes=8, random_state=seed
+            )
+        elif library == "xgboost":
+            import xgboost
+
+            model = xgboost.XGBRegressor(
+                objective=objective,
+                n_estimators=4,
+                max_depth=3,
+                n_jobs=1,
+                random_state=seed,
+            )
+        else:
+            import lightgbm
+
+            model = lightgbm.LGBMRegressor(
+                objective=objective,
+                n_estimators=4,
+                num_leaves=8,
+                min_child_samples=5,
+                verbose=-1,
+                n_jobs=1,
+                random_state=seed,
+            )
+        return FittedCase(model.fit(X, y), X, y, None, True)
+
+    return factory
+
+
+#: Boosted regressors with a log link (their predictions are ``exp(raw)``),
+#: beside the registry's one factory per supported model.
+LOG_LINK_FACTORIES: dict[str, Callable[..., FittedCase]] = {
+    "sklearn.HistGradientBoostingRegressor[poisson]": _log_link_factory(
+        "sklearn", "poisson"
+    ),
+    "xgboost.XGBRegressor[reg:gamma]": _log_link_factory("xgboost", "reg:gamma"),
+    "lightgbm.LGBMRegressor[tweedie]": _log_link_factory("lightgbm", "tweedie"),
+}
+
+
 #: Models predicted by another library than scikit-learn (compared with
 #: ``library_predictions``).
 NATIVE_BOOSTING_FACTORIES: dict[str, Callable[..., FittedCase]] = {
@@ -305,6 +359,12 @@ NATIVE_BOOSTING_FACTORIES: dict[str, Callable[..., FittedCase]] = {
     "catboost.CatBoostRegressor": _catboost_factory(
         "CatBoostRegressor", task="regression"
     ),
+    "xgboost.XGBRegressor[reg:gamma]": LOG_LINK_FACTORIES[
+        "xgboost.XGBRegressor[reg:gamma]"
+    ],
+    "lightgbm.LGBMRegressor[tweedie]": LOG_LINK_FACTORIES[
+        "lightgbm.LGBMRegressor[tweedie]"
+    ],
 }
 #: Boosting models whose trees store no impurity: MDI only held out, and
 #: ``gain_importance``.
@@ -316,6 +376,9 @@ NO_IMPURITY_FACTORIES: dict[str, Callable[..., FittedCase]] = {
     "sklearn.HistGradientBoostingRegressor": _hist_factory(
         "HistGradientBoostingRegressor", task="regression"
     ),
+    "sklearn.HistGradientBoostingRegressor[poisson]": LOG_LINK_FACTORIES[
+        "sklearn.HistGradientBoostingRegressor[poisson]"
+    ],
 }
 MODEL_FACTORIES.update(NO_IMPURITY_FACTORIES)
 

@@ -166,8 +166,8 @@ def test_non_symmetric_trees_by_hand():
 def test_bad_dumps_are_refused():
     with pytest.raises(InputError, match="Not a CatBoost JSON model"):
         forest_from_catboost_json({"learner": {}})
-    with pytest.raises(UnsupportedModelError, match="'Poisson' is not supported"):
-        forest_from_catboost_json(_model([TREE_1], loss="Poisson"))
+    with pytest.raises(UnsupportedModelError, match="'YetiRank' is not supported"):
+        forest_from_catboost_json(_model([TREE_1], loss="YetiRank"))
     with pytest.raises(UnsupportedModelError, match="probability threshold"):
         forest_from_catboost_json(
             _model([TREE_1], loss="Logloss", binclass_probability_threshold="0.7")

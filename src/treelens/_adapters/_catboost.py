@@ -27,7 +27,10 @@ doubles; a scale other than 1 (only after ``set_scale_and_bias``) is folded into
 the leaf values, which moves scores by a rounding error.  Multiclass trees hold
 one value per class in each leaf; the Forest holds one tree per class, as for
 LightGBM.  Binary models predict class 1 when ``p > 0.5`` (``positive_at_zero``
-is false); other probability thresholds are refused.
+is false); other probability thresholds are refused.  ``Poisson`` and ``Tweedie``
+predict ``exp(raw)`` (``prediction_type="Exponent"``, the Forest's link
+``"exp"``); CatBoost's own fast exponential differs from ``numpy.exp`` by up to
+two units in the last place.
 
 Node statistics.  ``weighted_n_node_samples`` is the weight of training rows in
 each node (CatBoost's ``leaf_weights``, summed up the tree), split-node values the
@@ -90,6 +93,8 @@ _LOSSES = {
     "Huber": ("regression", "identity"),
     "LogCosh": ("regression", "identity"),
     "Lq": ("regression", "identity"),
+    "Poisson": ("regression", "exp"),
+    "Tweedie": ("regression", "exp"),
 }
 # Losses whose gradient is that of a scikit-learn loss (stages replayed on data).
 _REPLAY_LOSSES = {
@@ -125,8 +130,7 @@ def _objective(model_json: dict[str, Any]) -> tuple[str, str, str]:
     if name not in _LOSSES:
         raise UnsupportedModelError(
             f"CatBoost loss {name!r} is not supported; expected one of "
-            f"{sorted(_LOSSES)} (log links such as Poisson and Tweedie, ranking and "
-            "multi-output losses are not)."
+            f"{sorted(_LOSSES)} (ranking and multi-output losses are not)."
         )
     task, link = _LOSSES[name]
     return name, task, link
@@ -570,7 +574,9 @@ def _parse(
     ]
     class_params = model_json.get("model_info", {}).get("class_params", {})
     info = {
-        "loss": _REPLAY_LOSSES.get(loss, ""),
+        # The log links' losses by scikit-learn's names (named in the refusal
+        # to replay them).
+        "loss": loss.lower() if link == "exp" else _REPLAY_LOSSES.get(loss, ""),
         "task": task,
         "link": link,
         "scale": float(scale),
@@ -707,4 +713,6 @@ def catboost_predict(model: Any, X: Any) -> NDArray[Any]:
     per row, as ``Forest.predict`` gives them."""
     if _is_classifier(model):
         return np.asarray(model.predict(X, prediction_type="Class")).reshape(-1)
-    return np.asarray(model.predict(X, prediction_type="RawFormulaVal")).reshape(-1)
+    loss = str(model.get_all_params().get("loss_function", "")).split(":")[0]
+    kind = "Exponent" if _LOSSES.get(loss, ("", ""))[1] == "exp" else "RawFormulaVal"
+    return np.asarray(model.predict(X, prediction_type=kind)).reshape(-1)

@@ -21,7 +21,8 @@ Scores.  The learning rate (``shrinkage``) and the initial score
 so its ``learning_rate`` is ``1 / n_rounds`` (LightGBM's own ``raw_score`` output
 is then the unaveraged sum, while its probabilities come from the average, which
 is what ``Forest.raw_predict`` gives).  Multiclass models grow one tree per class
-and round, class-minor.
+and round, class-minor.  The log links (``poisson``, ``gamma``, ``tweedie``)
+predict ``exp(raw)`` (the Forest's link ``"exp"``).
 
 Node statistics.  ``n_node_samples`` are the dump's counts; ``weighted_n_node_samples``
 the hessian sums (``leaf_weight``, summed up the tree for split nodes because the
@@ -49,7 +50,9 @@ from ._registry import register_adapter
 __all__ = ["forest_from_lightgbm_dump", "lightgbm_split_statistics"]
 
 _REGRESSION = ("regression", "regression_l1", "huber", "fair", "quantile", "mape")
-_SUPPORTED = ("binary", "multiclass", *_REGRESSION)
+# Objectives whose prediction is exp(raw score).
+_LOG_LINK = ("poisson", "gamma", "tweedie")
+_SUPPORTED = ("binary", "multiclass", *_REGRESSION, *_LOG_LINK)
 
 
 def _objective(dump: dict[str, Any]) -> tuple[str, str, str]:
@@ -71,6 +74,8 @@ def _objective(dump: dict[str, Any]) -> tuple[str, str, str]:
         )
     if name == "multiclass":
         return "classification", "softmax", "log_loss"
+    if name in _LOG_LINK:  # named in the refusal to replay the loss
+        return "regression", "exp", name
     if name in _REGRESSION and "sqrt" not in flags:
         return "regression", "identity", "squared_error" if name == "regression" else ""
     raise UnsupportedModelError(

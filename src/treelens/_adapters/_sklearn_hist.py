@@ -10,9 +10,9 @@ Scores.  ``raw = _baseline_prediction + sum of leaf values``; leaf values alread
 carry the learning rate (``learning_rate`` is 1.0 in the Forest).  The values the
 library keeps at split nodes do not, so they are multiplied by the learning rate
 here to be on the leaves' scale.  The link follows the loss: identity for
-``squared_error``, ``absolute_error`` and ``quantile``; logistic for binary and
-softmax for multiclass ``log_loss``.  Losses with a log link (``poisson``,
-``gamma``) are refused.
+``squared_error``, ``absolute_error`` and ``quantile``; ``exp`` (the log link)
+for ``poisson`` and ``gamma``, whose predictions are ``exp(raw)``; logistic for
+binary and softmax for multiclass ``log_loss``.
 
 Categorical features.  scikit-learn encodes each categorical column with an
 ``OrdinalEncoder`` whose codes are what the trees compare (the encoder puts these
@@ -47,6 +47,7 @@ __all__ = ["hist_split_statistics"]
 
 _LINKS = {
     "IdentityLink": "identity",
+    "LogLink": "exp",
     "LogitLink": "logistic",
     "MultinomialLogit": "softmax",
 }
@@ -58,8 +59,9 @@ def _link(model: Any) -> str:
         loss = model.loss if isinstance(model.loss, str) else type(model.loss).__name__
         raise UnsupportedModelError(
             f"{type(model).__name__} with loss {loss!r} is not supported: its link "
-            f"({name}) is none of identity, logistic or softmax; expected loss "
-            "'squared_error', 'absolute_error', 'quantile' or 'log_loss'."
+            f"({name}) is none of identity, log, logistic or softmax; expected "
+            "loss 'squared_error', 'absolute_error', 'quantile', 'poisson', "
+            "'gamma' or 'log_loss'."
         )
     return _LINKS[name]
 
@@ -204,7 +206,11 @@ def _hist_gradient_boosting(model: Any, feature_names: Sequence[str] | None) -> 
         input_dtype=np.float64,
         allow_missing=_allow_missing(model),
         source=_class_path(model),
-        loss=model.loss if model.loss in ("squared_error", "log_loss") else "",
+        # Named where treelens replays it, and for the log links (whose
+        # refusal to replay names it); others are "" (not replayed).
+        loss=model.loss
+        if model.loss in ("squared_error", "log_loss", "poisson", "gamma")
+        else "",
         positive_at_zero=False,
         features=info["features"],
     )

@@ -13,7 +13,10 @@ Scores.  ``raw = base_margin + sum of leaf values``; the learning rate is alread
 folded into the leaf values (``learning_rate`` is 1.0 in the Forest) and DART's
 tree weights are folded in too.  ``base_score`` is read from the model (XGBoost >= 2
 estimates it from the data); for ``binary:logistic`` it is a probability and goes
-through the logit.  Multiclass models grow one tree per class and round
+through the logit, for the log links (``count:poisson``, ``reg:gamma``,
+``reg:tweedie``) a float32 prediction whose margin is its log.  Those predict
+``expf(raw)`` in float32 with the C library's ``expf``, which
+:func:`~treelens._core._exponential.float32_exp` reproduces.  Multiclass models grow one tree per class and round
 (``tree_info`` gives each tree's class).
 
 Labels.  XGBoost predicts class 1 when ``p > 0.5`` (``positive_at_zero`` is
@@ -59,6 +62,13 @@ _REPLAY_LOSSES = {
     "reg:squarederror": "squared_error",
 }
 
+# The log-link objectives' losses, by scikit-learn's names.
+_LOG_LINK_LOSSES = {
+    "count:poisson": "poisson",
+    "reg:gamma": "gamma",
+    "reg:tweedie": "tweedie",
+}
+
 # objective -> (task, link)
 _OBJECTIVES = {
     "binary:logistic": ("classification", "logistic"),
@@ -69,6 +79,9 @@ _OBJECTIVES = {
     "reg:pseudohubererror": ("regression", "identity"),
     "reg:absoluteerror": ("regression", "identity"),
     "reg:quantileerror": ("regression", "identity"),
+    "count:poisson": ("regression", "exp"),
+    "reg:gamma": ("regression", "exp"),
+    "reg:tweedie": ("regression", "exp"),
 }
 
 
@@ -290,6 +303,9 @@ def _parse(
     base = _base_score(learner)
     if link == "logistic":
         base = np.log(base) - np.log1p(-base)
+    elif link == "exp":
+        # base_score is a float32 prediction; XGBoost's margin is its logf.
+        base = np.log(base.astype(np.float32).astype(np.float64))
     init_raw = np.broadcast_to(base, (n_outputs,)) if base.size == 1 else base
     if init_raw.shape != (n_outputs,):
         raise InputError(
@@ -299,7 +315,13 @@ def _parse(
     stagewise = weights is None and parallel == 1  # not DART, not a random forest
     info = {
         "objective": objective,
-        "loss": _REPLAY_LOSSES.get(objective, "") if stagewise else "",
+        "loss": (
+            _LOG_LINK_LOSSES[objective]
+            if link == "exp"  # named in the refusal to replay it
+            else _REPLAY_LOSSES.get(objective, "")
+            if stagewise
+            else ""
+        ),
         "task": task,
         "link": link,
         "names": names,

@@ -40,6 +40,8 @@ class RowExplanation:
     counterfactual: pd.DataFrame | None
     counterfactual_summary: dict[str, Any] | None
     note: str
+    #: Whether the prediction is the exponential of the raw score (log link).
+    log_link: bool = False
 
 
 def check_row(row: int, n_rows: int) -> int:
@@ -143,6 +145,7 @@ def explain_row(
     ``optimal`` proves the counterfactual least costly
     (:func:`treelens.optimal_counterfactual`) instead of feature tweaking.
     """
+    from .._adapters import to_forest
     from .._explain._contributions import saabas_values
     from .._explain._path import decision_path
 
@@ -190,6 +193,7 @@ def explain_row(
         counterfactual=changes,
         counterfactual_summary=summary,
         note=note,
+        log_link=to_forest(model).link == "exp",
     )
 
 
@@ -220,6 +224,7 @@ def render_explanation(explanation: RowExplanation, *, json_out: bool) -> str:
             "contributions": {
                 "output": explanation.output,
                 "output_space": explanation.output_space,
+                "log_link": explanation.log_link,
                 "bias": explanation.bias,
                 "prediction": explanation.prediction,
                 "top": _records(explanation.contributions),
@@ -236,6 +241,10 @@ def render_explanation(explanation: RowExplanation, *, json_out: bool) -> str:
     return _text(explanation)
 
 
+# How the contributions' output space reads in a sentence.
+_SPACE_NAMES = {"raw": "raw score", "value": "prediction"}
+
+
 def _text(explanation: RowExplanation) -> str:
     from rich.console import Console
     from rich.table import Table
@@ -245,8 +254,10 @@ def _text(explanation: RowExplanation) -> str:
     console.print(f"Row {explanation.row}: {explanation.sentence}")
     console.print()
     console.print(rich_table("Decision path", explanation.path))
-    space = explanation.output_space
+    space = _SPACE_NAMES.get(explanation.output_space, explanation.output_space)
     shown = f"{space} of class {explanation.output}" if explanation.output else space
+    if explanation.log_link:
+        shown += " (the log of the prediction)"
     contributions = rich_table(
         f"Contributions to the {shown}: {explanation.bias:.4g} (bias) -> "
         f"{explanation.prediction:.4g}",

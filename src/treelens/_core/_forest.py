@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 from .._exceptions import InputError
 from ._cache import derived_property, without_derived
 from ._compiled_routing import apply_compiled, compiled_trees
+from ._exponential import float32_exp
 from ._features import FeatureSpec, category_codes, numeric_features
 
 __all__ = ["Forest", "Tree"]
@@ -26,7 +27,7 @@ TREE_UNDEFINED = -2
 
 Kind = Literal["tree", "forest", "boosting"]
 Task = Literal["classification", "regression"]
-Link = Literal["identity", "logistic", "exponential", "softmax", "samme"]
+Link = Literal["identity", "logistic", "exponential", "softmax", "samme", "exp"]
 
 # Rows times trees routed at once by `Forest.apply`; bounds the temporary arrays
 # to a few tens of megabytes whatever the number of rows.
@@ -277,12 +278,13 @@ class Forest:
     learning_rate : float
         Boosting only: factor applied to every tree value (1.0 when the library
         already folded it into the leaf values).
-    link : {"identity", "logistic", "exponential", "softmax", "samme"}
+    link : {"identity", "logistic", "exponential", "softmax", "samme", "exp"}
         How raw scores become predictions: identity for regression and averaging
-        ensembles; ``expit(raw)`` (logistic), ``expit(2 * raw)`` (exponential
-        loss) for binary boosting; softmax for multiclass boosting; ``"samme"``
-        as scikit-learn's AdaBoost: ``softmax(raw / (n_classes - 1))``, for two
-        classes ``softmax([-raw / 2, raw / 2])``.
+        ensembles; ``exp(raw)`` for boosted regressors with a log link (Poisson,
+        gamma and Tweedie losses); ``expit(raw)`` (logistic), ``expit(2 * raw)``
+        (exponential loss) for binary boosting; softmax for multiclass boosting;
+        ``"samme"`` as scikit-learn's AdaBoost: ``softmax(raw / (n_classes -
+        1))``, for two classes ``softmax([-raw / 2, raw / 2])``.
     tree_output : ndarray of shape (n_trees,)
         Boosting only: the raw output each tree adds to; zeros otherwise.
     input_dtype : numpy dtype
@@ -299,8 +301,9 @@ class Forest:
     loss : str
         Boosting only: the loss whose negative gradient the stage trees were
         fitted on (scikit-learn names: ``"squared_error"``, ``"absolute_error"``,
-        ``"huber"``, ``"quantile"``, ``"log_loss"``, ``"exponential"``); empty
-        when unknown.
+        ``"huber"``, ``"quantile"``, ``"log_loss"``, ``"exponential"``; the log
+        links' ``"poisson"``, ``"gamma"`` and ``"tweedie"``, which are not
+        replayed on data); empty when unknown.
     loss_alpha : float or None
         The ``alpha`` of the ``"huber"`` and ``"quantile"`` losses.
     positive_at_zero : bool
@@ -415,6 +418,13 @@ class Forest:
             raise InputError(
                 f"`tree_output` must have one entry per tree; expected "
                 f"{len(self.trees)}, got {len(self.tree_output)}."
+            )
+        if self.link == "exp" and (
+            self.kind != "boosting" or self.task != "regression"
+        ):
+            raise InputError(
+                "The link 'exp' is for boosted regressors (a log link); got kind "
+                f"{self.kind!r} and task {self.task!r}."
             )
         self._check_features()
 
@@ -851,6 +861,29 @@ class Forest:
             raw /= dtype.type(self.raw_divisor)
         return raw.astype(np.float64, copy=False)
 
+    def _exp_from_leaves(self, leaves: NDArray[np.intp]) -> NDArray[np.float64]:
+        """``exp(raw)`` of a log-link regressor, in the dtype the scores are
+        summed in (XGBoost exponentiates its float32 margins with the C
+        library's ``expf``)."""
+        raw = self._raw_from_leaves(leaves)[:, 0]
+        if self.score_dtype == np.float32:
+            return float32_exp(raw).astype(np.float64)
+        return np.exp(raw)
+
+    def raw_interval(self, low: float, high: float) -> tuple[float, float]:
+        """The raw scores whose prediction lies in ``[low, high]`` (regressors).
+
+        The identity for every link but ``"exp"``, whose raw interval is
+        ``[log(low), log(high)]`` (``-inf`` for a bound at or below zero, which
+        no prediction reaches).  The programs that search for a prediction in
+        ``[low, high]`` bound the raw score, which the trees add up.
+        """
+        if self.link != "exp":
+            return float(low), float(high)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ends = np.log(np.maximum(np.array([low, high], dtype=np.float64), 0.0))
+        return float(ends[0]), float(ends[1])
+
     def predict_proba(self, X: Any) -> NDArray[np.float64]:
         """Class probabilities, as the source model's ``predict_proba``.
 
@@ -902,6 +935,8 @@ class Forest:
                 encoded = np.argmax(self._proba_from_leaves(leaves), axis=1)
             return self.classes_.take(encoded, axis=0)
         if self.kind == "boosting":
+            if self.link == "exp":
+                return self._exp_from_leaves(leaves)
             return self._raw_from_leaves(leaves)[:, 0]
         if self.kind == "tree":
             return self._tree_values(leaves)[:, 0, 0]

@@ -242,7 +242,8 @@ class Margin:
         in averaged class probability (the target's probability exceeds every
         other class's by at least ``vote``), for boosted classifiers in raw
         score, for regressors in predicted value (the prediction stays ``vote``
-        inside the target range).
+        inside the target range; for regressors with a log link, the raw score,
+        the log of the prediction, stays ``vote`` inside the log of the range).
 
     Examples
     --------

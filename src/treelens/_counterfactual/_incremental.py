@@ -303,8 +303,9 @@ class IncrementalPredictor:
                 value, step = old.sum(axis=1) / n_trees, 1.0 / n_trees
             coef = np.empty((n_rows, n_trees, 2))
             coef[:, :, 0], coef[:, :, 1] = step, -step
+            low, high = forest.raw_interval(target.low, target.high)
             with np.errstate(invalid="ignore"):
-                base = np.column_stack([value - target.low, target.high - value])
+                base = np.column_stack([value - low, high - value])
             return coef, base
         raw = forest._raw_from_leaves(leaves)
         step = forest.learning_rate

@@ -700,7 +700,8 @@ def vote_lead(problem: Problem) -> float:
 def _decision(problem: Problem, i: int) -> Decision:
     forest, target = problem.forest, problem.target
     if target.kind == "interval":
-        decision = decision_for(forest, low=target.low, high=target.high)
+        low, high = forest.raw_interval(target.low, target.high)
+        decision = decision_for(forest, low=low, high=high)
     elif target.kind == "class":
         decision = decision_for(forest, targets=(target.index,))
     else:

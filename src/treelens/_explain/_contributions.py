@@ -136,7 +136,8 @@ def saabas_values(model: ModelLike, X: ArrayLike) -> SaabasValues:
     the child's; the change is credited to the feature the parent tests, and
     summed over the trees as the model combines them, in the model's own output
     space: probabilities for forests and trees, the raw score for boosting (one
-    per class for multiclass), values for regressors.  Equal to
+    per class for multiclass; the log of the prediction for regressors with a
+    log link), values for regressors.  Equal to
     ``treeinterpreter``'s ``predict`` for the scikit-learn models it supports,
     and defined for every model treelens reads.
 
@@ -201,10 +202,11 @@ def saabas_values(model: ModelLike, X: ArrayLike) -> SaabasValues:
     bias = (changes.init + _indicator(roots, n_nodes) @ changes.node_value)[0]
     values = values.reshape(n_rows, n_features, n_outputs)
     space: OutputSpace = (
-        "value"
-        if not forest.is_classifier
-        else "raw"
+        "raw"
         if forest.kind == "boosting"
+        and (forest.is_classifier or forest.link != "identity")
+        else "value"
+        if not forest.is_classifier
         else "probability"
     )
     if n_outputs == 1:

@@ -60,8 +60,9 @@ def check_replayable(forest: Forest, target: NDArray[Any]) -> None:
             )
         if forest.loss not in BOOSTING_LOSSES:
             raise UnsupportedModelError(
-                f"Cannot replay the stages of {forest.source or 'this model'}: its "
-                f"loss {forest.loss!r} is not one of {list(BOOSTING_LOSSES)}."
+                f"Cannot replay the stages of {forest.source or 'this model'} on "
+                f"other rows: expected one of the losses {list(BOOSTING_LOSSES)}, "
+                + (f"got {forest.loss!r}." if forest.loss else "got another loss.")
             )
         return
     known = CLASSIFICATION_CRITERIA if forest.is_classifier else REGRESSION_CRITERIA
