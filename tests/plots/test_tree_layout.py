@@ -263,3 +263,47 @@ def test_node_boxes_never_overlap(own_figure):
         _assert_no_overlap(disp)
         if own_figure and model is tree:
             assert disp.fontsize_ == 9  # the figure widened instead
+
+
+def test_trees_of_one_class_and_round_say_so():
+    """Multiclass boosting grows one tree per class and round; the diagram says
+    which, matching scikit-learn's ``estimators_[round, class]``."""
+    from sklearn.ensemble import AdaBoostClassifier, GradientBoostingClassifier
+
+    X, y = load_iris(return_X_y=True)
+    names = np.array(["setosa", "versicolor", "virginica"])[y]
+    model = GradientBoostingClassifier(n_estimators=3, max_depth=2, random_state=0)
+    model.fit(X, names)
+    forest = to_forest(model)
+    for t in range(forest.n_trees):
+        stage, k = divmod(t, 3)
+        own = model.estimators_[stage, k].tree_
+        np.testing.assert_array_equal(forest.trees[t].threshold, own.threshold)
+        caption = f"tree {t}: round {stage}, raw score of class {model.classes_[k]}"
+        display = TreeDiagramDisplay.from_estimator(model, tree_index=t, max_depth=1)
+        assert display.caption == caption
+        assert display.ax_.get_title() == caption
+        dot = export_dot(model, tree_index=t, max_depth=1)
+        assert f'label="{caption}", labelloc="t"' in dot
+        display.figure_.clf()
+    ada = AdaBoostClassifier(
+        DecisionTreeClassifier(max_depth=1), n_estimators=2, random_state=0
+    ).fit(X, y)
+    # Each of AdaBoost's trees votes once per class: tree 1 of the model, class 2.
+    caption = export_dot(ada, tree_index=5, max_depth=0).splitlines()[3]
+    assert "tree 5: the model's tree 1, its vote for class 2" in caption
+
+
+def test_trees_that_score_alike_have_no_caption(iris_tree):
+    X, y = load_iris(return_X_y=True)
+    single = iris_tree[0]
+    for model in (
+        single,
+        RandomForestClassifier(n_estimators=2, random_state=0).fit(X, y),
+        GradientBoostingRegressor(n_estimators=2).fit(X, y),
+    ):
+        tree_index = None if model is single else 1
+        display = TreeDiagramDisplay.from_estimator(model, tree_index=tree_index)
+        assert display.caption == "" and display.ax_.get_title() == ""
+        assert "labelloc" not in export_dot(model, tree_index=tree_index)
+        display.figure_.clf()

@@ -33,6 +33,10 @@ class TreeDiagramDisplay(RenamedAttributes):
     path : ndarray or None
         Nodes of the highlighted decision path, root first.
     tree_index : int
+    caption : str, default=""
+        The axes' title: what the tree adds to, for models that grow one tree
+        per class and round ("tree 4: round 1, raw score of class 1"); no title
+        when empty.
 
     Attributes
     ----------
@@ -81,6 +85,7 @@ class TreeDiagramDisplay(RenamedAttributes):
         colors: list[str],
         path: NDArray[np.intp] | None,
         tree_index: int,
+        caption: str = "",
     ) -> None:
         self.layout = layout
         self.nodes = layout.nodes
@@ -89,6 +94,7 @@ class TreeDiagramDisplay(RenamedAttributes):
         self.colors = colors
         self.path = path
         self.tree_index = tree_index
+        self.caption = caption
 
     @classmethod
     def from_estimator(
@@ -158,6 +164,7 @@ class TreeDiagramDisplay(RenamedAttributes):
             colors=diagram.colors,
             path=path,
             tree_index=t,
+            caption=diagram.caption,
         )
         return display.plot(ax=ax, **kwargs)
 
@@ -250,6 +257,8 @@ class TreeDiagramDisplay(RenamedAttributes):
         ax.set_xlim(-0.6, max(layout.n_columns, 1) - 0.4)
         ax.set_ylim(-depth - 0.6, 0.6)
         ax.set_axis_off()
+        if self.caption:
+            ax.set_title(self.caption, fontsize=size)
         grow = own_figure if grow_figure is None else bool(grow_figure)
         self.fontsize_ = _fit_text(ax, self.text_artists_, self.positions, grow)
         self.ax_, self.figure_ = ax, ax.figure

@@ -20,6 +20,7 @@ from ._tree_layout import (
     decision_path,
     node_colors,
     node_texts,
+    tree_caption,
     tree_layout,
 )
 
@@ -86,6 +87,9 @@ class NodeDiagram:
         Text of every node drawn, ``(...)`` added under the nodes the depth cut.
     colors : list of str
         Fill colour of every node drawn (``#rrggbbaa``).
+    caption : str
+        What the tree adds to, for models with one tree per class and round
+        (:func:`~treelens._plots._tree_layout.tree_caption`); else empty.
     """
 
     forest: Forest
@@ -93,6 +97,7 @@ class NodeDiagram:
     layout: TreeLayout
     texts: list[str]
     colors: list[str]
+    caption: str = ""
 
 
 def node_diagram(
@@ -134,6 +139,7 @@ def node_diagram(
             s + ("\n(...)" if cut else "") for s, cut in zip(texts, layout.truncated)
         ],
         colors=node_colors(forest, t, layout.nodes),
+        caption=tree_caption(forest, t),
     )
 
 
@@ -222,6 +228,10 @@ def export_dot(
         'node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="helvetica"] ;',
         'edge [fontname="helvetica"] ;',
     ]
+    if diagram.caption:
+        lines.append(
+            f'label={_quote(diagram.caption)}, labelloc="t", fontname="helvetica" ;'
+        )
     for k, node in enumerate(layout.nodes.tolist()):
         attrs = [f"label={_quote(diagram.texts[k])}"]
         if filled:

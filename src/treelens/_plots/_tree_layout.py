@@ -24,6 +24,7 @@ __all__ = [
     "impurity_decrease",
     "node_colors",
     "node_texts",
+    "tree_caption",
     "tree_layout",
 ]
 
@@ -176,6 +177,35 @@ def decision_path(forest: Forest, tree_index: int, x: Any) -> NDArray[np.intp]:
     while parent[path[-1]] >= 0:  # one step per level
         path.append(int(parent[path[-1]]))
     return np.array(path[::-1], dtype=np.intp)
+
+
+def tree_caption(forest: Forest, tree_index: int) -> str:
+    """What one tree of a model with several raw outputs adds to, in words.
+
+    Multiclass boosting grows one tree per class and round, and multiclass
+    AdaBoost's Forest holds each of its trees once per class
+    (:attr:`Forest.tree_copies`): a tree's values are then one class's share
+    only.  Empty for every other model, whose trees all score alike.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import GradientBoostingClassifier
+    >>> from treelens import to_forest
+    >>> X, y = load_iris(return_X_y=True)
+    >>> model = GradientBoostingClassifier(n_estimators=2, max_depth=1).fit(X, y)
+    >>> tree_caption(to_forest(model), 4)
+    'tree 4: round 1, raw score of class 1'
+    """
+    if forest.kind != "boosting" or forest.n_outputs < 2:
+        return ""
+    output = int(forest.tree_output[tree_index])
+    names = forest.classes_ if forest.classes_ is not None else range(forest.n_outputs)
+    label = names[output]
+    rank = int(np.count_nonzero(forest.tree_output[:tree_index] == output))
+    if forest.link == "samme":
+        return f"tree {tree_index}: the model's tree {rank}, its vote for class {label}"
+    return f"tree {tree_index}: round {rank}, raw score of class {label}"
 
 
 def format_threshold(value: float, precision: int | None = None) -> str:
