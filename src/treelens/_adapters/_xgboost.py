@@ -14,15 +14,17 @@ folded into the leaf values (``learning_rate`` is 1.0 in the Forest) and DART's
 tree weights are folded in too.  ``base_score`` is read from the model (XGBoost >= 2
 estimates it from the data); for ``binary:logistic`` it is a probability and goes
 through the logit, for the log links (``count:poisson``, ``reg:gamma``,
-``reg:tweedie``) a float32 prediction whose margin is its log.  Those predict
-``expf(raw)`` in float32 with the C library's ``expf``, which
-:func:`~treelens._core._exponential.float32_exp` reproduces.  Multiclass models grow one tree per class and round
+``reg:tweedie``) a float32 prediction whose margin is its log, both computed in
+float32 as XGBoost does.  XGBoost's probabilities (its float32 sigmoid and
+softmax) and log-link predictions (``expf(raw)``) are made with the C library's
+``expf`` and ``logf``, which :mod:`treelens._core._exponential` reproduces; its
+binary labels are ``p > 0.5`` of that float32 probability.  Multiclass models grow one tree per class and round
 (``tree_info`` gives each tree's class).
 
-Labels.  XGBoost predicts class 1 when ``p > 0.5`` (``positive_at_zero`` is
-false).  It computes raw scores and probabilities in float32, the Forest in
-float64: raw scores agree to about 1e-7 per tree, so a label can differ only for
-rows whose raw score lies within that of 0.
+Labels.  XGBoost predicts class 1 when its float32 ``p > 0.5``: a raw score
+above 0 but too small to move ``p`` from 0.5 (below about 3e-8) predicts class
+0, and so does the Forest.  Raw scores are summed in float32, tree after tree, as
+XGBoost sums them (``score_dtype``).
 
 Rounds.  A ``Booster`` is read whole, as ``Booster.predict`` uses it.  A
 scikit-learn wrapper fitted with early stopping predicts with its best iteration
@@ -38,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from .._core._exponential import float32_log
 from .._core._features import FeatureSpec
 from .._core._forest import Forest, Tree
 from .._exceptions import InputError, NotFittedError, UnsupportedModelError
@@ -301,11 +304,13 @@ def _parse(
         for i, t in enumerate(raw_trees)
     ]
     base = _base_score(learner)
+    # base_score is a float32 prediction; XGBoost turns it into a margin in
+    # float32 with the C library's logf.
+    one, score = np.float32(1.0), base.astype(np.float32)
     if link == "logistic":
-        base = np.log(base) - np.log1p(-base)
+        base = -float32_log(one / score - one).astype(np.float64)
     elif link == "exp":
-        # base_score is a float32 prediction; XGBoost's margin is its logf.
-        base = np.log(base.astype(np.float32).astype(np.float64))
+        base = float32_log(score).astype(np.float64)
     init_raw = np.broadcast_to(base, (n_outputs,)) if base.size == 1 else base
     if init_raw.shape != (n_outputs,):
         raise InputError(

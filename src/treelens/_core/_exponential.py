@@ -1,13 +1,17 @@
-"""The float32 exponential as the C library computes it.
+"""The float32 exponential and logarithm as the C library computes them, and
+XGBoost's float32 links built on them.
 
-XGBoost's log-link objectives (``count:poisson``, ``reg:gamma``, ``reg:tweedie``)
-predict ``expf(margin)`` in float32, with the C library's ``expf``.  numpy's
-float32 ``exp`` is its own vectorized approximation and differs from it in the
-last bit on about a third of the values.  The float64 exponential rounded to
-float32 is the correctly rounded result, which glibc's ``expf`` (at most 0.502
-units in the last place from the exact value) returns everywhere but near the
-midpoints between two float32 values; only there is the C library's ``expf``
-called, value by value, through :mod:`ctypes`.
+XGBoost computes in float32 with the C library's ``expf`` and ``logf``: its base
+margin (``-logf(1 / base_score - 1)`` for ``binary:logistic``, ``logf(base_score)``
+for the log links), its probabilities (``1 / (expf(-raw) + 1)``, a softmax over
+``expf(raw - max)``) and its log-link predictions (``expf(raw)``).  numpy's
+float32 ``exp`` and ``log`` are its own vectorized approximations and differ from
+them in the last bit on about a third of the values.  The float64 function
+rounded to float32 is the correctly rounded result, which glibc's ``expf`` (at
+most 0.502 units in the last place from the exact value) returns everywhere but
+near the midpoints between two float32 values; only there is the C library
+called, value by value, through :mod:`ctypes`.  ``logf`` is called for every
+value: it is only taken of base scores.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["float32_exp"]
+__all__ = ["float32_exp", "float32_log", "xgboost_sigmoid", "xgboost_softmax"]
 
 # Values whose float64 exponential lies within this share of a float32 unit in
 # the last place of a midpoint are exponentiated by the C library.
@@ -28,15 +32,34 @@ _NEAR_MIDPOINT = 0.005
 
 
 @functools.cache
-def _c_expf() -> Any:
-    """The C library's ``expf``, or None where it cannot be loaded."""
-    name = ctypes.util.find_library("m") or ctypes.util.find_library("c")
+def _c_function(name: str) -> Any:
+    """The C library's float function ``name``, or None where it cannot be
+    loaded."""
+    library = ctypes.util.find_library("m") or ctypes.util.find_library("c")
     try:
-        expf = ctypes.CDLL(name).expf
+        function = getattr(ctypes.CDLL(library), name)
     except (OSError, AttributeError, TypeError):
         return None
-    expf.restype, expf.argtypes = ctypes.c_float, [ctypes.c_float]
-    return expf
+    function.restype, function.argtypes = ctypes.c_float, [ctypes.c_float]
+    return function
+
+
+def _as_c_library(
+    x: NDArray[np.float32], wide: NDArray[np.float64], name: str
+) -> NDArray[np.float32]:
+    """``wide`` (the float64 function of ``x``) rounded to float32, with the C
+    library's own value where it lies near a float32 midpoint."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = wide.astype(np.float32)
+        share = np.abs(wide - out.astype(np.float64)) / np.spacing(out).astype(
+            np.float64
+        )
+    near = np.flatnonzero(np.isfinite(share) & (np.abs(share - 0.5) < _NEAR_MIDPOINT))
+    function = _c_function(name)
+    if near.size and function is not None:
+        flat_x, flat_out = x.reshape(-1), out.reshape(-1)
+        flat_out[near] = [function(float(v)) for v in flat_x[near].tolist()]
+    return out
 
 
 def float32_exp(x: NDArray[Any]) -> NDArray[np.float32]:
@@ -48,16 +71,40 @@ def float32_exp(x: NDArray[Any]) -> NDArray[np.float32]:
     >>> float32_exp(np.array([0.0, 1.0], dtype=np.float32)).tolist()
     [1.0, 2.7182817459106445]
     """
-    x = np.asarray(x, dtype=np.float32)
-    wide = np.exp(x.astype(np.float64))
-    with np.errstate(invalid="ignore", over="ignore"):
-        out = wide.astype(np.float32)
-        share = np.abs(wide - out.astype(np.float64)) / np.spacing(out).astype(
-            np.float64
-        )
-    near = np.flatnonzero(np.isfinite(share) & (np.abs(share - 0.5) < _NEAR_MIDPOINT))
-    expf = _c_expf()
-    if near.size and expf is not None:
-        flat_x, flat_out = x.reshape(-1), out.reshape(-1)
-        flat_out[near] = [expf(float(v)) for v in flat_x[near].tolist()]
-    return out
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    return _as_c_library(x, np.exp(x.astype(np.float64)), "expf")
+
+
+def float32_log(x: NDArray[Any]) -> NDArray[np.float32]:
+    """``logf`` of every value of ``x`` (float32), as the C library gives it.
+
+    glibc's ``logf`` strays further from the exact value than ``expf`` (up to
+    0.82 units in the last place), so every value is passed to it: meant for
+    the few values of a model's base scores, not for data.
+    """
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    function = _c_function("logf")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if function is None:
+            return np.log(x.astype(np.float64)).astype(np.float32)
+    values = [function(float(v)) for v in x.reshape(-1).tolist()]
+    return np.array(values, dtype=np.float32).reshape(x.shape)
+
+
+def xgboost_sigmoid(raw: NDArray[Any]) -> NDArray[np.float32]:
+    """XGBoost's float32 sigmoid: ``1 / (expf(min(-raw, 88.7)) + 1 + 1e-16)``."""
+    one = np.float32(1.0)
+    z = np.minimum(-np.asarray(raw, dtype=np.float32), np.float32(88.7))
+    return one / ((float32_exp(z) + one) + np.float32(1e-16))
+
+
+def xgboost_softmax(raw: NDArray[Any]) -> NDArray[np.float32]:
+    """XGBoost's float32 softmax of each row of ``raw`` (n_rows, n_classes):
+    ``expf(raw - max)``, summed in float64 class after class, each divided by
+    that sum rounded to float32."""
+    raw = np.asarray(raw, dtype=np.float32)
+    shifted = float32_exp(raw - raw.max(axis=1, keepdims=True))
+    total = np.zeros(raw.shape[0])
+    for k in range(raw.shape[1]):  # in class order, as XGBoost adds them
+        total += shifted[:, k]
+    return shifted / total.astype(np.float32)[:, None]

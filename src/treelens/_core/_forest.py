@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 from .._exceptions import InputError
 from ._cache import derived_property, without_derived
 from ._compiled_routing import apply_compiled, compiled_trees
-from ._exponential import float32_exp
+from ._exponential import float32_exp, xgboost_sigmoid, xgboost_softmax
 from ._features import FeatureSpec, category_codes, numeric_features
 
 __all__ = ["Forest", "Tree"]
@@ -901,7 +901,10 @@ class Forest:
 
     def _proba_from_leaves(self, leaves: NDArray[np.intp]) -> NDArray[np.float64]:
         if self.kind == "boosting":
-            return _apply_link(self._raw_from_leaves(leaves), self.link)
+            raw = self._raw_from_leaves(leaves)
+            if self.score_dtype == np.float32 and self.link in ("logistic", "softmax"):
+                return _xgboost_link(raw, self.link)
+            return _apply_link(raw, self.link)
         if self.kind == "tree":
             return self._tree_values(leaves)[:, 0, :]
         # Summed tree by tree, in order, as scikit-learn sums.
@@ -924,7 +927,12 @@ class Forest:
             assert self.classes_ is not None
             if self.kind == "boosting":
                 raw = self._raw_from_leaves(leaves)
-                if raw.shape[1] == 1:
+                if raw.shape[1] == 1 and self.score_dtype == np.float32:
+                    # XGBoost labels by its float32 probability: a raw score
+                    # too small to move it from 0.5 predicts the first class.
+                    positive = xgboost_sigmoid(raw[:, 0]) > 0.5
+                    encoded = positive.astype(np.intp)
+                elif raw.shape[1] == 1:
                     positive = (
                         raw[:, 0] >= 0 if self.positive_at_zero else raw[:, 0] > 0
                     )
@@ -1003,6 +1011,14 @@ def _route_categorical(
         doubled = state[rows]
         code = category_codes(x[rows], k.take(doubled))
         go_right[rows] = ~categorical_left[doubled // 2, code]
+
+
+def _xgboost_link(raw: NDArray[np.float64], link: str) -> NDArray[np.float64]:
+    """Probabilities from float32 raw scores, as XGBoost computes them."""
+    if link == "softmax":
+        return xgboost_softmax(raw).astype(np.float64)
+    p1 = xgboost_sigmoid(raw[:, 0])
+    return np.column_stack([np.float32(1.0) - p1, p1]).astype(np.float64)
 
 
 def _apply_link(raw: NDArray[np.float64], link: str) -> NDArray[np.float64]:
