@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import treelens
 from tests.counterfactual import brute
-from tests.models import make_data
+from tests.models import make_data, probe_inputs
 from treelens import Forest, InputError, UnsupportedModelError
 from treelens._core._exponential import float32_exp
 from treelens._importance._replay import check_replayable
@@ -66,16 +66,6 @@ def _fit(library: str, objective: str, seed: int, **params):
         return model.fit(X, y), X
 
 
-def _probe(X, seed):
-    """The training rows, rows around them and missing values."""
-    rng = np.random.default_rng(seed)
-    near = X + rng.normal(scale=0.05, size=X.shape)
-    far = rng.normal(scale=2.0, size=(200, X.shape[1]))
-    probe = np.vstack([X, near, far])
-    probe[rng.random(probe.shape) < 0.05] = np.nan
-    return probe
-
-
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     library=st.sampled_from(["sklearn", "xgboost", "lightgbm"]),
@@ -106,7 +96,7 @@ def test_predictions_equal_the_librarys_bit_for_bit(
     forest = treelens.to_forest(model)
     assert forest.link == "exp" and forest.task == "regression"
     assert forest.loss == objective.split(":")[-1]  # scikit-learn's name
-    probe = _probe(X, seed)
+    probe = probe_inputs(forest, X, seed, missing=True)
     expected = np.asarray(model.predict(probe), dtype=np.float64)
     np.testing.assert_array_equal(forest.predict(probe), expected)
     if library == "xgboost":
@@ -136,7 +126,7 @@ def test_catboost_raw_scores_bit_for_bit_and_its_own_exponential(loss):
     ).fit(X, y)
     forest = treelens.to_forest(model)
     assert forest.link == "exp" and forest.loss == loss.split(":")[0].lower()
-    probe = _probe(X, 3)
+    probe = probe_inputs(forest, X, 3, missing=True)
     raw = model.predict(probe, prediction_type="RawFormulaVal")
     np.testing.assert_array_equal(forest.raw_predict(probe)[:, 0], raw)
     # CatBoost exponentiates with its own fast approximation (within two units

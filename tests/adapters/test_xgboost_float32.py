@@ -19,16 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import treelens
-from tests.models import make_data
+from tests.models import make_data, probe_inputs
 from treelens._core._exponential import float32_log
-
-
-def _probe(X, seed):
-    rng = np.random.default_rng(seed)
-    near = X + rng.normal(scale=0.05, size=X.shape)
-    probe = np.vstack([X, near, rng.normal(scale=2.0, size=(200, X.shape[1]))])
-    probe[rng.random(probe.shape) < 0.05] = np.nan
-    return probe
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -53,7 +45,7 @@ def test_probabilities_and_labels_equal_xgboosts_bit_for_bit(
         random_state=seed,
     ).fit(X, y)
     converted = treelens.to_forest(model)
-    probe = _probe(X, seed)
+    probe = probe_inputs(converted, X, seed, missing=True)
     raw = model.predict(probe, output_margin=True).reshape(len(probe), -1)
     np.testing.assert_array_equal(converted.raw_predict(probe), raw)
     np.testing.assert_array_equal(
