@@ -284,8 +284,9 @@ def _hist_factory(cls_name: str, *, task: str) -> Callable[..., FittedCase]:
 
 
 def _log_link_factory(library: str, objective: str) -> Callable[..., FittedCase]:
-    """A boosted regressor with a log link, fitted on counts (``+ 1`` for gamma,
-    whose targets must be positive)."""
+    """A boosted regressor with a link: fitted on counts (``+ 1`` for gamma,
+    whose targets must be positive), or on fractions in ``[0, 1]`` for the
+    logistic link (``reg:logistic``, ``cross_entropy``)."""
 
     def factory(seed: int = 0) -> FittedCase:
         X, signal = make_data(seed, task="regression", missing=True)
@@ -293,6 +294,8 @@ def _log_link_factory(library: str, objective: str) -> Callable[..., FittedCase]
         y = rng.poisson(np.exp(0.7 * signal)).astype(np.float64)
         if "gamma" in objective:
             y += 1.0
+        if objective in ("reg:logistic", "cross_entropy"):
+            y = 1.0 / (1.0 + np.exp(-signal))
         if library == "sklearn":
             import sklearn.ensemble
 
@@ -326,14 +329,15 @@ def _log_link_factory(library: str, objective: str) -> Callable[..., FittedCase]
     return factory
 
 
-#: Boosted regressors with a log link (their predictions are ``exp(raw)``),
-#: beside the registry's one factory per supported model.
+#: Boosted regressors with a link (predictions ``exp(raw)`` or the logistic
+#: of ``raw``), beside the registry's one factory per supported model.
 LOG_LINK_FACTORIES: dict[str, Callable[..., FittedCase]] = {
     "sklearn.HistGradientBoostingRegressor[poisson]": _log_link_factory(
         "sklearn", "poisson"
     ),
     "xgboost.XGBRegressor[reg:gamma]": _log_link_factory("xgboost", "reg:gamma"),
     "lightgbm.LGBMRegressor[tweedie]": _log_link_factory("lightgbm", "tweedie"),
+    "xgboost.XGBRegressor[reg:logistic]": _log_link_factory("xgboost", "reg:logistic"),
 }
 
 
@@ -364,6 +368,9 @@ NATIVE_BOOSTING_FACTORIES: dict[str, Callable[..., FittedCase]] = {
     ],
     "lightgbm.LGBMRegressor[tweedie]": LOG_LINK_FACTORIES[
         "lightgbm.LGBMRegressor[tweedie]"
+    ],
+    "xgboost.XGBRegressor[reg:logistic]": LOG_LINK_FACTORIES[
+        "xgboost.XGBRegressor[reg:logistic]"
     ],
 }
 #: Boosting models whose trees store no impurity: MDI only held out, and

@@ -158,10 +158,10 @@ def test_xgboost_early_stopping_keeps_the_best_iteration():
 
 def test_xgboost_objective_not_supported_is_named():
     _, X, signal = _data(4)
-    model = xgb.XGBRegressor(objective="reg:logistic", n_estimators=2).fit(
-        X, (signal > 0).astype(float)
+    model = xgb.XGBClassifier(objective="binary:hinge", n_estimators=2).fit(
+        X, (signal > 0).astype(int)
     )
-    with pytest.raises(UnsupportedModelError, match="reg:logistic"):
+    with pytest.raises(UnsupportedModelError, match="binary:hinge"):
         treelens.to_forest(model)
 
 
@@ -275,9 +275,9 @@ def test_lightgbm_early_stopping_keeps_the_best_iteration():
 def test_lightgbm_objective_not_supported_is_named():
     _, X, signal = _data(8)
     model = lgb.LGBMRegressor(
-        objective="cross_entropy", n_estimators=2, verbose=-1
+        objective="cross_entropy_lambda", n_estimators=2, verbose=-1
     ).fit(X, (signal > 0).astype(float))
-    with pytest.raises(UnsupportedModelError, match="cross_entropy"):
+    with pytest.raises(UnsupportedModelError, match="cross_entropy_lambda"):
         treelens.to_forest(model)
 
 

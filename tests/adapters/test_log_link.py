@@ -21,7 +21,7 @@ import treelens
 from tests.counterfactual import brute
 from tests.models import make_data, probe_inputs
 from treelens import Forest, InputError, UnsupportedModelError
-from treelens._core._exponential import float32_exp
+from treelens._core._exponential import float32_exp, float64_exp
 from treelens._importance._replay import check_replayable
 
 SKLEARN_LOSSES = ("poisson", "gamma")
@@ -152,6 +152,32 @@ def test_float32_exponential_is_the_c_librarys():
     assert float32_exp(np.array([np.nan, -np.inf, np.inf, 200.0], np.float32)).tolist()[
         1:
     ] == [0.0, np.inf, np.inf]
+
+
+def test_float64_exponential_is_the_c_librarys():
+    exp = ctypes.CDLL(ctypes.util.find_library("m")).exp
+    exp.restype, exp.argtypes = ctypes.c_double, [ctypes.c_double]
+    x = np.random.default_rng(1).uniform(-700, 700, 50_000)
+    x[:25_000] /= 100.0  # the raw scores of most models
+    expected = np.array([exp(v) for v in x.tolist()])
+    np.testing.assert_array_equal(float64_exp(x), expected)
+    # numpy's own float64 exponential is not the C library's.
+    assert (np.exp(x) != expected).any()
+    special = float64_exp(np.array([np.nan, -np.inf, np.inf, 800.0, -800.0]))
+    assert np.isnan(special[0]) and special[1:].tolist() == [0.0, np.inf, np.inf, 0.0]
+
+
+def test_lightgbm_exponentiates_as_the_c_library():
+    """Many distinct raw scores, so that the values on which numpy's exp and
+    the C library's differ (about one in twenty) are sure to be met."""
+    model, X = _fit(
+        "lightgbm", "poisson", 10, n_estimators=20, num_leaves=8, min_child_samples=3
+    )
+    forest = treelens.to_forest(model)
+    probe = probe_inputs(forest, X, 10, missing=True)
+    raw = model.predict(probe, raw_score=True)
+    assert (np.exp(raw) != model.predict(probe)).any()
+    np.testing.assert_array_equal(forest.predict(probe), model.predict(probe))
 
 
 def test_raw_interval_is_the_log_of_the_prediction_interval():

@@ -154,7 +154,7 @@ def test_log_link_regressor_reads_its_raw_score_as_the_log(files, tmp_path):
     assert "of the prediction)" in text.stdout
     payload = json.loads(run(*args, "--target-range", f"{low}:", "--json").stdout)
     contributions = payload["contributions"]
-    assert contributions["output_space"] == "raw" and contributions["log_link"]
+    assert contributions["output_space"] == "raw" and contributions["link"] == "exp"
     predicted = float(model.predict(rows.iloc[[0]])[0])
     assert np.exp(contributions["prediction"]) == pytest.approx(predicted, rel=1e-12)
     assert payload["counterfactual"]["found"]

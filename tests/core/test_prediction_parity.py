@@ -38,7 +38,9 @@ def assert_same_predictions(model, X):
         if forest.is_classifier:
             raw = model.decision_function(X)
         else:  # the raw score, which a log link exponentiates
-            raw = model._raw_predict(X) if forest.link == "exp" else model.predict(X)
+            raw = (
+                model._raw_predict(X) if forest.link != "identity" else model.predict(X)
+            )
         np.testing.assert_allclose(
             forest.raw_predict(X), np.reshape(raw, (X.shape[0], -1)), rtol=0, atol=TOL
         )

@@ -129,8 +129,8 @@ def test_additive_and_in_the_models_output_space(name):
     np.testing.assert_allclose(total, result.prediction_, rtol=0, atol=1e-12 * scale)
     library = library_predictions(case.model, X)
     if forest.kind == "boosting":
-        # A log link's prediction is exp(raw): the contributions add up to raw.
-        raw_space = forest.is_classifier or forest.link == "exp"
+        # A linked prediction (exp or logistic of raw): they add up to raw.
+        raw_space = forest.is_classifier or forest.link != "identity"
         assert result.output_space_ == ("raw" if raw_space else "value")
         expected = np.asarray(library["raw"], dtype=float)
         expected = expected.reshape(result.prediction_.shape)

@@ -22,7 +22,9 @@ so its ``learning_rate`` is ``1 / n_rounds`` (LightGBM's own ``raw_score`` outpu
 is then the unaveraged sum, while its probabilities come from the average, which
 is what ``Forest.raw_predict`` gives).  Multiclass models grow one tree per class
 and round, class-minor.  The log links (``poisson``, ``gamma``, ``tweedie``)
-predict ``exp(raw)`` (the Forest's link ``"exp"``).
+predict ``exp(raw)`` (the Forest's link ``"exp"``), ``cross_entropy`` (a
+regressor of fractions) ``1 / (1 + exp(-raw))`` (link ``"logistic"``), both with
+the C library's ``exp`` (``Forest.c_exponential``).
 
 Node statistics.  ``n_node_samples`` are the dump's counts; ``weighted_n_node_samples``
 the hessian sums (``leaf_weight``, summed up the tree for split nodes because the
@@ -52,7 +54,9 @@ __all__ = ["forest_from_lightgbm_dump", "lightgbm_split_statistics"]
 _REGRESSION = ("regression", "regression_l1", "huber", "fair", "quantile", "mape")
 # Objectives whose prediction is exp(raw score).
 _LOG_LINK = ("poisson", "gamma", "tweedie")
-_SUPPORTED = ("binary", "multiclass", *_REGRESSION, *_LOG_LINK)
+# Regression of fractions in [0, 1], whose prediction is 1 / (1 + exp(-raw)).
+_CROSS_ENTROPY = ("cross_entropy", "xentropy")
+_SUPPORTED = ("binary", "multiclass", *_REGRESSION, *_LOG_LINK, *_CROSS_ENTROPY)
 
 
 def _objective(dump: dict[str, Any]) -> tuple[str, str, str]:
@@ -76,6 +80,8 @@ def _objective(dump: dict[str, Any]) -> tuple[str, str, str]:
         return "classification", "softmax", "log_loss"
     if name in _LOG_LINK:  # named in the refusal to replay the loss
         return "regression", "exp", name
+    if name in _CROSS_ENTROPY:
+        return "regression", "logistic", "cross_entropy"
     if name in _REGRESSION and "sqrt" not in flags:
         return "regression", "identity", "squared_error" if name == "regression" else ""
     raise UnsupportedModelError(
@@ -366,6 +372,7 @@ def forest_from_lightgbm_dump(
         init_raw=np.zeros(info["n_outputs"]),
         learning_rate=info["learning_rate"],
         input_dtype=np.float64,
+        c_exponential=True,
         loss=info["loss"] if boosting in ("gbdt", "goss") else "",
         features=info["features"],
     )

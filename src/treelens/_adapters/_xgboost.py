@@ -14,7 +14,8 @@ folded into the leaf values (``learning_rate`` is 1.0 in the Forest) and DART's
 tree weights are folded in too.  ``base_score`` is read from the model (XGBoost >= 2
 estimates it from the data); for ``binary:logistic`` it is a probability and goes
 through the logit, for the log links (``count:poisson``, ``reg:gamma``,
-``reg:tweedie``) a float32 prediction whose margin is its log, both computed in
+``reg:tweedie``) a float32 prediction whose margin is its log (``reg:logistic``,
+a regressor of fractions, like ``binary:logistic``), both computed in
 float32 as XGBoost does.  XGBoost's probabilities (its float32 sigmoid and
 softmax) and log-link predictions (``expf(raw)``) are made with the C library's
 ``expf`` and ``logf``, which :mod:`treelens._core._exponential` reproduces; its
@@ -65,11 +66,13 @@ _REPLAY_LOSSES = {
     "reg:squarederror": "squared_error",
 }
 
-# The log-link objectives' losses, by scikit-learn's names.
+# The losses of the regressors with a link, by scikit-learn's names (and
+# cross_entropy for fractions), not replayed on data.
 _LOG_LINK_LOSSES = {
     "count:poisson": "poisson",
     "reg:gamma": "gamma",
     "reg:tweedie": "tweedie",
+    "reg:logistic": "cross_entropy",
 }
 
 # objective -> (task, link)
@@ -82,6 +85,7 @@ _OBJECTIVES = {
     "reg:pseudohubererror": ("regression", "identity"),
     "reg:absoluteerror": ("regression", "identity"),
     "reg:quantileerror": ("regression", "identity"),
+    "reg:logistic": ("regression", "logistic"),
     "count:poisson": ("regression", "exp"),
     "reg:gamma": ("regression", "exp"),
     "reg:tweedie": ("regression", "exp"),
@@ -322,7 +326,7 @@ def _parse(
         "objective": objective,
         "loss": (
             _LOG_LINK_LOSSES[objective]
-            if link == "exp"  # named in the refusal to replay it
+            if objective in _LOG_LINK_LOSSES  # named in the refusal to replay it
             else _REPLAY_LOSSES.get(objective, "")
             if stagewise
             else ""

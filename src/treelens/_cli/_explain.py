@@ -40,8 +40,9 @@ class RowExplanation:
     counterfactual: pd.DataFrame | None
     counterfactual_summary: dict[str, Any] | None
     note: str
-    #: Whether the prediction is the exponential of the raw score (log link).
-    log_link: bool = False
+    #: How the prediction follows from the raw score: ``"exp"`` (a log link),
+    #: ``"logistic"`` (a regressor of fractions) or ``"identity"``.
+    link: str = "identity"
 
 
 def check_row(row: int, n_rows: int) -> int:
@@ -193,7 +194,7 @@ def explain_row(
         counterfactual=changes,
         counterfactual_summary=summary,
         note=note,
-        log_link=to_forest(model).link == "exp",
+        link=_regression_link(to_forest(model)),
     )
 
 
@@ -224,7 +225,7 @@ def render_explanation(explanation: RowExplanation, *, json_out: bool) -> str:
             "contributions": {
                 "output": explanation.output,
                 "output_space": explanation.output_space,
-                "log_link": explanation.log_link,
+                "link": explanation.link,
                 "bias": explanation.bias,
                 "prediction": explanation.prediction,
                 "top": _records(explanation.contributions),
@@ -243,6 +244,18 @@ def render_explanation(explanation: RowExplanation, *, json_out: bool) -> str:
 
 # How the contributions' output space reads in a sentence.
 _SPACE_NAMES = {"raw": "raw score", "value": "prediction"}
+# What a regressor's raw score is of its prediction, by link.
+_LINK_NAMES = {"exp": "log", "logistic": "logit"}
+
+
+def _regression_link(forest: Any) -> str:
+    """The link of a boosted regressor's prediction (``"identity"`` for any
+    other model: a classifier's raw score is explained as such)."""
+    return (
+        forest.link
+        if forest.kind == "boosting" and not forest.is_classifier
+        else "identity"
+    )
 
 
 def _text(explanation: RowExplanation) -> str:
@@ -256,8 +269,8 @@ def _text(explanation: RowExplanation) -> str:
     console.print(rich_table("Decision path", explanation.path))
     space = _SPACE_NAMES.get(explanation.output_space, explanation.output_space)
     shown = f"{space} of class {explanation.output}" if explanation.output else space
-    if explanation.log_link:
-        shown += " (the log of the prediction)"
+    if explanation.link in _LINK_NAMES:
+        shown += f" (the {_LINK_NAMES[explanation.link]} of the prediction)"
     contributions = rich_table(
         f"Contributions to the {shown}: {explanation.bias:.4g} (bias) -> "
         f"{explanation.prediction:.4g}",

@@ -1,5 +1,5 @@
-"""The float32 exponential and logarithm as the C library computes them, and
-XGBoost's float32 links built on them.
+"""The exponential and logarithm as the C library computes them, and XGBoost's
+float32 links built on them.
 
 XGBoost computes in float32 with the C library's ``expf`` and ``logf``: its base
 margin (``-logf(1 / base_score - 1)`` for ``binary:logistic``, ``logf(base_score)``
@@ -12,6 +12,13 @@ most 0.502 units in the last place from the exact value) returns everywhere but
 near the midpoints between two float32 values; only there is the C library
 called, value by value, through :mod:`ctypes`.  ``logf`` is called for every
 value: it is only taken of base scores.
+
+LightGBM exponentiates its float64 raw scores (the log links' ``exp(raw)``) with
+the C library's ``exp``, which numpy's ``exp`` differs from in the last bit on
+about one value in twenty.  The same scheme gives it in float64: the exponential
+in extended precision (``numpy.longdouble``, 64 bits of mantissa on x86)
+rounded to float64, and the C library's value near the midpoints.  Where
+``longdouble`` is no wider than float64, every value goes to the C library.
 """
 
 from __future__ import annotations
@@ -24,35 +31,40 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["float32_exp", "float32_log", "xgboost_sigmoid", "xgboost_softmax"]
+__all__ = [
+    "float32_exp",
+    "float32_log",
+    "float64_exp",
+    "xgboost_sigmoid",
+    "xgboost_softmax",
+]
 
-# Values whose float64 exponential lies within this share of a float32 unit in
-# the last place of a midpoint are exponentiated by the C library.
+# Values whose wider exponential lies within this share of a unit in the last
+# place of a midpoint are exponentiated by the C library.
 _NEAR_MIDPOINT = 0.005
 
 
 @functools.cache
 def _c_function(name: str) -> Any:
-    """The C library's float function ``name``, or None where it cannot be
-    loaded."""
+    """The C library's function ``name`` (float when it ends in ``f``, else
+    double), or None where it cannot be loaded."""
     library = ctypes.util.find_library("m") or ctypes.util.find_library("c")
     try:
         function = getattr(ctypes.CDLL(library), name)
     except (OSError, AttributeError, TypeError):
         return None
-    function.restype, function.argtypes = ctypes.c_float, [ctypes.c_float]
+    kind = ctypes.c_float if name.endswith("f") else ctypes.c_double
+    function.restype, function.argtypes = kind, [kind]
     return function
 
 
-def _as_c_library(
-    x: NDArray[np.float32], wide: NDArray[np.float64], name: str
-) -> NDArray[np.float32]:
-    """``wide`` (the float64 function of ``x``) rounded to float32, with the C
-    library's own value where it lies near a float32 midpoint."""
+def _as_c_library(x: NDArray[Any], wide: NDArray[Any], name: str) -> NDArray[Any]:
+    """``wide`` (the function of ``x`` in a wider dtype) rounded to the dtype of
+    ``x``, with the C library's own value where it lies near a midpoint."""
     with np.errstate(invalid="ignore", over="ignore"):
-        out = wide.astype(np.float32)
-        share = np.abs(wide - out.astype(np.float64)) / np.spacing(out).astype(
-            np.float64
+        out = wide.astype(x.dtype)
+        share = np.abs(wide - out.astype(wide.dtype)) / np.spacing(out).astype(
+            wide.dtype
         )
     near = np.flatnonzero(np.isfinite(share) & (np.abs(share - 0.5) < _NEAR_MIDPOINT))
     function = _c_function(name)
@@ -73,6 +85,27 @@ def float32_exp(x: NDArray[Any]) -> NDArray[np.float32]:
     """
     x = np.ascontiguousarray(x, dtype=np.float32)
     return _as_c_library(x, np.exp(x.astype(np.float64)), "expf")
+
+
+def float64_exp(x: NDArray[Any]) -> NDArray[np.float64]:
+    """``exp`` of every value of ``x`` (float64), as the C library gives it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> float64_exp(np.array([0.0, 1.0])).tolist()
+    [1.0, 2.718281828459045]
+    """
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    function = _c_function("exp")
+    if np.finfo(np.longdouble).nmant <= np.finfo(np.float64).nmant:
+        if function is None:
+            return np.exp(x)
+        values = [function(float(v)) for v in x.reshape(-1).tolist()]
+        return np.array(values, dtype=np.float64).reshape(x.shape)
+    with np.errstate(over="ignore"):
+        wide = np.exp(x.astype(np.longdouble))
+    return _as_c_library(x, wide, "exp")
 
 
 def float32_log(x: NDArray[Any]) -> NDArray[np.float32]:

@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 from .._exceptions import InputError
 from ._cache import derived_property, without_derived
 from ._compiled_routing import apply_compiled, compiled_trees
-from ._exponential import float32_exp, xgboost_sigmoid, xgboost_softmax
+from ._exponential import float32_exp, float64_exp, xgboost_sigmoid, xgboost_softmax
 from ._features import FeatureSpec, category_codes, numeric_features
 
 __all__ = ["Forest", "Tree"]
@@ -281,7 +281,8 @@ class Forest:
     link : {"identity", "logistic", "exponential", "softmax", "samme", "exp"}
         How raw scores become predictions: identity for regression and averaging
         ensembles; ``exp(raw)`` for boosted regressors with a log link (Poisson,
-        gamma and Tweedie losses); ``expit(raw)`` (logistic), ``expit(2 * raw)``
+        gamma and Tweedie losses) and ``expit(raw)`` for boosted regressors of
+        fractions (cross-entropy losses); ``expit(raw)`` (logistic), ``expit(2 * raw)``
         (exponential loss) for binary boosting; softmax for multiclass boosting;
         ``"samme"`` as scikit-learn's AdaBoost: ``softmax(raw / (n_classes -
         1))``, for two classes ``softmax([-raw / 2, raw / 2])``.
@@ -302,8 +303,9 @@ class Forest:
         Boosting only: the loss whose negative gradient the stage trees were
         fitted on (scikit-learn names: ``"squared_error"``, ``"absolute_error"``,
         ``"huber"``, ``"quantile"``, ``"log_loss"``, ``"exponential"``; the log
-        links' ``"poisson"``, ``"gamma"`` and ``"tweedie"``, which are not
-        replayed on data); empty when unknown.
+        links' ``"poisson"``, ``"gamma"`` and ``"tweedie"``, and
+        ``"cross_entropy"`` for regressors of fractions, which are not replayed
+        on data); empty when unknown.
     loss_alpha : float or None
         The ``alpha`` of the ``"huber"`` and ``"quantile"`` losses.
     positive_at_zero : bool
@@ -314,6 +316,11 @@ class Forest:
         Boosting only: the dtype raw scores are summed in, tree after tree
         (float64; float32 for XGBoost, whose predictions are float32 sums: summing
         in float64 would move scores that sit on a decision boundary).
+    c_exponential : bool
+        Boosting only: whether the links exponentiate float64 raw scores with
+        the C library's ``exp`` (LightGBM's arithmetic) rather than numpy's
+        (scikit-learn's); the two differ in the last bit on about one value in
+        twenty.
     features : tuple of FeatureSpec, optional
         What each input column is (numeric, categorical with its labels,
         boolean), one per feature with the names of ``feature_names``.  Default:
@@ -379,6 +386,7 @@ class Forest:
     loss_alpha: float | None = None
     positive_at_zero: bool = True
     score_dtype: Any = np.float64
+    c_exponential: bool = False
     features: tuple[FeatureSpec, ...] = ()
     init_after_trees: bool = False
     raw_divisor: float = 1.0
@@ -864,24 +872,30 @@ class Forest:
     def _exp_from_leaves(self, leaves: NDArray[np.intp]) -> NDArray[np.float64]:
         """``exp(raw)`` of a log-link regressor, in the dtype the scores are
         summed in (XGBoost exponentiates its float32 margins with the C
-        library's ``expf``)."""
+        library's ``expf``, LightGBM its float64 scores with ``exp``)."""
         raw = self._raw_from_leaves(leaves)[:, 0]
         if self.score_dtype == np.float32:
             return float32_exp(raw).astype(np.float64)
-        return np.exp(raw)
+        return float64_exp(raw) if self.c_exponential else np.exp(raw)
 
     def raw_interval(self, low: float, high: float) -> tuple[float, float]:
         """The raw scores whose prediction lies in ``[low, high]`` (regressors).
 
-        The identity for every link but ``"exp"``, whose raw interval is
+        The identity for every link but two: ``"exp"``, whose raw interval is
         ``[log(low), log(high)]`` (``-inf`` for a bound at or below zero, which
-        no prediction reaches).  The programs that search for a prediction in
-        ``[low, high]`` bound the raw score, which the trees add up.
+        no prediction reaches), and ``"logistic"`` (regressors of fractions),
+        whose raw interval is ``[logit(low), logit(high)]`` (``-inf`` at or
+        below 0, ``inf`` at or above 1).  The programs that search for a
+        prediction in ``[low, high]`` bound the raw score, which the trees add
+        up.
         """
-        if self.link != "exp":
-            return float(low), float(high)
+        ends = np.array([low, high], dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
-            ends = np.log(np.maximum(np.array([low, high], dtype=np.float64), 0.0))
+            if self.link == "exp":
+                ends = np.log(np.maximum(ends, 0.0))
+            elif self.link == "logistic" and not self.is_classifier:
+                ends = np.clip(ends, 0.0, 1.0)
+                ends = np.log(ends) - np.log1p(-ends)
         return float(ends[0]), float(ends[1])
 
     def predict_proba(self, X: Any) -> NDArray[np.float64]:
@@ -945,6 +959,15 @@ class Forest:
         if self.kind == "boosting":
             if self.link == "exp":
                 return self._exp_from_leaves(leaves)
+            if self.link == "logistic":  # a regressor of fractions
+                raw = self._raw_from_leaves(leaves)[:, 0]
+                if self.score_dtype == np.float32:
+                    return xgboost_sigmoid(raw).astype(np.float64)
+                from scipy.special import expit
+
+                # LightGBM's 1 / (1 + exp(-raw)) with the C library's exp,
+                # which is how SciPy's expit computes it.
+                return expit(raw)
             return self._raw_from_leaves(leaves)[:, 0]
         if self.kind == "tree":
             return self._tree_values(leaves)[:, 0, 0]
