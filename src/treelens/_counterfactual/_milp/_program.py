@@ -131,6 +131,33 @@ model only, built once per model and cached on the :class:`Forest`:
     cells), and the second solve unproven after 59 s (bound 8.49, point 8.83,
     which the whole program proved in 25.7 s in the last benchmark run).  The
     relaxed trees' free vote also makes each solve harder, not easier.
+
+  Where the 500-tree forest's time goes, and two rewritings of the link rows
+  measured against it and left out.  On a row proven in 9.8 s (94 nodes,
+  10,181 simplex iterations on 14,726 rows after presolve), ``perf`` puts 27%
+  of the samples in HiGHS's ``HVectorBase::reIndex`` and most of the rest in
+  its factor solves: the simplex's vectors are dense, as the thresholds'
+  ``v`` are running sums of the cells along each feature (about 260 per
+  feature), so a change in one cell reaches every ``v`` after it.
+
+  - Cells only: ``v`` substituted out, each split row over the cells on the
+    shorter side of its threshold, one row ``sum z = 1`` per feature.  Nodes
+    run about twice as fast (1,062 and 1,137 in 60 s), but the matrix has ten
+    times the nonzeros (960,453 against 98,370) and HiGHS can no longer
+    branch on ``x <= t``: the row proven in 9.8 s has a bound of 4.01 for a
+    point of 4.54 after 60 s, and a row proven in 17.4 s one of 1.45 for 1.71.
+  - Short chains: ``v_i = v_b + z_{b+1} + ... + z_i``, with ``v_b`` the
+    nearest threshold below ``i`` among every 8th or 16th, so that each cell
+    reaches at most a few ``v`` through the chain of every 8th or 16th.  20.5
+    s and 21.1 s for the row of 9.8 s, 20.8 s and 19.8 s for that of 17.4 s.
+
+  So the nodes cannot be made much cheaper by rewriting the rows, and the
+  slow rows' root bound (6.17 for a point of 11.18, the row's own cells at
+  weight 0.7 with far cells of every feature, each tree coupling them its own
+  way) is about what a mixture of the row with a far point that wins by much
+  gives: pruning the leaves and cells by a lower cost (11.18 down to 7, 388 of
+  20,477 columns fewer) leaves the relaxation at 6.17, and the bound that
+  gives each tree its best leaf within a cost independently is 1.53.
 """
 
 from __future__ import annotations
