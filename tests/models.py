@@ -123,6 +123,20 @@ def _adaboost_factory(seed: int = 0) -> FittedCase:
     return FittedCase(_fit(model, X, y, weights), X, y, weights)
 
 
+def _isolation_factory(seed: int = 0) -> FittedCase:
+    """An IsolationForest of five trees on three of the four columns, fitted
+    with missing values and weights; ``y`` holds its ``score_samples`` (what
+    its Forest predicts: it has no target)."""
+    from sklearn.ensemble import IsolationForest
+
+    X, _ = make_data(seed, task="regression", missing=True)
+    weights = np.random.default_rng(seed + 1).uniform(0.5, 2.0, X.shape[0])
+    model = IsolationForest(
+        n_estimators=5, max_samples=60, max_features=3, random_state=seed
+    ).fit(X, sample_weight=weights)
+    return FittedCase(model, X, model.score_samples(X), weights, True)
+
+
 _TREE = {"max_depth": 4}
 _ENSEMBLE = {"n_estimators": 5, "max_depth": 3}
 
@@ -388,6 +402,11 @@ NO_IMPURITY_FACTORIES: dict[str, Callable[..., FittedCase]] = {
     ],
 }
 MODEL_FACTORIES.update(NO_IMPURITY_FACTORIES)
+#: Models without a target: no importance, their Forest predicting a score.
+UNSUPERVISED_FACTORIES: dict[str, Callable[..., FittedCase]] = {
+    "sklearn.IsolationForest": _isolation_factory,
+}
+MODEL_FACTORIES.update(UNSUPERVISED_FACTORIES)
 
 
 def library_predictions(model: Any, X: NDArray[np.float64]) -> dict[str, Any]:
@@ -416,6 +435,10 @@ def library_predictions(model: Any, X: NDArray[np.float64]) -> dict[str, Any]:
         classifier = np.ndim(raw) == 2 or type(model).__name__ != "CatBoostRegressor"
         proba = model.predict(X, prediction_type="Probability") if classifier else None
         return {"predict": catboost_predict(model, X), "proba": proba, "raw": raw}
+    if name == "IsolationForest":
+        # Its Forest predicts score_samples, -2 ** -raw.
+        score = model.score_samples(X)
+        return {"predict": score, "proba": None, "raw": -np.log2(-score)}
     proba = model.predict_proba(X) if hasattr(model, "predict_proba") else None
     if module == "xgboost":
         raw = model.predict(X, output_margin=True)

@@ -169,6 +169,7 @@ _NAMESPACES: list[tuple[str, Callable[[], dict[str, Any]]]] = [
     ("from treelens import ContributionSummaryDisplay", _with_result(_cancer)),
     ("import pyarrow.parquet as pq", _cancer),
     ("import dask.dataframe as dd", _cancer),
+    ("from sklearn.ensemble import IsolationForest", _cancer),
 ]
 
 
@@ -289,3 +290,17 @@ def test_dask_block_runs_on_a_scheduler(tmp_path: Path) -> None:
     assert len(names["cf"].found_) == len(X_test)
     written = pd.read_parquet(tmp_path / "cf")
     assert len(written) > 0
+
+
+def test_anomaly_block_explains_and_makes_inliers() -> None:
+    names = _run(14)
+    iso, X = names["iso"], names["X"]
+    quoted = re.search(r"# '(Scored.*?)'\n", _blocks()[14], re.DOTALL)
+    assert quoted is not None
+    assert names["sentence"] == re.sub(r"\n#\s+", " ", quoted.group(1))
+    values = names["values"]
+    total = values.expected_value_ + values.values_.sum(axis=1)
+    np.testing.assert_allclose(total, -np.log2(-iso.score_samples(X)), atol=1e-12)
+    result = names["result"]
+    assert result.found_.all()
+    assert (iso.predict(result.X_cf_) == 1).all()

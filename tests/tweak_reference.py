@@ -172,9 +172,10 @@ def scalar_cost(name, weights, x, c):
 
 def source_predict(model, X):
     """The model's own predictions, asked of its library directly (not through
-    treelens): a scikit-learn style ``predict``, or for a library Booster its
-    ``predict`` (XGBoost on a DMatrix), whose probabilities become class indices
-    as the library's wrappers turn them into labels."""
+    treelens): a scikit-learn style ``predict`` (an IsolationForest's
+    ``score_samples``), or for a library Booster its ``predict`` (XGBoost on a
+    DMatrix), whose probabilities become class indices as the library's
+    wrappers turn them into labels."""
     import json
 
     X = np.asarray(X)
@@ -193,6 +194,8 @@ def source_predict(model, X):
         if loss in ("Logloss", "CrossEntropy", "MultiClass"):
             return np.ravel(model.predict(X, prediction_type="Class"))
         return model.predict(X, prediction_type="RawFormulaVal")
+    elif type(model).__name__ == "IsolationForest":
+        return model.score_samples(X)
     else:
         return model.predict(X)
     output = np.asarray(output)

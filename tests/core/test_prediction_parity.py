@@ -29,7 +29,9 @@ TOL = 1e-12
 
 def assert_same_predictions(model, X):
     forest = treelens.to_forest(model)
-    np.testing.assert_array_equal(forest.predict(X), model.predict(X))
+    isolation = forest.link == "isolation"  # an IsolationForest's score_samples
+    expected = model.score_samples(X) if isolation else model.predict(X)
+    np.testing.assert_array_equal(forest.predict(X), expected)
     if forest.is_classifier:
         np.testing.assert_allclose(
             forest.predict_proba(X), model.predict_proba(X), rtol=0, atol=TOL
@@ -37,6 +39,8 @@ def assert_same_predictions(model, X):
     if forest.kind == "boosting":
         if forest.is_classifier:
             raw = model.decision_function(X)
+        elif isolation:  # score_samples is -2 ** -raw
+            raw = -np.log2(-expected)
         else:  # the raw score, which a log link exponentiates
             raw = (
                 model._raw_predict(X) if forest.link != "identity" else model.predict(X)

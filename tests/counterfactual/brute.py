@@ -9,7 +9,8 @@ values between the two float32 values around ``t``, with numpy's own cast.  The
 nearest point of every cell to ``x`` is ``x`` itself or one of these values, so
 the least cost over all valid float64 points is the least over the grid of
 ``{x_j} + {down(t), up(t)}`` per feature.  Nothing of treelens' counterfactual
-code is used: costs are written out here and validity is the model's ``predict``.
+code is used: costs are written out here and validity is the model's ``predict``
+(an IsolationForest's ``score_samples``, the score its Forest predicts).
 """
 
 from __future__ import annotations
@@ -115,15 +116,21 @@ def cost_of(x, X_cf, cost):
     raise ValueError(norm)
 
 
+def _predict(model, X):
+    if type(model).__name__ == "IsolationForest":
+        return model.score_samples(X)
+    return model.predict(X)
+
+
 def meets(model, X_cf, x, target):
-    predicted = model.predict(X_cf)
+    predicted = _predict(model, X_cf)
     if isinstance(target, tuple):
         low, high = target
         low = -np.inf if low is None else low
         high = np.inf if high is None else high
         return (predicted >= low) & (predicted <= high)
     if isinstance(target, str) and target == "other":
-        return predicted != model.predict(x[None, :])[0]
+        return predicted != _predict(model, x[None, :])[0]
     return predicted == target
 
 

@@ -20,7 +20,8 @@ from treelens import (
     optimal_counterfactual,
     to_forest,
 )
-from treelens._counterfactual._isolation import average_path_length, resolve_isolation
+from treelens._adapters._isolation import average_path_length
+from treelens._counterfactual._isolation import resolve_isolation
 
 
 def _isolation(X, seed, **kwargs):

@@ -158,7 +158,9 @@ def test_every_merged_rule_holds_for_its_row(name):
     lengths = result.conditions_.groupby(["row", "tree"]).size()
     np.testing.assert_array_equal(per_tree.to_numpy(), lengths.to_numpy())
     assert len(result.sentences_) == len(X)
-    assert all(s.startswith("Predicted ") for s in result.sentences_)
+    # An IsolationForest's Forest predicts its score_samples.
+    start = "Scored " if forest.link == "isolation" else "Predicted "
+    assert all(s.startswith(start) for s in result.sentences_)
 
 
 def _expected_output(forest, X):

@@ -19,6 +19,7 @@ from tests.models import (
     MODEL_FACTORIES,
     NO_IMPURITY_FACTORIES,
     PIPELINE_FACTORIES,
+    UNSUPERVISED_FACTORIES,
     make_data,
 )
 
@@ -103,9 +104,13 @@ def check_result(model, result, X=None):
         assert abs(importances.sum() - 1.0) < TOL
 
 
-# Models storing no impurity: tests/test_gain_importance.py.
+# Models storing no impurity: tests/test_gain_importance.py; models without a
+# target: tests/adapters/test_isolation_forest.py.
 @pytest.mark.parametrize(
-    "name", sorted(set(MODEL_FACTORIES) - set(NO_IMPURITY_FACTORIES))
+    "name",
+    sorted(
+        set(MODEL_FACTORIES) - set(NO_IMPURITY_FACTORIES) - set(UNSUPERVISED_FACTORIES)
+    ),
 )
 def test_factory_models(name):
     case = MODEL_FACTORIES[name]()

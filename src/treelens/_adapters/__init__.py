@@ -20,6 +20,7 @@ from .._exceptions import InputError, UnsupportedModelError
 from .._types import ModelLike
 from . import (  # noqa: F401 (registration)
     _catboost,
+    _isolation,
     _lightgbm,
     _pipeline,
     _sklearn,

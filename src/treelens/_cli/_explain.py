@@ -41,7 +41,8 @@ class RowExplanation:
     counterfactual_summary: dict[str, Any] | None
     note: str
     #: How the prediction follows from the raw score: ``"exp"`` (a log link),
-    #: ``"logistic"`` (a regressor of fractions) or ``"identity"``.
+    #: ``"logistic"`` (a regressor of fractions), ``"isolation"`` (an
+    #: IsolationForest's ``score_samples``) or ``"identity"``.
     link: str = "identity"
 
 
@@ -245,7 +246,11 @@ def render_explanation(explanation: RowExplanation, *, json_out: bool) -> str:
 # How the contributions' output space reads in a sentence.
 _SPACE_NAMES = {"raw": "raw score", "value": "prediction"}
 # What a regressor's raw score is of its prediction, by link.
-_LINK_NAMES = {"exp": "log", "logistic": "logit"}
+_LINK_NAMES = {
+    "exp": "the log of the prediction",
+    "logistic": "the logit of the prediction",
+    "isolation": "the mean path length over c(max_samples): -log2(-prediction)",
+}
 
 
 def _regression_link(forest: Any) -> str:
@@ -270,7 +275,7 @@ def _text(explanation: RowExplanation) -> str:
     space = _SPACE_NAMES.get(explanation.output_space, explanation.output_space)
     shown = f"{space} of class {explanation.output}" if explanation.output else space
     if explanation.link in _LINK_NAMES:
-        shown += f" (the {_LINK_NAMES[explanation.link]} of the prediction)"
+        shown += f" ({_LINK_NAMES[explanation.link]})"
     contributions = rich_table(
         f"Contributions to the {shown}: {explanation.bias:.4g} (bias) -> "
         f"{explanation.prediction:.4g}",

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .._core._numbers import format_number
-from .._exceptions import InputError, TreelensError
+from .._exceptions import InputError, TreelensError, UnsupportedModelError
 
 __all__ = ["render_report"]
 
@@ -314,6 +314,14 @@ def render_report(
     from .._importance._training import training_data_match
 
     forest = to_forest(model)
+    if forest.link == "isolation":
+        raise UnsupportedModelError(
+            "The report ranks the columns by importance and scores predictions "
+            f"against a target, which {type(model).__name__} has neither; "
+            "expected a classifier or regressor. Explain its rows with "
+            "`treelens explain` and make outliers inliers with `treelens tweak "
+            "--target-range OFFSET:` (OFFSET its offset_)."
+        )
     target_name = getattr(y, "name", None)
     classes: Any = [] if forest.classes_ is None else forest.classes_
     if y is not None and forest.task == "classification":

@@ -252,10 +252,14 @@ def importance_tables(
 
 
 def predict(model: Any, X: Any) -> Any:
-    """The model's predictions, through treelens for boosters without ``predict(X)``."""
+    """What the model's Forest predicts, by the model itself: its ``predict``
+    (an IsolationForest's ``score_samples``), through treelens for boosters
+    without ``predict(X)``."""
     from .._adapters import to_forest
 
     if hasattr(model, "classes_") or hasattr(model, "n_features_in_"):
+        if to_forest(model).link == "isolation":
+            return np.asarray(model.score_samples(X))
         return np.asarray(model.predict(X))
     return np.asarray(to_forest(model).predict(X))
 

@@ -27,7 +27,9 @@ TREE_UNDEFINED = -2
 
 Kind = Literal["tree", "forest", "boosting"]
 Task = Literal["classification", "regression"]
-Link = Literal["identity", "logistic", "exponential", "softmax", "samme", "exp"]
+Link = Literal[
+    "identity", "logistic", "exponential", "softmax", "samme", "exp", "isolation"
+]
 
 # Rows times trees routed at once by `Forest.apply`; bounds the temporary arrays
 # to a few tens of megabytes whatever the number of rows.
@@ -278,14 +280,18 @@ class Forest:
     learning_rate : float
         Boosting only: factor applied to every tree value (1.0 when the library
         already folded it into the leaf values).
-    link : {"identity", "logistic", "exponential", "softmax", "samme", "exp"}
+    link : {"identity", "logistic", "exponential", "softmax", "samme", "exp", \
+            "isolation"}
         How raw scores become predictions: identity for regression and averaging
         ensembles; ``exp(raw)`` for boosted regressors with a log link (Poisson,
         gamma and Tweedie losses) and ``expit(raw)`` for boosted regressors of
         fractions (cross-entropy losses); ``expit(raw)`` (logistic), ``expit(2 * raw)``
         (exponential loss) for binary boosting; softmax for multiclass boosting;
         ``"samme"`` as scikit-learn's AdaBoost: ``softmax(raw / (n_classes -
-        1))``, for two classes ``softmax([-raw / 2, raw / 2])``.
+        1))``, for two classes ``softmax([-raw / 2, raw / 2])``;
+        ``"isolation"`` as scikit-learn's IsolationForest: ``-2 ** -raw`` (its
+        ``score_samples``), the raw score being the sum of the trees' path
+        lengths divided by ``raw_divisor``, ``n_trees * c(max_samples)``.
     tree_output : ndarray of shape (n_trees,)
         Boosting only: the raw output each tree adds to; zeros otherwise.
     input_dtype : numpy dtype
@@ -333,7 +339,9 @@ class Forest:
     raw_divisor : float
         Boosting only: raw scores are ``(init_raw + sum of tree values) /
         raw_divisor``, divided once after the sum, as AdaBoost divides its
-        weighted votes by the total of the weights (1.0: no division).  When
+        weighted votes by the total of the weights and an IsolationForest its
+        summed path lengths by ``n_trees * c(max_samples)`` (1.0: no
+        division).  When
         it is not 1, ``learning_rate`` is ``1 / raw_divisor``, so that each
         tree's share of the raw score is still ``learning_rate * value``.
     tree_weight : ndarray of shape (n_trees,), optional
@@ -427,12 +435,13 @@ class Forest:
                 f"`tree_output` must have one entry per tree; expected "
                 f"{len(self.trees)}, got {len(self.tree_output)}."
             )
-        if self.link == "exp" and (
+        if self.link in ("exp", "isolation") and (
             self.kind != "boosting" or self.task != "regression"
         ):
+            what = "a log link" if self.link == "exp" else "an isolation forest"
             raise InputError(
-                "The link 'exp' is for boosted regressors (a log link); got kind "
-                f"{self.kind!r} and task {self.task!r}."
+                f"The link {self.link!r} is for boosted regressors ({what}); got "
+                f"kind {self.kind!r} and task {self.task!r}."
             )
         self._check_features()
 
@@ -881,17 +890,22 @@ class Forest:
     def raw_interval(self, low: float, high: float) -> tuple[float, float]:
         """The raw scores whose prediction lies in ``[low, high]`` (regressors).
 
-        The identity for every link but two: ``"exp"``, whose raw interval is
+        The identity for every link but three: ``"exp"``, whose raw interval is
         ``[log(low), log(high)]`` (``-inf`` for a bound at or below zero, which
-        no prediction reaches), and ``"logistic"`` (regressors of fractions),
+        no prediction reaches); ``"logistic"`` (regressors of fractions),
         whose raw interval is ``[logit(low), logit(high)]`` (``-inf`` at or
-        below 0, ``inf`` at or above 1).  The programs that search for a
-        prediction in ``[low, high]`` bound the raw score, which the trees add
-        up.
+        below 0, ``inf`` at or above 1); ``"isolation"`` (an IsolationForest's
+        ``score_samples``), whose raw interval is ``[-log2(-low),
+        -log2(-high)]`` (``inf`` at or above 0, which no score reaches).  The
+        programs that search for a prediction in ``[low, high]`` bound the raw
+        score, which the trees add up.
         """
         ends = np.array([low, high], dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
-            if self.link == "exp":
+            if self.link == "isolation":
+                # -2 ** -raw rises with raw; no score reaches 0.
+                ends = np.where(ends < 0, -np.log2(-np.minimum(ends, 0.0)), np.inf)
+            elif self.link == "exp":
                 ends = np.log(np.maximum(ends, 0.0))
             elif self.link == "logistic" and not self.is_classifier:
                 ends = np.clip(ends, 0.0, 1.0)
@@ -959,6 +973,9 @@ class Forest:
         if self.kind == "boosting":
             if self.link == "exp":
                 return self._exp_from_leaves(leaves)
+            if self.link == "isolation":
+                # IsolationForest.score_samples: -2 ** (-sum / divisor).
+                return -(2 ** -self._raw_from_leaves(leaves)[:, 0])
             if self.link == "logistic":  # a regressor of fractions
                 raw = self._raw_from_leaves(leaves)[:, 0]
                 if self.score_dtype == np.float32:

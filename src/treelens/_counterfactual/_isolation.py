@@ -41,34 +41,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._adapters._isolation import average_path_length, isolation_trees, path_lengths
 from .._core._float64 import float64_forest, float64_tree
 from .._core._forest import Forest, Tree
 from .._exceptions import InputError, NotFittedError
 
-__all__ = [
-    "IsolationBound",
-    "average_path_length",
-    "combined_forest",
-    "resolve_isolation",
-]
+__all__ = ["IsolationBound", "combined_forest", "resolve_isolation"]
 
 # The path-length row asks this much more (relative) than the bound needs, so
 # that float rounding in the IsolationForest's own sum cannot tip a point that
 # sits on the bound: points within it of the bound count as outside.
 _RELATIVE_TOLERANCE = 1e-9
-
-
-def average_path_length(n: NDArray[Any]) -> NDArray[np.float64]:
-    """``c(n)``: average path length of an unsuccessful search among ``n`` rows
-    (scikit-learn's ``_average_path_length``)."""
-    n = np.asarray(n, dtype=np.float64)
-    out = np.zeros(n.shape)
-    out[n == 2] = 1.0
-    big = n > 2
-    out[big] = (
-        2.0 * (np.log(n[big] - 1.0) + np.euler_gamma) - 2.0 * (n[big] - 1.0) / n[big]
-    )
-    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -338,29 +321,20 @@ def _trees(
     forest: Forest, isolation_forest: Any, columns: NDArray[np.intp]
 ) -> tuple[tuple[Tree, ...], tuple[NDArray[np.float64], ...]]:
     """The isolation trees, input column ``i`` as column ``columns[i]``, and
-    their path lengths."""
-    from .._adapters._sklearn import tree_from_sklearn
-
+    the path length of a row ending at each of their nodes."""
     width = forest.trees[0].value.shape[1] if forest.trees else 1
     trees, paths = [], []
-    n_in = int(isolation_forest.n_features_in_)
-    for estimator, features in zip(
-        isolation_forest.estimators_, isolation_forest.estimators_features_
-    ):
-        tree = tree_from_sklearn(estimator.tree_)
-        features = np.asarray(features, dtype=np.intp)
-        # scikit-learn routes each tree on its own columns only when the trees
-        # were given fewer than all features.
-        split = tree.feature >= 0
+    for tree in isolation_trees(isolation_forest):
+        split = ~tree.is_leaf
         mapped = tree.feature.copy()
-        if features.size != n_in:
-            mapped[split] = features[tree.feature[split]]
-        mapped[split] = columns[mapped[split]]
-        tree = dataclasses.replace(tree, feature=mapped)
+        mapped[split] = columns[tree.feature[split]]
+        paths.append(path_lengths(tree))
         # Zero values of the model's width: these trees add nothing to its vote.
-        tree = dataclasses.replace(tree, value=np.zeros((tree.n_nodes, width)))
-        trees.append(tree)
-        paths.append(tree.node_depth + average_path_length(tree.n_node_samples))
+        trees.append(
+            dataclasses.replace(
+                tree, feature=mapped, value=np.zeros((tree.n_nodes, width))
+            )
+        )
     return tuple(trees), tuple(paths)
 
 

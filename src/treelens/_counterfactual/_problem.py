@@ -519,16 +519,25 @@ def source_predict(
     problem: Problem, X: NDArray[np.float64], keep: dict[str, Any] | None = None
 ) -> NDArray[Any]:
     """Predictions of the source model (or the bare Forest) for rows ``X``; the
-    rows decoded to the user's columns are kept in ``keep["frame"]``."""
+    rows decoded to the user's columns are kept in ``keep["frame"]``.
+
+    What the Forest predicts: the model's ``predict``, or for an
+    IsolationForest (link ``"isolation"``) its ``score_samples``.
+    """
     if problem.source is None:
         return problem.forest.predict(X)
+    predict = (
+        problem.source.score_samples
+        if problem.forest.link == "isolation"
+        else problem.source.predict
+    )
     if problem.forest.has_labels:
         from .._core._features import decode
 
         frame = decode(problem.forest, X, like=problem.frame)
         if keep is not None:
             keep["frame"] = frame
-        return np.asarray(problem.source.predict(frame))
+        return np.asarray(predict(frame))
     from .._adapters._native import booster_predict
 
     predicted = booster_predict(problem.source, X)  # XGBoost / LightGBM Boosters
@@ -541,13 +550,13 @@ def source_predict(
         frame = decode(problem.forest, X, like=problem.frame)
         if keep is not None:
             keep["frame"] = frame
-        return np.asarray(problem.source.predict(frame))
+        return np.asarray(predict(frame))
     names = getattr(problem.source, "feature_names_in_", None)
     if names is not None:
         import pandas as pd
 
-        return np.asarray(problem.source.predict(pd.DataFrame(X, columns=list(names))))
-    return np.asarray(problem.source.predict(X))
+        return np.asarray(predict(pd.DataFrame(X, columns=list(names))))
+    return np.asarray(predict(X))
 
 
 def _filled_start(

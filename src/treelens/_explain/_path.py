@@ -453,6 +453,8 @@ def rule_text(
 def _prediction_text(
     forest: Forest, label: Any, proba: NDArray[np.float64] | None, row: int
 ) -> str:
+    if forest.link == "isolation":  # score_samples, as the model gives it
+        return f"Scored {format_number(label)} (anomaly score {format_number(-label)})"
     if proba is None:
         return f"Predicted {format_number(label)}"
     assert forest.classes_ is not None

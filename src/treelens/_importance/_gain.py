@@ -30,6 +30,7 @@ from .._adapters._registry import class_key
 from .._core._forest import Forest
 from .._exceptions import InputError, UnsupportedModelError
 from .._types import ModelLike
+from ._replay import refuse_isolation
 from ._result import ImportanceResult
 
 __all__ = ["gain_importance"]
@@ -172,6 +173,7 @@ HistGradientBoostingRegressor
             f"`importance_type` must be one of {list(_LABELS)}; got {importance_type!r}."
         )
     forest = to_forest(model, feature_names)
+    refuse_isolation(forest, "Gain importance")
     library, statistics = _statistics(model)
     n_trees, n_features = len(statistics), forest.n_features
     per_tree = np.zeros((n_trees, n_features))

@@ -19,6 +19,7 @@ from .._types import ArrayLike, Chunks, ModelLike
 from ._intervals import DEFAULT_N_BOOTSTRAP, bootstrap_interval, check_interval_options
 from ._node_statistics import node_statistics
 from ._node_sums import NodeSums, statistics_from_sums
+from ._replay import refuse_isolation
 from ._result import ImportanceResult
 from ._streaming import replay_in_chunks
 
@@ -151,6 +152,7 @@ def mdi_importance(
             "sample_weight weighs the rows of X; expected it only with X and y, "
             "got it without them."
         )
+    refuse_isolation(forest, "MDI")
     impurity = [t.impurity for t in forest.trees]
     if any(np.isnan(i).any() for i in impurity):
         raise UnsupportedModelError(

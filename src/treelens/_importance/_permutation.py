@@ -17,6 +17,7 @@ from .._exceptions import InputError
 from .._types import ArrayLike, ModelLike, RandomStateLike, ScoringLike
 from ._groups import resolve_groups
 from ._intervals import DEFAULT_N_BOOTSTRAP, bootstrap_interval, check_interval_options
+from ._replay import refuse_isolation
 from ._result import ImportanceResult
 
 __all__ = [
@@ -136,6 +137,7 @@ def _checked_data(
             "a treelens Forest."
         )
     forest = to_forest(model)
+    refuse_isolation(forest, "Permutation importance")
     checked = check_X(forest, X)
     n_samples = checked.shape[0]
     check_y(forest, y, n_samples)

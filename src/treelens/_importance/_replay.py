@@ -23,6 +23,7 @@ __all__ = [
     "check_replayable",
     "class_factors",
     "fitted_weights",
+    "refuse_isolation",
     "row_class_weights",
     "stage_residuals",
 ]
@@ -40,6 +41,26 @@ MERGEABLE_CRITERIA = frozenset(
 )
 
 
+def refuse_isolation(forest: Forest, what: str) -> None:
+    """Refuse an IsolationForest's Forest for ``what`` (an importance of
+    impurity or of a score against a target).
+
+    Raises
+    ------
+    UnsupportedModelError
+        When ``forest`` is an IsolationForest's (link ``"isolation"``).
+    """
+    if forest.link == "isolation":
+        raise UnsupportedModelError(
+            f"{what} is not defined for {forest.source or 'an IsolationForest'}: "
+            "its trees split at random on rows without a target, so no split "
+            "decreases an impurity and no prediction is scored against y; "
+            "expected a classifier or regressor. To rank the columns by what "
+            "they add to the anomaly score, average treelens.shap_values in "
+            "absolute value."
+        )
+
+
 def check_replayable(forest: Forest, target: NDArray[Any]) -> None:
     """Refuse a model whose statistics cannot be recomputed from ``target``.
 
@@ -50,6 +71,7 @@ def check_replayable(forest: Forest, target: NDArray[Any]) -> None:
     InputError
         For negative targets of a poisson tree.
     """
+    refuse_isolation(forest, "Importance replayed on data")
     if forest.kind == "boosting":
         if forest.link == "samme":
             raise UnsupportedModelError(
