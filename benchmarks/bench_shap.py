@@ -9,13 +9,17 @@ OpenMP thread pools left at their defaults), and the peak memory of each on the
 deep regressor (growth of the resident set of a forked process).  Times are the best of ``--repeat`` runs, both timed end to end
 (reading the model included).
 
-Models: a 100-tree full-depth random forest, 100 extra trees and 100-stage
-gradient boosting on breast cancer (1,000 rows drawn from it), and a 100-tree
+Models: a 100-tree full-depth random forest, 100 extra trees, 100-stage
+gradient boosting and a 100-tree ``IsolationForest`` on breast cancer (1,000 rows
+drawn from it; shap explains the isolation forest's mean path length, treelens
+the raw score ``-log2(-score_samples)``, the same values over ``c(max_samples)``,
+compared so scaled; shap's interventional values of it do not add up to its
+output, so that mode is not compared there), and a 100-tree
 full-depth ``RandomForestRegressor`` fitted on ``make_regression(n_samples=20000,
 n_features=20, random_state=0)`` (``--deep-rows``, 500 by default; shap is timed
 on ``--deep-shap-rows`` of them and scaled, saying so).
 
-Run: ``python benchmarks/bench_shap.py [--models rf,et,gb,deep] [--repeat 3]``.
+Run: ``python benchmarks/bench_shap.py [--models rf,et,gb,iso,deep] [--repeat 3]``.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ def _models(names, deep_rows=500):
     from sklearn.ensemble import (
         ExtraTreesClassifier,
         GradientBoostingClassifier,
+        IsolationForest,
         RandomForestClassifier,
         RandomForestRegressor,
     )
@@ -85,6 +90,11 @@ def _models(names, deep_rows=500):
                 rows_d,
                 bg_d,
             )
+            continue
+        if name == "iso":
+            model = IsolationForest(n_estimators=100, random_state=0).fit(X)
+            label = "100-tree isolation forest (breast cancer)"
+            yield name, label, model, rows, background
             continue
         label, cls, params = factories[name]
         if cls is GradientBoostingClassifier:
@@ -175,6 +185,13 @@ def _compare(
         lines.append(text)
 
     n = rows.shape[0]
+    # shap explains an isolation forest's mean path length: c(max_samples) times
+    # treelens' raw score.
+    unit = 1.0
+    if key == "iso":
+        from treelens._adapters._isolation import average_path_length
+
+        unit = float(average_path_length(np.array([model.max_samples_]))[0])
     shap_rows = rows[:deep_shap_rows] if key == "deep" else rows
     scale = n / shap_rows.shape[0]
     t_ours, ours = _best(lambda: treelens.shap_values(model, rows), repeat)
@@ -183,7 +200,8 @@ def _compare(
     )
     t_shap *= scale
     diff = np.abs(
-        theirs.reshape(-1, *ours.values_.shape[1:]) - ours.values_[: shap_rows.shape[0]]
+        theirs.reshape(-1, *ours.values_.shape[1:]) / unit
+        - ours.values_[: shap_rows.shape[0]]
     ).max()
     note = f" (shap on {shap_rows.shape[0]} rows, scaled)" if scale != 1 else ""
     emit(
@@ -197,6 +215,8 @@ def _compare(
             "  interventional: not run on the deep regressor (the per-leaf "
             "background tables of 1.26 million leaves take too long on this machine)"
         )
+    elif key == "iso":
+        emit("  interventional: not compared (shap's do not add up to the output)")
     else:
         t_int, inter = _best(
             lambda: treelens.shap_values(
@@ -226,7 +246,7 @@ def _compare(
         )
         t_shap_pair, theirs = _best(lambda: _shap_interactions(model, inter_rows), 1)
         t_path200, _ = _best(lambda: treelens.shap_values(model, inter_rows), repeat)
-        diff = np.abs(theirs.reshape(pairs.values_.shape) - pairs.values_).max()
+        diff = np.abs(theirs.reshape(pairs.values_.shape) / unit - pairs.values_).max()
         emit(
             f"  interactions (200 rows): shap {t_shap_pair:8.3f} s  treelens "
             f"{t_pair:8.3f} s  speed-up {t_shap_pair / t_pair:6.2f}x  "
@@ -245,7 +265,7 @@ def _compare(
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="rf,et,gb,deep")
+    parser.add_argument("--models", default="rf,et,gb,iso,deep")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--deep-shap-rows", type=int, default=10)
     parser.add_argument("--deep-rows", type=int, default=500)

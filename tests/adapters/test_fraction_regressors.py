@@ -157,3 +157,14 @@ def test_explain_reads_the_raw_score_as_the_logit():
     text = _text(explanation)  # the title wraps beside the note
     assert "Contributions to the raw score (the" in text
     assert "logit of the prediction)" in text
+
+
+def test_report_scores_the_cross_entropy():
+    from treelens._cli._report import _summary
+
+    X, y = _fractions(5)
+    model = _fit("xgboost", 5, X, y, n_estimators=5, max_depth=2)
+    scores = dict(_summary(model, treelens.to_forest(model), X, y)["scores"])
+    p = model.predict(X).astype(float)
+    expected = -(y * np.log(p) + (1 - y) * np.log1p(-p)).mean()
+    assert scores["Mean cross-entropy"] == f"{expected:.4g}"

@@ -293,3 +293,21 @@ def test_a_vote_margin_is_a_lead_of_the_raw_score():
     assert (model.predict(result.X_cf_) >= low * np.exp(lead) * (1 - 1e-9)).all()
     plain = treelens.optimal_counterfactual(model, rows, target=(low, None), cost="l1")
     assert (result.cost_ >= plain.cost_ - 1e-12).all()
+
+
+@pytest.mark.parametrize("objective", ["poisson", "gamma"])
+def test_report_scores_the_models_own_deviance(objective):
+    from sklearn.metrics import mean_gamma_deviance, mean_poisson_deviance
+
+    from treelens._cli._report import _summary
+
+    model, X = _fit("lightgbm", objective, 2, n_estimators=5, num_leaves=4)
+    y = _counts(2, gamma=objective == "gamma")[1]
+    scores = dict(_summary(model, treelens.to_forest(model), X, y)["scores"])
+    deviance = mean_poisson_deviance if objective == "poisson" else mean_gamma_deviance
+    name = f"Mean {'Poisson' if objective == 'poisson' else 'gamma'} deviance"
+    assert scores[name] == f"{deviance(y, model.predict(X)):.4g}"
+    assert "R²" in scores
+    # Targets outside the loss's domain get no deviance, and no error.
+    scores = dict(_summary(model, treelens.to_forest(model), X, y - 10.0)["scores"])
+    assert name not in scores

@@ -200,8 +200,29 @@ def _summary(model: Any, forest: Any, X: Any, y: Any) -> dict[str, Any]:
             scores.append(
                 ("Mean absolute error", f"{mean_absolute_error(truth, predicted):.4g}")
             )
+            scores += _deviance(forest.loss, truth, np.asarray(predicted, float))
     name = summary[0][1]
     return {"name": name, "summary": summary, "scores": scores}
+
+
+def _deviance(loss: str, truth: Any, predicted: Any) -> list[tuple[str, str]]:
+    """The mean deviance of the loss a linked regressor was fitted on, which
+    suits counts, amounts and fractions better than R²: Poisson (counts at or
+    above 0), gamma (amounts above 0), cross-entropy (fractions in [0, 1]);
+    nothing where the targets fall outside its domain or for another loss."""
+    from sklearn.metrics import mean_gamma_deviance, mean_poisson_deviance
+
+    if loss == "poisson" and (truth >= 0).all():
+        return [
+            ("Mean Poisson deviance", f"{mean_poisson_deviance(truth, predicted):.4g}")
+        ]
+    if loss == "gamma" and (truth > 0).all():
+        return [("Mean gamma deviance", f"{mean_gamma_deviance(truth, predicted):.4g}")]
+    if loss == "cross_entropy" and ((truth >= 0) & (truth <= 1)).all():
+        p = np.clip(predicted, 1e-15, 1 - 1e-15)
+        entropy = -(truth * np.log(p) + (1 - truth) * np.log1p(-p)).mean()
+        return [("Mean cross-entropy", f"{entropy:.4g}")]
+    return []
 
 
 def _as_classes(y: Any, classes: Any) -> Any:
