@@ -165,17 +165,34 @@ def test_least_change_into_an_inlier_equals_brute_force(seed):
     assert (model.score_samples(found) >= model.offset_).all()
 
 
-def test_counterfactual_entry_point_makes_outliers_inliers():
+def test_counterfactual_entry_point_makes_outliers_inliers_and_back():
     model, X = _fit(5, n_estimators=20)
     X = np.nan_to_num(X)
     outliers = np.flatnonzero(model.predict(X) == -1)[:4]
-    result = treelens.counterfactual(
-        model, X[outliers], target=(model.offset_, None), reference=X
-    )
+    result = treelens.counterfactual(model, X[outliers], target="inlier", reference=X)
     assert result.found_.all()
     assert (model.predict(result.X_cf_) == 1).all()
-    tweaked = treelens.feature_tweak(model, X[outliers], target=(model.offset_, None))
+    same = treelens.counterfactual(
+        model, X[outliers], target=(model.offset_, None), reference=X
+    )
+    np.testing.assert_array_equal(same.cost_, result.cost_)
+    tweaked = treelens.feature_tweak(model, X[outliers], target="inlier")
     assert (model.predict(tweaked.X_cf_[tweaked.found_]) == 1).all()
+    inliers = np.flatnonzero(model.predict(X) == 1)[:3]
+    back = treelens.optimal_counterfactual(model, X[inliers], target="outlier")
+    assert back.found_.all() and (model.predict(back.X_cf_) == -1).all()
+
+
+def test_inlier_targets_belong_to_isolation_forests():
+    X, y = make_data(0, task="regression", n_samples=60)
+    from sklearn.ensemble import RandomForestRegressor
+
+    model = RandomForestRegressor(n_estimators=2, random_state=0).fit(X, y)
+    with pytest.raises(InputError, match="'inlier'.* is for an IsolationForest"):
+        treelens.counterfactual(model, X[:1], target="inlier")
+    iso = IsolationForest(n_estimators=2, random_state=0).fit(X)
+    with pytest.raises(InputError, match="or 'inlier' or 'outlier'"):
+        treelens.counterfactual(iso, X[:1], target="normal")
 
 
 @pytest.mark.parametrize(
@@ -226,11 +243,9 @@ def test_command_line_explains_an_outlier_and_makes_it_an_inlier(tmp_path):
         str(tmp_path / "rows.csv"),
         "--row",
         str(row),
-        "--target-range",
-        f"{model.offset_}:",
         "--optimal",
         "--json",
-    ]
+    ]  # aims for an inlier by default
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
@@ -245,8 +260,8 @@ def test_command_line_explains_an_outlier_and_makes_it_an_inlier(tmp_path):
             "tweak",
             str(tmp_path / "iso.skops"),
             str(tmp_path / "rows.csv"),
-            "--target-range",
-            f"{model.offset_}:",
+            "--target-class",
+            "inlier",
             "--max-rows",
             "3",
             "--json",

@@ -147,4 +147,5 @@ def _isolation_forest(model: Any, feature_names: Sequence[str] | None) -> Forest
         allow_missing=_allow_missing(model),
         source=_class_path(model),
         raw_divisor=divisor,
+        isolation_offset=float(model.offset_),
     )

@@ -415,10 +415,13 @@ def _parse_rows(text: str, n_rows: int) -> list[int]:
 
 
 def _parse_class(forest: Any, text: str) -> Any:
+    if forest.link == "isolation" and text in ("inlier", "outlier"):
+        return text
     if forest.task != "classification":
         raise InputError(
-            "--target-class needs a classifier; this model is a regressor, use "
-            "--target-range LOW:HIGH."
+            "--target-class needs a classifier (or 'inlier' or 'outlier' for an "
+            "IsolationForest); this model is a regressor, use --target-range "
+            "LOW:HIGH."
         )
     if text == "other":
         return "other"
@@ -491,7 +494,12 @@ def tweak(
     data: RowsArg,
     target_class: Annotated[
         str | None,
-        typer.Option("--target-class", metavar="C", help="Class to reach, or 'other'."),
+        typer.Option(
+            "--target-class",
+            metavar="C",
+            help="Class to reach, or 'other' ('inlier' or 'outlier' for an "
+            "IsolationForest).",
+        ),
     ] = None,
     target_range: Annotated[
         str | None,
@@ -626,7 +634,8 @@ def explain(
         typer.Option(
             "--target-class",
             metavar="C",
-            help="Counterfactual: class to reach; default 'other' (any other class).",
+            help="Counterfactual: class to reach; default 'other' (any other "
+            "class; 'inlier' or 'outlier' for an IsolationForest).",
         ),
     ] = None,
     target_range: Annotated[
@@ -658,6 +667,8 @@ def explain(
     check_row(row, X.shape[0])
     if target_class is None and target_range is None:
         goal = "other" if forest.is_classifier else None
+        if forest.link == "isolation":  # an IsolationForest: what makes it normal
+            goal = "inlier"
     else:
         goal = _parse_target(forest, target_class, target_range)
     constraints = search.constraints()

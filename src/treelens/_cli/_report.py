@@ -341,7 +341,7 @@ def render_report(
             f"against a target, which {type(model).__name__} has neither; "
             "expected a classifier or regressor. Explain its rows with "
             "`treelens explain` and make outliers inliers with `treelens tweak "
-            "--target-range OFFSET:` (OFFSET its offset_)."
+            "--target-class inlier`."
         )
     target_name = getattr(y, "name", None)
     classes: Any = [] if forest.classes_ is None else forest.classes_

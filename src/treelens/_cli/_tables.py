@@ -277,16 +277,14 @@ def selected_rows(
     known = predict(model, X.iloc[complete] if hasattr(X, "iloc") else X[complete])
     predicted = np.empty(len(incomplete), dtype=np.asarray(known).dtype)
     predicted[complete] = known
-    if isinstance(target, tuple):
-        low, high = (
-            (-np.inf if target[0] is None else target[0]),
-            (np.inf if target[1] is None else target[1]),
-        )
-        declined = np.asarray(~((predicted >= low) & (predicted <= high)), dtype=bool)
-    elif isinstance(target, str) and target == "other":
+    from .._adapters import to_forest
+    from .._counterfactual._targets import resolve_target
+
+    goal = resolve_target(to_forest(model), target)
+    if goal.kind == "other":
         declined = np.ones(len(predicted), dtype=bool)
     else:
-        declined = np.asarray(predicted != target, dtype=bool)
+        declined = ~np.asarray(goal.meets(predicted, predicted), dtype=bool)
     declined |= incomplete
     chosen = np.flatnonzero(declined & ~incomplete)[:max_rows]
     last = chosen[-1] if len(chosen) == max_rows else len(declined)

@@ -350,6 +350,11 @@ class Forest:
         weighted mean of the trees' normalized importances, as
         ``AdaBoostClassifier.feature_importances_``.  Empty by default: the
         trees weigh alike.
+    isolation_offset : float or None
+        An IsolationForest's ``offset_`` (link ``"isolation"`` only): its
+        ``predict`` calls a row an inlier where ``score_samples >= offset``, so
+        a counterfactual's ``target="inlier"`` is the interval ``(offset,
+        inf)`` of the Forest's predictions and ``"outlier"`` the scores below it.
     input_map : InputMap or None
         A Forest lifted from a pipeline (see :func:`~treelens.to_forest`): the
         final model's Forest, with the same nodes, and the map from the rows
@@ -400,6 +405,7 @@ class Forest:
     raw_divisor: float = 1.0
     # Empty by default, meaning "the trees weigh alike".
     tree_weight: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    isolation_offset: float | None = None
     input_map: InputMap | None = None
 
     def __getstate__(self) -> dict[str, Any]:

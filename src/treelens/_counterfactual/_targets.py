@@ -106,10 +106,12 @@ def resolve_target(forest: Forest, target: Any) -> Target:
     Parameters
     ----------
     forest : Forest
-    target : class label, "other", or (low, high)
+    target : class label, "other", (low, high), "inlier" or "outlier"
         A class label or ``"other"`` for classifiers; an interval
         ``(low, high)`` of the predicted value for regressors (``None`` for an
-        open side).
+        open side); for an IsolationForest, ``"inlier"`` (``score_samples`` at
+        least its ``offset_``, what its ``predict`` calls 1) or ``"outlier"``
+        (below it).
 
     Returns
     -------
@@ -138,10 +140,14 @@ def resolve_target(forest: Forest, target: Any) -> Target:
             f"`target` must be one of the model's classes {classes} or 'other'; "
             f"got {target!r}."
         )
+    if isinstance(target, str) and target in ("inlier", "outlier"):
+        return _isolation_target(forest, target)
     if not _is_interval(target):
         raise InputError(
             "The model is a regressor, so `target` must be an interval (low, high) "
-            f"of the predicted value; got {target!r}."
+            "of the predicted value"
+            + (" or 'inlier' or 'outlier'" if forest.link == "isolation" else "")
+            + f"; got {target!r}."
         )
     if len(target) != 2:
         raise InputError(
@@ -166,6 +172,23 @@ def resolve_target(forest: Forest, target: Any) -> Target:
             f"bound and no NaN; got ({low}, {high})."
         )
     return Target(kind="interval", low=low, high=high)
+
+
+def _isolation_target(forest: Forest, target: str) -> Target:
+    """The scores an IsolationForest calls inliers (at least its offset) or
+    outliers (below it)."""
+    offset = forest.isolation_offset
+    if forest.link != "isolation" or offset is None:
+        raise InputError(
+            f"`target={target!r}` is for an IsolationForest (its scores above or "
+            "below its offset_); this model is another regressor, so expected an "
+            f"interval (low, high) of its predicted value, got {target!r}."
+        )
+    if target == "inlier":
+        return Target(kind="interval", low=offset, high=np.inf)
+    return Target(
+        kind="interval", low=-np.inf, high=float(np.nextafter(offset, -np.inf))
+    )
 
 
 def _same_label(label: Any, target: Any) -> bool:
