@@ -167,3 +167,29 @@ def assert_proven_optimal(cost, least):
     """A proven optimum costs no less than the cheapest valid point, and no more than
     that by the documented relative gap."""
     assert least - 1e-12 <= cost <= least * (1 + PROVEN_GAP) + 1e-12, (cost, least)
+
+
+def range_targets(model, X):
+    """The row of least prediction, and two ranges for it: at least the median
+    prediction, and from the median to the 90th percentile."""
+    predictions = model.predict(X)
+    x = X[int(np.argmin(predictions))]
+    median = float(np.median(predictions))
+    return x, [(median, None), (median, float(np.quantile(predictions, 0.9)))]
+
+
+def assert_optimum_is_least(model, x, target, cost="l1"):
+    """``optimal_counterfactual`` of row ``x`` is proven at the brute force's
+    least cost and met as the model predicts (or found infeasible where no
+    point is valid); returns its result, None when infeasible."""
+    expected, _ = least_cost(model, x, target, cost)
+    result = treelens.optimal_counterfactual(
+        model, x[None, :], target=target, cost=cost
+    )
+    if not np.isfinite(expected):
+        assert not result.found_[0]
+        return None
+    assert result.status_[0] == "optimal"
+    assert_proven_optimal(result.cost_[0], expected)
+    assert meets(model, result.X_cf_, x, target).all()
+    return result

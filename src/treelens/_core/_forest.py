@@ -285,8 +285,9 @@ class Forest:
         How raw scores become predictions: identity for regression and averaging
         ensembles; ``exp(raw)`` for boosted regressors with a log link (Poisson,
         gamma and Tweedie losses) and ``expit(raw)`` for boosted regressors of
-        fractions (cross-entropy losses); ``expit(raw)`` (logistic), ``expit(2 * raw)``
-        (exponential loss) for binary boosting; softmax for multiclass boosting;
+        fractions (cross-entropy losses); ``expit(raw)`` (logistic),
+        ``expit(2 * raw)`` (exponential loss) for binary boosting; softmax for
+        multiclass boosting;
         ``"samme"`` as scikit-learn's AdaBoost: ``softmax(raw / (n_classes -
         1))``, for two classes ``softmax([-raw / 2, raw / 2])``;
         ``"isolation"`` as scikit-learn's IsolationForest: ``-2 ** -raw`` (its
@@ -341,9 +342,9 @@ class Forest:
         raw_divisor``, divided once after the sum, as AdaBoost divides its
         weighted votes by the total of the weights and an IsolationForest its
         summed path lengths by ``n_trees * c(max_samples)`` (1.0: no
-        division).  When
-        it is not 1, ``learning_rate`` is ``1 / raw_divisor``, so that each
-        tree's share of the raw score is still ``learning_rate * value``.
+        division).  When it is not 1, ``learning_rate`` is ``1 /
+        raw_divisor``, so that each tree's share of the raw score is still
+        ``learning_rate * value``.
     tree_weight : ndarray of shape (n_trees,), optional
         Weights of the trees in the model's feature importances, where the
         model weighs them (AdaBoost: ``estimator_weights_``): MDI is then the
@@ -353,7 +354,7 @@ class Forest:
     isolation_offset : float or None
         An IsolationForest's ``offset_`` (link ``"isolation"`` only): its
         ``predict`` calls a row an inlier where ``score_samples >= offset``, so
-        a counterfactual's ``target="inlier"`` is the interval ``(offset,
+        a counterfactual's ``target="inlier"`` is the interval ``[offset,
         inf)`` of the Forest's predictions and ``"outlier"`` the scores below it.
     input_map : InputMap or None
         A Forest lifted from a pipeline (see :func:`~treelens.to_forest`): the

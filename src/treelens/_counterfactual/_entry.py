@@ -76,9 +76,9 @@ def counterfactual(
         pipeline or a model with categorical columns, the DataFrame it takes.
         Rows given as a DataFrame that names the model's columns give ``X_cf_``
         as a DataFrame in them (categories as labels).
-    target : class label, "other", or (low, high)
-        A class label or ``"other"`` for classifiers, a closed interval of the
-        prediction for regressors (``None`` for an open side).
+    target : class label, "other", (low, high), "inlier" or "outlier"
+        A class (or ``"other"``); a closed interval of a regressor's prediction
+        (``None``: open); ``"inlier"``/``"outlier"`` for an IsolationForest.
     method : {"auto", "tweak", "optimal"}, default="auto"
         ``"auto"``: the proven least-cost change, or when ``time_limit`` stops
         the search first, the best change found with its proven gap

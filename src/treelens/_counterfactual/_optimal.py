@@ -139,7 +139,7 @@ def optimal_counterfactual(
     X : array-like of shape (n_samples, n_features), or an iterable of chunks
         Rows to explain, as for :func:`~treelens.feature_tweak` (for a pipeline
         or a model with categorical columns, the DataFrame it takes).
-    target : class label, "other", or (low, high)
+    target : class label, "other", (low, high), "inlier" or "outlier"
         As for :func:`~treelens.feature_tweak` (ties follow the model).
     cost : str, array-like or mapping, default="auto"
         ``"auto"``: ``"mad"`` (L1 in median absolute deviations) with

@@ -103,10 +103,12 @@ def feature_tweak(
         (labels, booleans, missing values).  A missing value stays missing
         (unless ``fill_missing``) and is routed as the model routes it (NaN is
         refused where the model refuses it).
-    target : class label, "other", or (low, high)
+    target : class label, "other", (low, high), "inlier" or "outlier"
         Classifiers: a class label, or ``"other"`` (any class but the current
         one).  Regressors: a closed interval of the predicted value (``None``
-        for an open side).  Target leaves are leaves predicting the target
+        for an open side); an IsolationForest (whose prediction is
+        ``score_samples``) also takes ``"inlier"`` and ``"outlier"``, as its
+        ``predict`` calls them.  Target leaves are leaves predicting the target
         class (argmax of their class fractions; for ``"other"``, not the current
         class) or with a value inside the interval; for boosting, leaves whose
         contribution moves the raw score towards the target compared with the
