@@ -53,6 +53,7 @@ PUBLIC = [
     "permutation_importance",
     "register_adapter",
     "saabas_values",
+    "shap_importance",
     "shap_interaction_values",
     "shap_values",
     "supported_models",

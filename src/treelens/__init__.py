@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from ._explain._contributions import SaabasValues, saabas_values
     from ._explain._path import DecisionPath, decision_path
     from ._explain._shap import ShapResult, shap_interaction_values, shap_values
+    from ._explain._shap_importance import shap_importance
     from ._importance._debiased import DebiasedMDIImportance, debiased_mdi_importance
     from ._importance._gain import gain_importance
     from ._importance._mdi import MDIImportance, mdi_importance
@@ -112,6 +113,7 @@ _PUBLIC = {
     "permutation_importance": "._importance._permutation",
     "register_adapter": "._adapters",
     "saabas_values": "._explain._contributions",
+    "shap_importance": "._explain._shap_importance",
     "shap_interaction_values": "._explain._shap",
     "shap_values": "._explain._shap",
     "supported_models": "._adapters",
@@ -185,6 +187,7 @@ __all__ = [
     "permutation_importance",
     "register_adapter",
     "saabas_values",
+    "shap_importance",
     "shap_interaction_values",
     "shap_values",
     "supported_models",

@@ -286,3 +286,23 @@ def test_report_says_what_to_use_instead(tmp_path):
     assert result.exit_code == 2
     assert "treelens explain" in result.output and "Traceback" not in result.output
     assert not (tmp_path / "report.html").exists()
+
+
+def test_command_line_ranks_its_columns_by_shap_alone(tmp_path):
+    model, X = _fit(8, n_estimators=5)
+    frame = pd.DataFrame(np.nan_to_num(X), columns=[f"f{j}" for j in range(4)])
+    model = IsolationForest(n_estimators=5, random_state=8).fit(frame)
+    skops.io.dump(model, tmp_path / "iso.skops")
+    frame.to_csv(tmp_path / "rows.csv", index=False)
+    args = ["importance", str(tmp_path / "iso.skops")]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2 and "--shap" in result.output
+    result = CliRunner().invoke(
+        app, [*args, "--data", str(tmp_path / "rows.csv"), "--shap", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert set(payload) == {"shap"}
+    expected = treelens.shap_importance(model, frame).importances_
+    got = {r["feature"]: r["mean_abs_shap"] for r in payload["shap"]}
+    assert got == pytest.approx(expected.to_dict(), abs=1e-12)

@@ -383,6 +383,33 @@ def test_importance_json_in_a_subprocess(files):
     assert all("permutation" in r for r in payload["importance"])
 
 
+def test_importance_shap_beside_mdi_and_without_a_target(files):
+    import shap  # installed by make test (the test extra); never skipped
+
+    args = ("importance", files["root"] / "forest.skops", "--data")
+    result = run(*args, files["root"] / "data.csv", "--target", "species", "--shap")
+    assert result.exit_code == 0, result.output
+    assert "Feature importance" in result.stdout
+    assert "Mean absolute SHAP value" in result.stdout
+    rows = files["rows"][FEATURES]
+    X = files["rows"].drop(columns="species")
+    X.to_csv(files["root"] / "features.csv", index=False)
+    result = run(*args, files["root"] / "features.csv", "--shap", "--json")
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)  # MDI needs no data, SHAP no target
+    assert set(payload) == {"importance", "shap"}
+    values = np.abs(np.asarray(shap.TreeExplainer(files["forest"]).shap_values(rows)))
+    expected = dict(zip(FEATURES, values.mean(axis=2).mean(axis=0)))
+    for record in payload["shap"]:
+        assert record["mean_abs_shap"] == pytest.approx(
+            expected[record["feature"]], abs=1e-9
+        )
+    result = run("importance", files["root"] / "forest.skops", "--shap")
+    assert result.exit_code == 2 and "--shap explains the rows of --data" in (
+        result.output
+    )
+
+
 def test_importance_text_and_csv(files, tmp_path):
     result = run("importance", files["root"] / "tree.skops", "--nodes")
     assert result.exit_code == 0, result.output

@@ -319,6 +319,14 @@ def importance(
     top: Annotated[
         int | None, typer.Option("--top", help="Show the top K features only.", min=1)
     ] = None,
+    shap: Annotated[
+        bool,
+        typer.Option(
+            "--shap",
+            help="Also the mean absolute SHAP value of each feature over the rows "
+            "of --data (no --target needed; an IsolationForest's one importance).",
+        ),
+    ] = False,
     json_out: JsonOpt = False,
     csv_out: CsvOpt = False,
     out: OutOpt = None,
@@ -330,21 +338,29 @@ def importance(
     resume: ResumeOpt = False,
     timeout: TimeoutOpt = 10.0,
 ) -> None:
-    """MDI, held-out MDI, debiased MDI (MDI-oob) and permutation importance.
+    """MDI, held-out MDI, debiased MDI (MDI-oob), permutation importance and the
+    mean absolute SHAP value.
 
     Example: treelens importance model.skops --data test.csv --target label --nodes
     """
-    from ._tables import importance_tables, render
+    from ._tables import importance_tables, render, shap_table
 
     fmt = _format(json_out, csv_out)
     inputs = _checked_inputs(out, model_path, data)
-    if data is not None and target is None:
+    if data is not None and target is None and not shap:
         raise InputError(
             "--data needs --target COL: held-out and permutation importance compare "
-            "predictions with the true target; got no --target."
+            "predictions with the true target; got no --target (--shap needs none)."
         )
     if permutation and data is None:
         raise InputError("--permutation needs --data FILE --target COL; got no data.")
+    if shap and data is None:
+        raise InputError("--shap explains the rows of --data FILE; got no data.")
+    if shap and out_dir is not None:
+        raise InputError(
+            "--shap is computed in memory; expected no --out-dir, got "
+            f"{str(out_dir)!r}."
+        )
     if dataset_mode(data, out_dir, scheduler=scheduler, workers=workers, resume=resume):
         assert data is not None and out_dir is not None  # dataset mode needs both
         tables = importance_dataset_tables(
@@ -367,20 +383,32 @@ def importance(
         raise InputError(
             f"--tree must be in [0, {forest.n_trees - 1}] for this model; got {tree}."
         )
+    if not shap:
+        from .._importance._replay import refuse_isolation
+
+        refuse_isolation(forest, "MDI")
     with _Progress(enabled=fmt == "text" or out is not None) as progress:
-        tables = importance_tables(
-            model,
-            X,
-            y,
-            nodes=nodes,
-            tree=tree,
-            permutation=permutation,
-            n_repeats=n_repeats,
-            random_state=random_state,
-            oob=oob,
-            top=top,
-            progress=progress.step,
+        # An IsolationForest's trees split at random: SHAP is its one importance.
+        tables = (
+            importance_tables(
+                model,
+                X if y is not None else None,
+                y,
+                nodes=nodes,
+                tree=tree,
+                permutation=permutation,
+                n_repeats=n_repeats,
+                random_state=random_state,
+                oob=oob,
+                top=top,
+                progress=progress.step,
+            )
+            if not (shap and forest.link == "isolation")
+            else {}
         )
+        if shap:
+            progress.step("mean absolute SHAP values")
+            tables["shap"] = shap_table(model, X, top=top)
     _emit(render(tables, fmt), out=out, inputs=inputs)
 
 

@@ -251,6 +251,24 @@ def importance_tables(
     return tables
 
 
+def shap_table(model: Any, X: Any, *, top: int | None = None) -> tuple[str, Any]:
+    """The mean absolute SHAP value of each feature over the rows ``X``, with
+    its bootstrap interval, largest first (:func:`treelens.shap_importance`)."""
+    from .._explain._shap_importance import shap_importance
+
+    result = shap_importance(model, X)
+    frame = pd.DataFrame({"mean_abs_shap": result.importances_})
+    if result.interval_ is not None:
+        frame["low"] = result.interval_["low"]
+        frame["high"] = result.interval_["high"]
+    frame.index.name = "feature"
+    frame = frame.sort_values("mean_abs_shap", ascending=False, kind="stable")
+    if top is not None:
+        frame = frame.head(top)
+    title = f"Mean absolute SHAP value; {result.interval_method}"
+    return title, frame.reset_index()
+
+
 def predict(model: Any, X: Any) -> Any:
     """What the model's Forest predicts, by the model itself: its ``predict``
     (an IsolationForest's ``score_samples``), through treelens for boosters

@@ -56,8 +56,8 @@ def refuse_isolation(forest: Forest, what: str) -> None:
             "its trees split at random on rows without a target, so no split "
             "decreases an impurity and no prediction is scored against y; "
             "expected a classifier or regressor. To rank the columns by what "
-            "they add to the anomaly score, average treelens.shap_values in "
-            "absolute value."
+            "they add to the anomaly score, use treelens.shap_importance "
+            "(treelens importance --data FILE --shap)."
         )
 
 
