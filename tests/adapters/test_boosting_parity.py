@@ -247,6 +247,31 @@ def test_lightgbm_regressor_and_booster_parity(
         np.testing.assert_allclose(forest.predict(Xt), model.predict(Xt), rtol=1e-12)
 
 
+@pytest.mark.parametrize("task", ["binary", "multiclass", "regression"])
+def test_lightgbm_predictions_are_bit_for_bit(task):
+    """Raw scores, probabilities (LightGBM's sigmoid and softmax, with the C
+    library's exp) and predictions equal LightGBM's to the last bit, on
+    thousands of distinct scores."""
+    rng, X, signal = _data(11, missing=0.1)
+    if task == "regression":
+        model = lgb.LGBMRegressor(n_estimators=30, num_leaves=8, verbose=-1)
+        y = signal
+    else:
+        model = lgb.LGBMClassifier(n_estimators=30, num_leaves=8, verbose=-1)
+        n_classes = 2 if task == "binary" else 3
+        y = np.digitize(
+            signal, np.quantile(signal, np.linspace(0, 1, n_classes + 1)[1:-1])
+        )
+    model.set_params(n_jobs=1, random_state=11, min_child_samples=5).fit(X, y)
+    forest = treelens.to_forest(model)
+    Xt = _probe(forest, rng)
+    raw = model.predict(Xt, raw_score=True).reshape(len(Xt), -1)
+    np.testing.assert_array_equal(forest.raw_predict(Xt), raw)
+    np.testing.assert_array_equal(forest.predict(Xt), model.predict(Xt))
+    if task != "regression":
+        np.testing.assert_array_equal(forest.predict_proba(Xt), model.predict_proba(Xt))
+
+
 def test_lightgbm_early_stopping_keeps_the_best_iteration():
     rng, X, signal = _data(7, n_samples=200)
     y = (signal + rng.normal(size=signal.size) > 0).astype(int)

@@ -35,6 +35,7 @@ __all__ = [
     "float32_exp",
     "float32_log",
     "float64_exp",
+    "lightgbm_softmax",
     "xgboost_sigmoid",
     "xgboost_softmax",
 ]
@@ -106,6 +107,18 @@ def float64_exp(x: NDArray[Any]) -> NDArray[np.float64]:
     with np.errstate(over="ignore"):
         wide = np.exp(x.astype(np.longdouble))
     return _as_c_library(x, wide, "exp")
+
+
+def lightgbm_softmax(raw: NDArray[Any]) -> NDArray[np.float64]:
+    """LightGBM's softmax of each row of ``raw`` (n_rows, n_classes): the C
+    library's ``exp(raw - max)``, summed class after class, each divided by
+    that sum."""
+    raw = np.asarray(raw, dtype=np.float64)
+    shifted = float64_exp(raw - raw.max(axis=1, keepdims=True))
+    total = np.zeros(raw.shape[0])
+    for k in range(raw.shape[1]):  # in class order, as LightGBM adds them
+        total += shifted[:, k]
+    return shifted / total[:, None]
 
 
 def float32_log(x: NDArray[Any]) -> NDArray[np.float32]:

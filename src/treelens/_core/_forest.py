@@ -15,7 +15,13 @@ from numpy.typing import NDArray
 from .._exceptions import InputError
 from ._cache import derived_property, without_derived
 from ._compiled_routing import apply_compiled, compiled_trees
-from ._exponential import float32_exp, float64_exp, xgboost_sigmoid, xgboost_softmax
+from ._exponential import (
+    float32_exp,
+    float64_exp,
+    lightgbm_softmax,
+    xgboost_sigmoid,
+    xgboost_softmax,
+)
 from ._features import FeatureSpec, category_codes, numeric_features
 
 __all__ = ["Forest", "Tree"]
@@ -325,9 +331,9 @@ class Forest:
         in float64 would move scores that sit on a decision boundary).
     c_exponential : bool
         Boosting only: whether the links exponentiate float64 raw scores with
-        the C library's ``exp`` (LightGBM's arithmetic) rather than numpy's
-        (scikit-learn's); the two differ in the last bit on about one value in
-        twenty.
+        the C library's ``exp`` (LightGBM's arithmetic, its softmax summed
+        class after class) rather than numpy's (scikit-learn's); the two
+        differ in the last bit on about one value in twenty.
     features : tuple of FeatureSpec, optional
         What each input column is (numeric, categorical with its labels,
         boolean), one per feature with the names of ``feature_names``.  Default:
@@ -939,6 +945,8 @@ class Forest:
             raw = self._raw_from_leaves(leaves)
             if self.score_dtype == np.float32 and self.link in ("logistic", "softmax"):
                 return _xgboost_link(raw, self.link)
+            if self.c_exponential and self.link == "softmax":
+                return lightgbm_softmax(raw)
             return _apply_link(raw, self.link)
         if self.kind == "tree":
             return self._tree_values(leaves)[:, 0, :]
