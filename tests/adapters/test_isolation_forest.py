@@ -221,18 +221,24 @@ def test_a_single_row_sample_and_a_misused_link_are_refused():
         )
 
 
-def test_command_line_explains_an_outlier_and_makes_it_an_inlier(tmp_path):
-    model, X = _fit(6, n_estimators=20)
-    X = np.nan_to_num(X)
-    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
-    model = IsolationForest(n_estimators=20, random_state=6).fit(frame)
+def _saved(tmp_path, seed: int, n_estimators: int):
+    """An IsolationForest fitted on a frame of named columns, saved with skops
+    beside the frame as CSV: the model, the frame and both paths."""
+    _, X = _fit(seed, n_estimators=n_estimators)
+    frame = pd.DataFrame(np.nan_to_num(X), columns=[f"f{j}" for j in range(4)])
+    model = IsolationForest(n_estimators=n_estimators, random_state=seed).fit(frame)
     skops.io.dump(model, tmp_path / "iso.skops")
     frame.to_csv(tmp_path / "rows.csv", index=False)
+    return model, frame, str(tmp_path / "iso.skops"), str(tmp_path / "rows.csv")
+
+
+def test_command_line_explains_an_outlier_and_makes_it_an_inlier(tmp_path):
+    model, frame, model_path, rows_path = _saved(tmp_path, 6, 20)
     row = int(np.flatnonzero(model.predict(frame) == -1)[0])
     args = [
         "explain",
-        str(tmp_path / "iso.skops"),
-        str(tmp_path / "rows.csv"),
+        model_path,
+        rows_path,
         "--row",
         str(row),
         "--optimal",
@@ -250,8 +256,8 @@ def test_command_line_explains_an_outlier_and_makes_it_an_inlier(tmp_path):
         app,
         [
             "tweak",
-            str(tmp_path / "iso.skops"),
-            str(tmp_path / "rows.csv"),
+            model_path,
+            rows_path,
             "--target-class",
             "inlier",
             "--max-rows",
@@ -268,17 +274,13 @@ def test_command_line_explains_an_outlier_and_makes_it_an_inlier(tmp_path):
 
 
 def test_report_says_what_to_use_instead(tmp_path):
-    model, X = _fit(7, n_estimators=5)
-    frame = pd.DataFrame(np.nan_to_num(X), columns=[f"f{j}" for j in range(4)])
-    model = IsolationForest(n_estimators=5, random_state=7).fit(frame)
-    skops.io.dump(model, tmp_path / "iso.skops")
-    frame.to_csv(tmp_path / "rows.csv", index=False)
+    _, _, model_path, rows_path = _saved(tmp_path, 7, 5)
     result = CliRunner().invoke(
         app,
         [
             "report",
-            str(tmp_path / "iso.skops"),
-            str(tmp_path / "rows.csv"),
+            model_path,
+            rows_path,
             "--out",
             str(tmp_path / "report.html"),
         ],
@@ -289,17 +291,11 @@ def test_report_says_what_to_use_instead(tmp_path):
 
 
 def test_command_line_ranks_its_columns_by_shap_alone(tmp_path):
-    model, X = _fit(8, n_estimators=5)
-    frame = pd.DataFrame(np.nan_to_num(X), columns=[f"f{j}" for j in range(4)])
-    model = IsolationForest(n_estimators=5, random_state=8).fit(frame)
-    skops.io.dump(model, tmp_path / "iso.skops")
-    frame.to_csv(tmp_path / "rows.csv", index=False)
-    args = ["importance", str(tmp_path / "iso.skops")]
+    model, frame, model_path, rows_path = _saved(tmp_path, 8, 5)
+    args = ["importance", model_path]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2 and "--shap" in result.output
-    result = CliRunner().invoke(
-        app, [*args, "--data", str(tmp_path / "rows.csv"), "--shap", "--json"]
-    )
+    result = CliRunner().invoke(app, [*args, "--data", rows_path, "--shap", "--json"])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     assert set(payload) == {"shap"}
