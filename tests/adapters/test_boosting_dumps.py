@@ -128,6 +128,19 @@ def test_xgboost_json_multiclass_with_scalar_base_score():
     np.testing.assert_allclose(raw, [[0.5 - 0.25, 0.5 + 0.125]])
 
 
+def test_xgboost_json_tweedie_power():
+    model = copy.deepcopy(XGB_BINARY)
+    objective = {"name": "reg:tweedie", "tweedie_regression_param": {}}
+    model["learner"]["objective"] = objective
+    # XGBoost's default, when the model records none.
+    assert forest_from_xgboost_json(model).loss_power == 1.5
+    # XGBoost writes its float32 power with nine digits; 1.3 was given.
+    objective["tweedie_regression_param"]["tweedie_variance_power"] = "1.29999995"
+    forest = forest_from_xgboost_json(model)
+    assert forest.loss == "tweedie" and forest.loss_power == 1.3
+    assert forest_from_xgboost_json(XGB_BINARY).loss_power is None
+
+
 def test_xgboost_json_unsupported_objective_is_named():
     model = copy.deepcopy(XGB_BINARY)
     model["learner"]["objective"] = {"name": "survival:cox"}
@@ -302,6 +315,19 @@ def test_lightgbm_dump_missing_types():
     X = np.array([[0.0, 0.25], [NAN, 1.0], [-1.0, NAN], [NAN, NAN]])
     expected = 0.25 + np.array([1.5, 0.5, -0.5, 0.5])
     np.testing.assert_array_equal(forest.predict(X), expected)
+
+
+def test_lightgbm_dump_tweedie_power():
+    """The dump does not record the power: it is given, LightGBM's 1.5 by default."""
+    dump = dict(LGB_REGRESSION, objective="tweedie")
+    assert forest_from_lightgbm_dump(dump).loss_power == 1.5
+    forest = forest_from_lightgbm_dump(dump, tweedie_variance_power=1.3)
+    assert forest.loss == "tweedie" and forest.loss_power == 1.3
+    # A power belongs to the tweedie loss only.
+    dart = forest_from_lightgbm_dump(dump, tweedie_variance_power=1.3, boosting="dart")
+    assert dart.loss == "" and dart.loss_power is None
+    plain = forest_from_lightgbm_dump(LGB_REGRESSION, tweedie_variance_power=1.3)
+    assert plain.loss_power is None
 
 
 def test_lightgbm_dump_unsupported_objective_is_named():

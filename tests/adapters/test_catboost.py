@@ -145,6 +145,20 @@ def test_scale_bias_and_multiclass_by_hand():
     np.testing.assert_array_equal(forest.predict(X), ["z", "x"])
 
 
+def test_tweedie_power_by_hand():
+    model = _model([TREE_1], loss="Tweedie")
+    model["model_info"]["params"]["loss_function"]["params"] = {
+        "__params_key_order": '["variance_power"]',
+        "variance_power": "1.3",
+    }
+    forest = forest_from_catboost_json(model)
+    assert forest.link == "exp" and forest.loss == "tweedie"
+    assert forest.loss_power == 1.3
+    # CatBoost requires the power; a model that records none has no known power.
+    for loss in ("Tweedie", "Poisson"):
+        assert forest_from_catboost_json(_model([TREE_1], loss=loss)).loss_power is None
+
+
 def test_non_symmetric_trees_by_hand():
     tree = {
         "split": _split(0, 0.0),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import dataclasses
 import warnings
 
 import numpy as np
@@ -55,6 +56,17 @@ def _fit(library: str, objective: str, seed: int, **params):
         model = xgboost.XGBRegressor(
             objective=objective, n_jobs=1, random_state=seed, **params
         )
+    elif library == "catboost":
+        import catboost
+
+        model = catboost.CatBoostRegressor(
+            loss_function=objective,
+            verbose=0,
+            thread_count=1,
+            random_seed=seed,
+            allow_writing_files=False,
+            **params,
+        )
     else:
         import lightgbm
 
@@ -96,6 +108,7 @@ def test_predictions_equal_the_librarys_bit_for_bit(
     forest = treelens.to_forest(model)
     assert forest.link == "exp" and forest.task == "regression"
     assert forest.loss == objective.split(":")[-1]  # scikit-learn's name
+    assert forest.loss_power == (1.5 if forest.loss == "tweedie" else None)
     probe = probe_inputs(forest, X, seed, missing=True)
     expected = np.asarray(model.predict(probe), dtype=np.float64)
     np.testing.assert_array_equal(forest.predict(probe), expected)
@@ -138,6 +151,23 @@ def test_catboost_raw_scores_bit_for_bit_and_its_own_exponential(loss):
         catboost_predict(model, probe)
         == model.predict(probe, prediction_type="Exponent")
     ).all()
+
+
+@pytest.mark.parametrize("power", [None, 1.3])
+@pytest.mark.parametrize("library", ["xgboost", "lightgbm", "catboost"])
+def test_the_tweedie_power_is_the_one_fitted(library, power):
+    """XGBoost and LightGBM default to 1.5 (XGBoost records 1.3 as the float32
+    "1.29999995"); CatBoost requires the power, given here as 1.5 by default."""
+    if library == "catboost":
+        loss = f"Tweedie:variance_power={1.5 if power is None else power}"
+        model, _ = _fit("catboost", loss, 0, iterations=3, depth=2)
+    else:
+        objective = "reg:tweedie" if library == "xgboost" else "tweedie"
+        params = {} if power is None else {"tweedie_variance_power": power}
+        model, _ = _fit(library, objective, 0, n_estimators=3, max_depth=2, **params)
+    forest = treelens.to_forest(model)
+    assert forest.loss == "tweedie"
+    assert forest.loss_power == (1.5 if power is None else power)
 
 
 def test_float32_exponential_is_the_c_librarys():
@@ -301,3 +331,35 @@ def test_report_scores_the_models_own_deviance(objective):
     # Targets outside the loss's domain get no deviance, and no error.
     scores = dict(_summary(model, treelens.to_forest(model), X, y - 10.0)["scores"])
     assert name not in scores
+
+
+@pytest.mark.parametrize("library", ["xgboost", "lightgbm"])
+def test_report_scores_the_tweedie_deviance_of_the_fitted_power(library):
+    from sklearn.metrics import mean_tweedie_deviance
+
+    from treelens._cli._report import _summary
+
+    objective = "reg:tweedie" if library == "xgboost" else "tweedie"
+    model, X = _fit(
+        library, objective, 2, n_estimators=5, max_depth=2, tweedie_variance_power=1.3
+    )
+    y = _counts(2)[1]
+    assert (y == 0).any()  # zeros are in the domain of powers in [1, 2)
+    forest = treelens.to_forest(model)
+    predicted = model.predict(X).astype(np.float64)
+    scores = dict(_summary(model, forest, X, y)["scores"])
+    expected = mean_tweedie_deviance(y, predicted, power=1.3)
+    assert expected != pytest.approx(mean_tweedie_deviance(y, predicted, power=1.5))
+    assert scores["Mean Tweedie deviance (power 1.3)"] == f"{expected:.4g}"
+    # From power 2 on, the domain excludes zeros.
+    steep = dataclasses.replace(forest, loss_power=2.5)
+    scores = dict(_summary(model, steep, X, y)["scores"])
+    assert not any(name.startswith("Mean Tweedie") for name in scores)
+    scores = dict(_summary(model, steep, X, y + 1.0)["scores"])
+    expected = mean_tweedie_deviance(y + 1.0, predicted, power=2.5)
+    assert scores["Mean Tweedie deviance (power 2.5)"] == f"{expected:.4g}"
+    # Negative targets, or an unknown power, get no deviance, and no error.
+    unknown = dataclasses.replace(forest, loss_power=None)
+    for other, truth in ((forest, y - 10.0), (unknown, y)):
+        scores = dict(_summary(model, other, X, truth)["scores"])
+        assert not any(name.startswith("Mean Tweedie") for name in scores)

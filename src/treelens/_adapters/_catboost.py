@@ -49,7 +49,8 @@ of the column's :class:`~treelens.FeatureSpec`, and a label never seen goes left
 (it equals no split's value), as in CatBoost.
 
 Refused: CTR (target-statistics) encoded categorical features, text and
-embedding features, multi-output and ranking losses and losses with a log link.
+embedding features, multi-output and ranking losses (the log links of
+``Poisson`` and ``Tweedie`` are read, as above).
 """
 
 from __future__ import annotations
@@ -123,6 +124,16 @@ def _loss_name(model_json: dict[str, Any]) -> str:
             "writes it)."
         )
     return str(name)
+
+
+def _variance_power(model_json: dict[str, Any]) -> float | None:
+    """The ``variance_power`` of a ``Tweedie`` loss (a parameter CatBoost
+    requires, recorded as text); None for another loss or where not recorded."""
+    if _loss_name(model_json) != "Tweedie":
+        return None
+    options = model_json["model_info"]["params"]["loss_function"].get("params")
+    power = options.get("variance_power") if isinstance(options, dict) else None
+    return None if power is None else float(power)
 
 
 def _objective(model_json: dict[str, Any]) -> tuple[str, str, str]:
@@ -577,6 +588,7 @@ def _parse(
         # The log links' losses by scikit-learn's names (named in the refusal
         # to replay them).
         "loss": loss.lower() if link == "exp" else _REPLAY_LOSSES.get(loss, ""),
+        "loss_power": _variance_power(model_json),
         "task": task,
         "link": link,
         "scale": float(scale),
@@ -642,6 +654,7 @@ def forest_from_catboost_json(
         learning_rate=1.0,
         input_dtype=np.float32,
         loss=info["loss"],
+        loss_power=info["loss_power"],
         init_after_trees=True,
         features=info["specs"],
     )

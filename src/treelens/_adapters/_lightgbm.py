@@ -37,6 +37,7 @@ otherwise every round, as ``predict`` does by default; the Forest holds those.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -338,6 +339,7 @@ def forest_from_lightgbm_dump(
     classes: Any = None,
     source: str = "lightgbm.Booster",
     boosting: str = "gbdt",
+    tweedie_variance_power: float = 1.5,
 ) -> Forest:
     """Build a Forest from a LightGBM model dump.
 
@@ -357,12 +359,16 @@ def forest_from_lightgbm_dump(
         gradient boosting (``"gbdt"``, ``"goss"``) gets a ``Forest.loss`` whose stages
         :func:`treelens.node_statistics` can replay (DART rescales its trees
         after fitting them; random forests fit every tree on the same gradient).
+    tweedie_variance_power : float, default=1.5
+        LightGBM's ``tweedie_variance_power``, which the dump does not record
+        either: the ``Forest.loss_power`` of a ``"tweedie"`` loss.
 
     Returns
     -------
     Forest
     """
     info, trees, _ = _parse(dump, feature_names)
+    loss = info["loss"] if boosting in ("gbdt", "goss") else ""
     return boosting_forest(
         info,
         trees,
@@ -373,7 +379,8 @@ def forest_from_lightgbm_dump(
         learning_rate=info["learning_rate"],
         input_dtype=np.float64,
         c_exponential=True,
-        loss=info["loss"] if boosting in ("gbdt", "goss") else "",
+        loss=loss,
+        loss_power=float(tweedie_variance_power) if loss == "tweedie" else None,
         features=info["features"],
     )
 
@@ -381,6 +388,15 @@ def forest_from_lightgbm_dump(
 def lightgbm_split_statistics(dump: dict[str, Any]) -> list[SplitStatistics]:
     """Gain and cover at every node of every tree, aligned with the Forest's nodes."""
     return _parse(dump, None)[2]
+
+
+def _tweedie_variance_power(booster: Any) -> float:
+    """The ``tweedie_variance_power`` a Booster was fitted with, as its model
+    string records it among its parameters (LightGBM's default 1.5 if not)."""
+    # The parameters follow the trees, of which one round is enough.
+    text = booster.model_to_string(num_iteration=1)
+    match = re.search(r"^\[tweedie_variance_power: ([^\]]+)\]$", text, re.MULTILINE)
+    return float(match.group(1)) if match else 1.5
 
 
 def _class_path(model: Any) -> str:
@@ -407,10 +423,14 @@ def _lightgbm(model: Any, feature_names: Sequence[str] | None) -> Forest:
     booster = booster_of(model)
     params = getattr(booster, "params", None) or {}
     boosting = params.get("boosting", params.get("boosting_type", "gbdt"))
+    dump = booster.dump_model()
+    # The dump does not record the Tweedie power; read it only where it is used.
+    tweedie = _objective(dump)[2] == "tweedie"
     return forest_from_lightgbm_dump(
-        booster.dump_model(),
+        dump,
         feature_names=feature_names,
         classes=getattr(model, "classes_", None) if booster is not model else None,
         source=_class_path(model),
         boosting=str(boosting),
+        tweedie_variance_power=_tweedie_variance_power(booster) if tweedie else 1.5,
     )

@@ -114,6 +114,19 @@ def _objective(learner: dict[str, Any]) -> tuple[str, str, str]:
     return name, task, link
 
 
+def _tweedie_power(learner: dict[str, Any]) -> float | None:
+    """The variance power of a ``reg:tweedie`` model (XGBoost's default 1.5), as
+    given: XGBoost keeps it as a float32 and writes it with nine digits
+    (``"1.29999995"`` for 1.3), and the shortest decimal of that float32 is the
+    one given.  None for another objective."""
+    objective = learner["objective"]
+    if objective["name"] != "reg:tweedie":
+        return None
+    param = objective.get("tweedie_regression_param") or {}
+    power = np.float32(param.get("tweedie_variance_power", 1.5))
+    return float(str(power))  # numpy prints the shortest decimal that round-trips
+
+
 def _gbtree(learner: dict[str, Any]) -> tuple[dict[str, Any], list[float] | None]:
     booster = learner["gradient_booster"]
     name = booster.get("name", "gbtree")
@@ -331,6 +344,7 @@ def _parse(
             if stagewise
             else ""
         ),
+        "loss_power": _tweedie_power(learner),
         "task": task,
         "link": link,
         "names": names,
@@ -387,6 +401,7 @@ def forest_from_xgboost_json(
         learning_rate=1.0,
         input_dtype=np.float32,
         loss=info["loss"],
+        loss_power=info["loss_power"],
         score_dtype=np.float32,
         features=info["features"],
     )

@@ -200,18 +200,33 @@ def _summary(model: Any, forest: Any, X: Any, y: Any) -> dict[str, Any]:
             scores.append(
                 ("Mean absolute error", f"{mean_absolute_error(truth, predicted):.4g}")
             )
-            scores += _deviance(forest.loss, truth, np.asarray(predicted, float))
+            scores += _deviance(forest, truth, np.asarray(predicted, float))
     name = summary[0][1]
     return {"name": name, "summary": summary, "scores": scores}
 
 
-def _deviance(loss: str, truth: Any, predicted: Any) -> list[tuple[str, str]]:
-    """The mean deviance of the loss a linked regressor was fitted on, which
-    suits counts, amounts and fractions better than R²: Poisson (counts at or
-    above 0), gamma (amounts above 0), cross-entropy (fractions in [0, 1]);
-    nothing where the targets fall outside its domain or for another loss."""
-    from sklearn.metrics import mean_gamma_deviance, mean_poisson_deviance
+def _deviance(forest: Any, truth: Any, predicted: Any) -> list[tuple[str, str]]:
+    """The mean deviance of the loss a linked regressor was fitted on
+    (``forest.loss``), which suits counts, amounts and fractions better than R²:
+    Poisson (counts at or above 0), gamma (amounts above 0), Tweedie of power
+    ``p = forest.loss_power`` (targets at or above 0 for ``1 <= p < 2``, above 0
+    for ``p >= 2``), cross-entropy (fractions in [0, 1]); nothing where the
+    targets fall outside its domain, for a Tweedie loss of unknown power or for
+    another loss."""
+    from sklearn.metrics import (
+        mean_gamma_deviance,
+        mean_poisson_deviance,
+        mean_tweedie_deviance,
+    )
 
+    loss, power = forest.loss, forest.loss_power
+    if loss == "tweedie" and power is not None:
+        if (power >= 2 and (truth > 0).all()) or (
+            1 <= power < 2 and (truth >= 0).all()
+        ):
+            deviance = mean_tweedie_deviance(truth, predicted, power=power)
+            return [(f"Mean Tweedie deviance (power {power:g})", f"{deviance:.4g}")]
+        return []
     if loss == "poisson" and (truth >= 0).all():
         return [
             ("Mean Poisson deviance", f"{mean_poisson_deviance(truth, predicted):.4g}")

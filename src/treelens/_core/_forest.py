@@ -321,6 +321,11 @@ class Forest:
         on data); empty when unknown.
     loss_alpha : float or None
         The ``alpha`` of the ``"huber"`` and ``"quantile"`` losses.
+    loss_power : float or None
+        The variance power ``p`` of the ``"tweedie"`` loss (XGBoost's, LightGBM's
+        and CatBoost's ``variance_power``, in ``[1, 2)``; its mean deviance is
+        ``sklearn.metrics.mean_tweedie_deviance(y, prediction, power=p)``); None
+        for another loss, or when the model does not record it.
     positive_at_zero : bool
         Binary boosting only: whether a raw score of exactly 0 predicts the
         positive class (scikit-learn's GradientBoostingClassifier) or the
@@ -404,6 +409,7 @@ class Forest:
     class_weight: dict[Any, float] | str | None = None
     loss: str = ""
     loss_alpha: float | None = None
+    loss_power: float | None = None
     positive_at_zero: bool = True
     score_dtype: Any = np.float64
     c_exponential: bool = False
