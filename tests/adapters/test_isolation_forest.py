@@ -273,23 +273,6 @@ def test_command_line_explains_an_outlier_and_makes_it_an_inlier(tmp_path):
     assert all(r["found"] for r in rows)
 
 
-def test_report_says_what_to_use_instead(tmp_path):
-    _, _, model_path, rows_path = _saved(tmp_path, 7, 5)
-    result = CliRunner().invoke(
-        app,
-        [
-            "report",
-            model_path,
-            rows_path,
-            "--out",
-            str(tmp_path / "report.html"),
-        ],
-    )
-    assert result.exit_code == 2
-    assert "treelens explain" in result.output and "Traceback" not in result.output
-    assert not (tmp_path / "report.html").exists()
-
-
 def test_command_line_ranks_its_columns_by_shap_alone(tmp_path):
     model, frame, model_path, rows_path = _saved(tmp_path, 8, 5)
     args = ["importance", model_path]

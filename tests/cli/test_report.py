@@ -70,17 +70,6 @@ def chromium_binary():
     return None
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    binary = chromium_binary()
-    if binary is None:
-        pytest.fail(
-            "headless Chromium is needed for the report test; install it with "
-            "`apt-get install chromium` (`make test` does) or set TREELENS_CHROMIUM"
-        )
-    return binary
-
-
 def run_chromium(binary, tmp_path, *args):
     profile = tmp_path / f"profile-{len(list(tmp_path.iterdir()))}"
     return subprocess.run(

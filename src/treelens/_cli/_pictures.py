@@ -186,7 +186,9 @@ def _tree_picture(request: PictureRequest) -> Any:
         mdi = mdi_importance(request.model)
     except TreelensError:  # boosting libraries record gains, not impurities
         mdi = None
-    annotate = ("samples", "value", "impurity") + (("mdi",) if mdi else ())
+    # An IsolationForest's trees hold no impurity (they split at random).
+    measured = () if request.forest.link == "isolation" else ("impurity",)
+    annotate = ("samples", "value", *measured) + (("mdi",) if mdi else ())
     row = request.row
     TreeDiagramDisplay.from_estimator(
         request.model,

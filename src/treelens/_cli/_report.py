@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .._core._numbers import format_number
-from .._exceptions import InputError, TreelensError, UnsupportedModelError
+from .._exceptions import InputError, TreelensError
 
 __all__ = ["render_report"]
 
@@ -297,6 +297,10 @@ def render_report(
     permutation importance) as a table and a chart with a note on which to trust;
     the pictures (tree diagram, partition and decision regions of the two most
     important features); and, folded, the per-node breakdown of the first tree.
+    An IsolationForest gets a page of its scores instead
+    (:mod:`treelens._cli._anomaly_report`): ``y`` then marks known anomalies,
+    ``target`` defaults to ``"inlier"`` and ``rows`` to its most anomalous
+    outliers.
 
     Parameters
     ----------
@@ -350,27 +354,37 @@ def render_report(
     from .._importance._training import training_data_match
 
     forest = to_forest(model)
-    if forest.link == "isolation":
-        raise UnsupportedModelError(
-            "The report ranks the columns by importance and scores predictions "
-            f"against a target, which {type(model).__name__} has neither; "
-            "expected a classifier or regressor. Explain its rows with "
-            "`treelens explain` and make outliers inliers with `treelens tweak "
-            "--target-class inlier`."
-        )
     target_name = getattr(y, "name", None)
+    context: dict[str, Any] = {
+        "title": title or "treelens report",
+        "data": {"n_rows": int(np.shape(X)[0]), "target": target_name},
+        "counterfactuals": None,
+    }
+    search = {
+        "cost": cost,
+        "constraints": constraints,
+        "reference": reference,
+        "optimal": optimal,
+        "time_limit": time_limit,
+    }
+    if forest.link == "isolation":
+        _step(progress, "model card, answer, importance and pictures of the scores")
+        sample = _sample(X, None, sample_rows, random_state)[0]
+        page = {
+            "target": target,
+            "rows": rows,
+            "max_counterfactuals": max_counterfactuals,
+        }
+        return _render(
+            context | _anomaly_page(model, forest, X, y, sample, search, source, page)
+        )
     classes: Any = [] if forest.classes_ is None else forest.classes_
     if y is not None and forest.task == "classification":
         y = _checked_classes(y, classes)
+    X_used, y_used = _sample(X, y, sample_rows, random_state)
     _step(progress, "model card")
     match = training_data_match(model, X)
-    context: dict[str, Any] = {
-        "title": title or "treelens report",
-        "model": _card(model, forest, X, y, match=match, source=source),
-        "data": {"n_rows": int(np.shape(X)[0]), "target": target_name},
-    }
-    context["counterfactuals"] = None
-    X_used, y_used = _sample(X, y, sample_rows, random_state)
+    context["model"] = _card(model, forest, X, y, match=match, source=source)
     if forest.task == "classification" and (rows or max_counterfactuals > 0):
         _step(progress, "answer: counterfactuals")
         goal = classes[-1] if target is None else target
@@ -381,12 +395,8 @@ def render_report(
             goal,
             max_counterfactuals,
             rows=rows,
-            cost=cost,
-            constraints=constraints,
-            reference=reference,
-            optimal=optimal,
-            time_limit=time_limit,
             background=(X_used, y_used),
+            **search,
         )
     _step(progress, f"importance on {_rows_text(X_used, X)}")
     context["importance"] = _importance_section(
@@ -407,6 +417,36 @@ def render_report(
     context["nodes"] = _nodes_section(mdi, forest)
     _step(progress, "writing the page")
     return _render(context)
+
+
+def _anomaly_page(
+    model: Any,
+    forest: Any,
+    X: Any,
+    y: Any,
+    sample: Any,
+    search: dict[str, Any],
+    source: str | None,
+    page: dict[str, Any],
+) -> dict[str, Any]:
+    """The sections of an IsolationForest's page, built with this module's
+    answer, picture and table builders; ``page`` holds the target, the rows and
+    how many rows to answer for."""
+    from ._anomaly_report import anomaly_sections
+
+    return anomaly_sections(
+        model,
+        forest,
+        X,
+        y,
+        sample,
+        answer=_counterfactual_section,
+        search=search,
+        picture=_picture,
+        table=table_context,
+        source=source,
+        **page,
+    )
 
 
 def _render(context: dict[str, Any]) -> str:
@@ -629,9 +669,12 @@ def _counterfactual_section(
     optimal: bool,
     time_limit: float,
     background: tuple[Any, Any] | None = None,
+    which: str | None = None,
 ) -> dict[str, Any]:
     """The answer for the chosen rows; ``background`` (rows and targets, default
-    ``X`` and ``y``) are the points drawn behind the counterfactual's arrow."""
+    ``X`` and ``y``) are the points drawn behind the counterfactual's arrow (a
+    classifier's only: it is drawn over the class regions); ``which`` says in
+    words which rows these are, default their numbers or how they were chosen."""
     import warnings
 
     from .._adapters import to_forest
@@ -673,28 +716,34 @@ def _counterfactual_section(
     notes += skipped + method_notes
     if method_notes:
         method = "feature tweaking"
+    isolation = to_forest(model).link == "isolation"
+    reach = f"call it an {goal}" if isolation else f"predict {goal}"
     if result is None:
+        already = f"called an {goal}" if isolation else f"predicted as class {goal}"
         return {
-            "intro": f"Every row is already predicted as class {goal}; nothing to change.",
+            "intro": f"Every row is already {already}; nothing to change.",
             "notes": notes,
             "rows": None,
         }
     tables = counterfactual_result_tables(result, chosen, result.prediction_)
     table = tables["rows"][1]
     found = int(table["found"].sum())
-    which = (
-        f"rows {', '.join(str(r) for r in chosen)}"
-        if rows is not None
-        else f"the first {len(table)} rows not predicted as class {goal}"
-    )
+    numbers = f"rows {', '.join(str(r) for r in chosen)}"
+    if which is not None:
+        which = f"{which} ({numbers})"
+    elif rows is not None:
+        which = numbers
+    else:
+        which = f"the first {len(table)} rows not predicted as class {goal}"
     fixed = _constraints_text(constraints)
     intro = (
-        f"For {which}: the prediction, and the least costly change ({method}, "
-        f"{result.cost_name_} cost{fixed}) that makes the model predict {goal}; found for "
+        f"For {which}: the {'score' if isolation else 'prediction'}, and the least "
+        f"costly change ({method}, "
+        f"{result.cost_name_} cost{fixed}) that makes the model {reach}; found for "
         f"{found} of {len(table)}. Row numbers count data rows from 0."
     )
     pictures = []
-    if found:
+    if found and not isolation:
         index = int(np.flatnonzero(result.found_)[0])
 
         def arrow() -> Any:
