@@ -151,13 +151,29 @@ model only, built once per model and cached on the :class:`Forest`:
     reaches at most a few ``v`` through the chain of every 8th or 16th.  20.5
     s and 21.1 s for the row of 9.8 s, 20.8 s and 19.8 s for that of 17.4 s.
 
-  So the nodes cannot be made much cheaper by rewriting the rows, and the
-  slow rows' root bound (6.17 for a point of 11.18, the row's own cells at
-  weight 0.7 with far cells of every feature, each tree coupling them its own
-  way) is about what a mixture of the row with a far point that wins by much
-  gives: pruning the leaves and cells by a lower cost (11.18 down to 7, 388 of
-  20,477 columns fewer) leaves the relaxation at 6.17, and the bound that
-  gives each tree its best leaf within a cost independently is 1.53.
+  So the nodes cannot be made much cheaper by rewriting the rows.  The slow
+  rows' root bound is 6.17 for a point of 11.18 (the row's own cells at weight
+  0.7 with far cells of every feature); pruning the leaves and cells by a lower
+  cost (11.18 down to 7, 388 of 20,477 columns fewer) leaves it at 6.17, and
+  the bound that gives each tree its best leaf within a cost independently is
+  1.53.
+
+  That bound is not a mixture of whole points: it comes from each tree
+  coupling the fractional cells its own way.  Points found with a vote lead
+  (``Margin(vote=...)``, 20 s each) on the two slowest rows, whose own vote is
+  0, cost 11.18, 12.34, 13.93, 16.61, 19.95 and 22.63 for votes 0.50, 0.55,
+  0.60, 0.71, 0.80 and 0.90 (row 18), and 8.17, 8.71, 10.43, 11.89, 15.24 and
+  18.11 for 0.50 to 0.90 (row 2): the cheapest mixture of the row with any of
+  them that reaches the vote costs 11.16 and 7.85, where the relaxation gives
+  6.17 and 5.48 after 30 s.  A bound over the convex hull of whole points
+  could come within a few percent on these rows if their vote-cost curves are
+  as found, but the Lagrangian dual of the vote row reaches it only through
+  inner programs as hard as the row's own: on row 18 (vote row ``sum g_l y_l >=
+  500``), ``min cost - mu (g - 500)`` without the vote row had a bound of 5.37
+  after 60 s at ``mu = 0.0224`` (the slope from the row to the optimum) and 3.21
+  at ``mu = 0.03``, with points of 9.82 and 11.55.  Dantzig-Wolfe columns over
+  groups of trees, each priced by a smaller program (branch and price), are
+  the lead left; not built here.
 """
 
 from __future__ import annotations
