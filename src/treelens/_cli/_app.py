@@ -841,7 +841,8 @@ def report(
         typer.Option(
             "--target-class",
             metavar="C",
-            help="Class the counterfactuals aim for; default the last class.",
+            help="Class the counterfactuals aim for; default the last class (for "
+            "an IsolationForest: inlier, or outlier).",
         ),
     ] = None,
     rows: Annotated[
@@ -850,7 +851,8 @@ def report(
             "--rows",
             metavar="SPEC",
             help="Rows to answer for, like 0,3,5-9 (0-based); default: the first "
-            "--max-counterfactuals complete rows not predicted as the target.",
+            "--max-counterfactuals complete rows not predicted as the target (for "
+            "an IsolationForest: its most anomalous outliers).",
         ),
     ] = None,
     max_counterfactuals: Annotated[
@@ -875,6 +877,9 @@ def report(
     trust: TrustTypes = None,
 ) -> None:
     """Everything in one self-contained HTML file, answers first.
+
+    An IsolationForest gets a report of its anomaly scores (--target then names
+    a column of known anomalies: 0/1, booleans or -1/1).
 
     Example: treelens report model.skops test.csv --target label --rows 3,17
     --immutable age --out report.html
