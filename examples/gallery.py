@@ -7,7 +7,8 @@ Usage::
 Pictures: exact partitions of a tree (iris), decision regions of several
 classifiers (make_moons), SVM margins, two models' boundaries on one axes over a
 plain scatter, forest anatomy (wine) and its raster fallback, regression steps (a
-noisy sine), importance bars with their three kinds of whiskers (breast cancer),
+noisy sine), a forest regressor's prediction surface with a level line
+(diabetes), importance bars with their three kinds of whiskers (breast cancer),
 tree diagrams with counts and with fractions and their DOT text (iris, breast
 cancer), and a counterfactual move (iris).  Each option appears once: window,
 class_names, markers, boundary_kwargs, show_regions, margins, error_bars,
@@ -25,10 +26,17 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
 import numpy as np
-from sklearn.datasets import load_breast_cancer, load_iris, load_wine, make_moons
+from sklearn.datasets import (
+    load_breast_cancer,
+    load_diabetes,
+    load_iris,
+    load_wine,
+    make_moons,
+)
 from sklearn.ensemble import (
     GradientBoostingClassifier,
     RandomForestClassifier,
+    RandomForestRegressor,
 )
 from sklearn.model_selection import train_test_split
 from sklearn.neighbors import KNeighborsClassifier
@@ -43,6 +51,7 @@ from treelens import (
     ForestGridDisplay,
     ImportanceDisplay,
     PartitionDisplay,
+    PredictionSurfaceDisplay,
     RegressionStepsDisplay,
     TreeDiagramDisplay,
     export_dot,
@@ -189,6 +198,18 @@ def regression_steps(out: Path) -> None:
     save(disp.figure_, out, "regression_steps_sine")
 
 
+def prediction_surface(out: Path) -> None:
+    data = load_diabetes(as_frame=True)
+    X, y = data.data, data.target.rename("disease progression")
+    model = RandomForestRegressor(50, max_depth=6, random_state=0).fit(X, y)
+    disp = PredictionSurfaceDisplay.from_estimator(
+        model, X, y, features=("bmi", "s5"), levels=[150.0]
+    )
+    how = "exact cells" if disp.exact else "grid"
+    disp.ax_.set_title(f"diabetes: the forest's prediction ({how}), level 150")
+    save(disp.figure_, out, "prediction_surface_diabetes")
+
+
 def importances(out: Path) -> None:
     data = load_breast_cancer(as_frame=True)
     X_train, X_test, y_train, y_test = train_test_split(
@@ -275,6 +296,7 @@ def main(argv: list[str]) -> None:
         decision_regions,
         forest_grid,
         regression_steps,
+        prediction_surface,
         importances,
         tree_diagram,
         counterfactual,

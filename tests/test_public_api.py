@@ -28,6 +28,7 @@ PUBLIC = [
     "OutOfBagWarning",
     "OutputTooLargeError",
     "PartitionDisplay",
+    "PredictionSurfaceDisplay",
     "RegressionStepsDisplay",
     "SaabasValues",
     "SchedulerUnreachableError",

@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     from ._plots._display_partition import ForestGridDisplay, PartitionDisplay
     from ._plots._display_regions import DecisionRegionDisplay
     from ._plots._display_steps import RegressionStepsDisplay
+    from ._plots._display_surface import PredictionSurfaceDisplay
     from ._plots._display_tree import TreeDiagramDisplay
     from ._plots._dot import export_dot
 
@@ -93,6 +94,7 @@ _PUBLIC = {
     "Margin": "._counterfactual._epsilon",
     "NodeStatistics": "._importance._node_statistics",
     "PartitionDisplay": "._plots._display_partition",
+    "PredictionSurfaceDisplay": "._plots._display_surface",
     "RegressionStepsDisplay": "._plots._display_steps",
     "SaabasValues": "._explain._contributions",
     "ShapResult": "._explain._shap",
@@ -162,6 +164,7 @@ __all__ = [
     "OutOfBagWarning",
     "OutputTooLargeError",
     "PartitionDisplay",
+    "PredictionSurfaceDisplay",
     "RegressionStepsDisplay",
     "SaabasValues",
     "SchedulerUnreachableError",

@@ -223,52 +223,14 @@ MAP_CELLS = 1_000_000
 def _score_map(forest: Any, X: Any, pair: Sequence[str]) -> Any:
     """The whole model's anomaly score over two columns, the others held at
     their median: exact, one colour per cell of the overlay of every tree's
-    split lines, with the rows drawn on top."""
-    from matplotlib.colors import Normalize
+    split lines (:class:`~treelens.PredictionSurfaceDisplay` of
+    ``-score_samples``, its threshold ``-offset_`` a white line), with the rows
+    drawn on top."""
+    from ._pictures import surface_figure
 
-    from .._plots._display_regions import as_array, exact_regions
-    from ._pictures import new_figure
-
-    names = list(forest.feature_names)
-    features = (names.index(pair[0]), names.index(pair[1]))
-    data = as_array(X, forest)
-    reference = np.nanmedian(data, axis=0)
-    points = data[:, list(features)]
-    low, high = np.nanmin(points, axis=0), np.nanmax(points, axis=0)
-    pad = 0.05 * np.where(high > low, high - low, 1.0)
-    window = np.column_stack([low - pad, high + pad])
-    x_edges, y_edges, score = exact_regions(
-        forest, features, reference, window, MAP_CELLS
+    figure, _ = surface_figure(
+        forest, X, features=pair, exact=True, max_cells=MAP_CELLS
     )
-    anomaly = -np.asarray(score, dtype=float)
-    figure, ax = new_figure(6.4, 5)
-    mesh = ax.pcolormesh(
-        x_edges,
-        y_edges,
-        anomaly,
-        cmap="magma_r",
-        norm=Normalize(float(anomaly.min()), float(anomaly.max())),
-        shading="flat",
-        rasterized=True,
-    )
-    ax.scatter(points[:, 0], points[:, 1], s=6, c="#1f6feb", alpha=0.6, linewidths=0)
-    threshold = -float(forest.isolation_offset)
-    if anomaly.min() < threshold < anomaly.max():
-        centres_x = (x_edges[:-1] + x_edges[1:]) / 2
-        centres_y = (y_edges[:-1] + y_edges[1:]) / 2
-        ax.contour(
-            centres_x,
-            centres_y,
-            anomaly,
-            levels=[threshold],
-            colors="white",
-            linewidths=1.2,
-        )
-    figure.colorbar(mesh, ax=ax, label="anomaly score (-score_samples)")
-    ax.set_xlabel(pair[0])
-    ax.set_ylabel(pair[1])
-    ax.set_xlim(window[0])
-    ax.set_ylim(window[1])
     return figure
 
 

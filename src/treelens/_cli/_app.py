@@ -746,7 +746,8 @@ def plot(
         typer.Option(
             "--features",
             metavar="A,B",
-            help="Two features; default the two most important by MDI.",
+            help="Two features; default the two most important by MDI (by mean "
+            "|SHAP| for an IsolationForest).",
         ),
     ] = None,
     tree: Annotated[int | None, typer.Option("--tree", help="Tree index.")] = None,

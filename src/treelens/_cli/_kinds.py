@@ -10,6 +10,7 @@ PICTURE_KINDS = (
     "region",
     "forest-grid",
     "regression-steps",
+    "surface",
     "importance",
     "tree",
     "counterfactual",

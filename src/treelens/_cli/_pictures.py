@@ -11,7 +11,7 @@ import base64
 import io
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -22,13 +22,21 @@ from ._tables import importance_results
 
 __all__ = [
     "PICTURE_KINDS",
+    "SURFACE_CELLS",
     "draw_picture",
     "figure_bytes",
     "figure_png_base64",
     "new_figure",
     "picture_figure",
+    "surface_caption",
+    "surface_figure",
     "top_features",
+    "top_score_features",
 ]
+
+#: Cells of the overlay of every tree's split lines up to which a prediction
+#: surface is drawn exactly; the grid above.
+SURFACE_CELLS = 250_000
 
 
 def new_figure(
@@ -71,6 +79,28 @@ def top_features(model: Any, k: int = 2) -> list[str]:
     values = np.asarray(primary.importances_, dtype=float)
     order = np.argsort(-values, kind="stable")[:k]
     return [forest.feature_names[i] for i in order]
+
+
+def top_score_features(
+    model: Any, X: Any, k: int = 2, *, max_rows: int = 5_000
+) -> list[str]:
+    """Names of the ``k`` features of highest mean absolute SHAP value over the
+    rows of ``X`` (ties in feature order): the ranking of an IsolationForest,
+    whose trees hold no impurity for MDI.  Past ``max_rows`` rows, over a
+    random sample of that many (seeded, so the choice does not change)."""
+    from .._explain._shap_importance import shap_importance
+
+    n_rows = int(np.shape(X)[0])
+    if n_rows > max_rows:
+        rows = np.sort(np.random.default_rng(0).choice(n_rows, max_rows, replace=False))
+        X = X.iloc[rows] if hasattr(X, "iloc") else np.asarray(X)[rows]
+    importances = shap_importance(model, X, n_bootstrap=0).importances_
+    if importances.size < k:
+        raise InputError(
+            f"The picture needs {k} features; this model has {importances.size}."
+        )
+    order = np.argsort(-importances.to_numpy(), kind="stable")[:k]
+    return [str(importances.index[i]) for i in order]
 
 
 def _pair(model: Any, features: Sequence[str] | None) -> tuple[str, str]:
@@ -119,7 +149,15 @@ class PictureRequest:
         return self.model if hasattr(self.model, "n_features_in_") else self.forest
 
     def pair(self) -> tuple[str, str]:
-        """The two features drawn: those asked for, else the two of highest MDI."""
+        """The two features drawn: those asked for, else the two of highest MDI
+        (of an IsolationForest, of highest mean |SHAP| over the data)."""
+        if (
+            self.features is None
+            and self.forest.link == "isolation"
+            and self.X is not None
+        ):
+            first, second = top_score_features(self.model, self.X, 2)
+            return first, second
         return _pair(self.model, self.features)
 
 
@@ -250,6 +288,92 @@ def _region_picture(request: PictureRequest) -> Any:
     return figure
 
 
+def surface_figure(
+    model: Any,
+    X: Any,
+    y: Any = None,
+    *,
+    features: Sequence[str],
+    reference: Any = None,
+    exact: bool | Literal["auto"] = "auto",
+    max_cells: int = SURFACE_CELLS,
+) -> tuple[Any, Any]:
+    """The whole model's prediction over two features, and its Display.
+
+    An IsolationForest's is its anomaly score, ``-score_samples`` (higher is
+    more anomalous), with its threshold ``-offset_`` as a white line; its ``y``
+    (labels of anomalies, if any) is not drawn.  Exact up to ``max_cells``
+    cells with ``exact="auto"``, the grid above.
+    """
+    from .._adapters import to_forest
+    from .._plots._display_surface import PredictionSurfaceDisplay
+
+    forest = to_forest(model)
+    # Native boosters have no scikit-learn `predict(X)`; their Forest predicts.
+    drawn = model if hasattr(model, "n_features_in_") else forest
+    style: dict[str, Any] = {}
+    if forest.link == "isolation":
+        offset = forest.isolation_offset
+        style = {
+            "negate": True,
+            "levels": None if offset is None else -float(offset),
+            "cmap": "magma_r",
+            "contour_kwargs": {"colors": "white"},
+        }
+        y = None
+    figure, ax = new_figure(6.4, 5)
+    display = PredictionSurfaceDisplay.from_estimator(
+        drawn,
+        X,
+        y,
+        features=(features[0], features[1]),
+        reference=reference,
+        exact=exact,
+        max_cells=max_cells,
+        ax=ax,
+        **style,
+    )
+    return figure, display
+
+
+def surface_caption(display: Any, *, max_cells: int = SURFACE_CELLS) -> str:
+    """How a prediction surface was computed, as a phrase: exact, in bands of
+    categories, or on a grid and why."""
+    if display.exact:
+        return (
+            "exact: one cell per rectangle that every tree's splits cut "
+            f"({display.values.size:,} cells), each predicted as the model predicts"
+        )
+    n_y, n_x = display.values.shape
+    if display.category_labels is not None:
+        axes = list(zip(display.feature_names, display.category_labels, (n_x, n_y)))
+        bands = " and ".join(name for name, labels, _ in axes if labels is not None)
+        numeric = [
+            f", {name} cut into {n} equal cells, each predicted at its centre"
+            for name, labels, n in axes
+            if labels is None
+        ]
+        return f"one band per category of {bands}{''.join(numeric)}"
+    why = (
+        f" (the overlay of every tree's split lines has {display.n_cells:,} "
+        f"cells, more than {max_cells:,})"
+        if display.n_cells is not None
+        else ""
+    )
+    return f"on a {n_x} x {n_y} grid{why}"
+
+
+def _surface_picture(request: PictureRequest) -> Any:
+    figure, _ = surface_figure(
+        request.model,
+        request.X,
+        request.y,
+        features=request.pair(),
+        reference=request.reference,
+    )
+    return figure
+
+
 def _forest_grid_picture(request: PictureRequest) -> Any:
     from .._plots._display_partition import ForestGridDisplay
 
@@ -300,6 +424,7 @@ _PICTURES: dict[str, Callable[[PictureRequest], Any]] = {
     "region": _region_picture,
     "forest-grid": _forest_grid_picture,
     "regression-steps": _steps_picture,
+    "surface": _surface_picture,
     "importance": _importance_picture,
     "tree": _tree_picture,
     "counterfactual": _counterfactual_picture,

@@ -295,7 +295,8 @@ def render_report(
     for the chosen rows (prediction and the least costly change that reaches
     ``target``); importance (MDI, and with ``y`` held-out MDI, debiased MDI and
     permutation importance) as a table and a chart with a note on which to trust;
-    the pictures (tree diagram, partition and decision regions of the two most
+    the pictures (tree diagram, partition, and the decision regions of a
+    classifier or the prediction surface of a regressor, in the two most
     important features); and, folded, the per-node breakdown of the first tree.
     An IsolationForest gets a page of its scores instead
     (:mod:`treelens._cli._anomaly_report`): ``y`` then marks known anomalies,
@@ -596,7 +597,12 @@ def _node_table(mdi: Any) -> pd.DataFrame:
 
 
 def _pictures(model: Any, forest: Any, X: Any, y: Any) -> list[dict[str, Any]]:
-    from ._pictures import picture_figure, top_features
+    from ._pictures import (
+        picture_figure,
+        surface_caption,
+        surface_figure,
+        top_features,
+    )
 
     pictures = [
         _picture(
@@ -627,6 +633,26 @@ def _pictures(model: Any, forest: Any, X: Any, y: Any) -> list[dict[str, Any]]:
     )
     if forest.task == "classification":
         pictures.append(_region_picture(model, forest, X, y))
+    else:
+        # How the surface is computed (exact or a grid) is known once drawn.
+        drawn: dict[str, Any] = {}
+
+        def surface() -> Any:
+            figure, drawn["display"] = surface_figure(model, X, y, features=pair)
+            return figure
+
+        entry = _picture("Prediction surface", "", surface)
+        if "display" in drawn:
+            coloured = (
+                ", coloured by their target on the same scale" if y is not None else ""
+            )
+            text = (
+                f"The whole model's prediction over {pair[0]} and {pair[1]}, "
+                f"{others}, {surface_caption(drawn['display'])}; the dots are the "
+                f"rows{coloured}."
+            )
+            entry["caption"] = " ".join([text, entry["caption"]]).strip()
+        pictures.append(entry)
     return pictures
 
 

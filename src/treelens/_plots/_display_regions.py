@@ -63,9 +63,31 @@ def require_classifier(estimator: Any, forest: Forest | None, picture: str) -> N
     if not _is_classifier(estimator, forest):
         raise UnsupportedModelError(
             f"{picture} draws class regions and needs a classifier; got the "
-            f"regressor {type(estimator).__name__}. Use PartitionDisplay or "
-            "RegressionStepsDisplay for regression trees."
+            f"regressor {type(estimator).__name__}. Use PredictionSurfaceDisplay "
+            "for a regressor's predicted value (or an IsolationForest's score) "
+            "over two features, PartitionDisplay or RegressionStepsDisplay for "
+            "regression trees."
         )
+
+
+def require_regressor(estimator: Any, forest: Forest | None, picture: str) -> None:
+    """Refuse classifiers for pictures of a predicted value."""
+    if _is_classifier(estimator, forest):
+        raise UnsupportedModelError(
+            f"{picture} draws a predicted value and needs a regressor or an "
+            f"IsolationForest; got the classifier {type(estimator).__name__}. Use "
+            "DecisionRegionDisplay for a classifier's regions and scores."
+        )
+
+
+def check_max_cells(max_cells: Any) -> None:
+    """Refuse a ``max_cells`` that is not a positive integer."""
+    if (
+        isinstance(max_cells, bool)
+        or not isinstance(max_cells, (int, np.integer))
+        or max_cells < 1
+    ):
+        raise InputError(f"`max_cells` must be a positive integer; got {max_cells!r}.")
 
 
 def as_array(X: Any, forest: Forest | None) -> NDArray[np.float64]:
@@ -113,7 +135,9 @@ def exact_regions(
     *,
     edges: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[Any]]:
-    """Exact class regions of a tree model from the overlay of its split lines.
+    """Exact predictions of a tree model on the cells of the overlay of its
+    split lines: classes of a classifier, values of a regressor (an
+    IsolationForest's ``score_samples``).
 
     Raises :class:`~treelens.InputError` when the overlay has more than
     ``max_cells`` cells: each is routed through every tree, and a large forest on
@@ -129,14 +153,9 @@ def exact_regions(
     x_edges : ndarray of shape (n_x + 1,)
     y_edges : ndarray of shape (n_y + 1,)
     labels : ndarray of shape (n_y, n_x)
-        The model's prediction on every cell.
+        The model's prediction on every cell (``Forest.predict``).
     """
-    if (
-        isinstance(max_cells, bool)
-        or not isinstance(max_cells, (int, np.integer))
-        or max_cells < 1
-    ):
-        raise InputError(f"`max_cells` must be a positive integer; got {max_cells!r}.")
+    check_max_cells(max_cells)
     x_edges, y_edges = (
         exact_edges(forest, features, reference, window) if edges is None else edges
     )
@@ -477,7 +496,7 @@ class DecisionRegionDisplay(RenamedAttributes):
             )
             if cells is not None:
                 return cls(**cells, **common)
-        predictions, response = _predict_grid(
+        predictions, response = predict_grid(
             model, forest, grid, response_method, (f0, f1), xs, ys
         )
         common.update(xx=xx, yy=yy)
@@ -648,7 +667,7 @@ class DecisionRegionDisplay(RenamedAttributes):
                     "edges (x_edges, y_edges); got neither."
                 )
             return self.x_edges, self.y_edges
-        return _pixel_edges(self.xx[0]), _pixel_edges(self.yy[:, 0])
+        return pixel_edges(self.xx[0]), pixel_edges(self.yy[:, 0])
 
     def _legend_handles(
         self,
@@ -817,9 +836,7 @@ def _decision_grid(
             f"`margins=True` draws the decision function; {type(model).__name__} has "
             "no `decision_function`."
         )
-    _, values = _predict_grid(
-        model, forest, grid, "decision_function", features, xs, ys
-    )
+    _, values = predict_grid(model, forest, grid, "decision_function", features, xs, ys)
     values = np.asarray(values, dtype=np.float64)
     if values.ndim != 1:
         raise InputError(
@@ -829,7 +846,8 @@ def _decision_grid(
     return values
 
 
-def _pixel_edges(centres: NDArray[np.float64]) -> NDArray[np.float64]:
+def pixel_edges(centres: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Edges of the pixels around equally spaced grid ``centres``."""
     half = (centres[1] - centres[0]) / 2
     return np.concatenate(
         [[centres[0] - half], (centres[1:] + centres[:-1]) / 2, [centres[-1] + half]]
@@ -861,7 +879,18 @@ def outputs_from_leaves(
 
     Averaging ensembles add their trees' class fractions in tree order, the same
     sums as ``Forest.predict_proba`` (and scikit-learn), so ties break alike.
+    A regressor's prediction (an IsolationForest's ``score_samples``) is the
+    Forest's own, averaged or boosted as the model combines its trees; it has
+    no other response.
     """
+    if not forest.is_classifier:
+        if method != "predict":
+            raise InputError(
+                f"A regressor has no `{method}`; expected response_method="
+                f"'predict', got {method!r}."
+            )
+        values = forest._predict_from_leaves(leaves)
+        return values, values
     if forest.kind == "boosting":
         predictions = forest._predict_from_leaves(leaves)
         if method == "predict":
@@ -880,7 +909,7 @@ def outputs_from_leaves(
     return predictions, predictions if method == "predict" else proba
 
 
-def _predict_grid(
+def predict_grid(
     estimator: Any,
     forest: Forest | None,
     grid: NDArray[np.float64],
@@ -889,7 +918,8 @@ def _predict_grid(
     xs: NDArray[np.float64],
     ys: NDArray[np.float64],
 ) -> tuple[NDArray[Any], NDArray[Any]]:
-    """Predicted classes and the response on all grid rows, in one call each."""
+    """Predictions and the response on all grid rows, in one call each
+    (a regressor's values twice)."""
     if forest is not None:
         # Tree models: each tree's leaves are rasterized onto the grid from their
         # boxes in the slice, then combined as the model combines its trees.
@@ -951,7 +981,8 @@ def categorical_regions(
     window: NDArray[np.float64],
     grid_resolution: int,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[Any], NDArray[Any]]:
-    """Predicted classes over two features of which one or both are categorical.
+    """Predictions over two features of which one or both are categorical
+    (classes of a classifier, values of a regressor).
 
     A categorical axis has one band per category, ``(c - 0.5, c + 0.5]`` around
     its code ``c``; a numeric axis ``grid_resolution`` equal cells of the window.
