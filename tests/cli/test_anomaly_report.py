@@ -75,6 +75,8 @@ def test_answer_takes_the_most_anomalous_outliers_and_makes_them_inliers(cancer,
     rows = ", ".join(str(r) for r in expected)
     assert f"the 2 most anomalous rows the model calls outliers (rows {rows})" in text
     assert "that makes the model call it an inlier" in text
+    # The answer's table heads the model's output by its name.
+    assert "<th>score_samples</th>" in page
     assert "Why this decision" in text and "anomaly score" in text
 
 

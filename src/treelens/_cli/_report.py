@@ -799,7 +799,9 @@ def _counterfactual_section(
     return {
         "intro": intro,
         "notes": notes,
-        "rows": table_context(table),
+        "rows": table_context(
+            table, headers={"prediction": "score_samples"} if isolation else None
+        ),
         "changes": table_context(tables["changes"][1], max_rows=60),
         "pictures": pictures,
         "why": why_this_decision(
