@@ -2,7 +2,6 @@
 inliers, mean |SHAP| importance and an exact map of the score."""
 
 import html
-import json
 import re
 
 import numpy as np
@@ -24,7 +23,7 @@ from treelens._cli._report import render_report
 from treelens._plots._display_regions import exact_regions
 from treelens._plots._partition import cell_points
 
-from .test_report import _PROBE, run_chromium
+from .test_report import assert_renders
 
 
 @pytest.fixture(scope="module")
@@ -163,14 +162,4 @@ def test_command_line_writes_the_report(cancer, tmp_path):
 
 
 def test_report_renders_in_headless_chromium(chromium, page, tmp_path):
-    probe = tmp_path / "probe.html"
-    probe.write_text(page.replace("<head>", "<head>" + _PROBE, 1), encoding="utf-8")
-    result = run_chromium(
-        chromium, tmp_path, "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()
-    )
-    found = re.search(r'<pre id="treelens-probe">(.*?)</pre>', result.stdout, re.DOTALL)
-    assert found, result.stderr[-2000:]
-    state = json.loads(html.unescape(found.group(1)))
-    assert state["errors"] == []
-    assert len(state["images"]) == page.count("<img ")
-    assert state["images"] and all(image["ok"] for image in state["images"]), state
+    assert_renders(chromium, page, tmp_path)

@@ -123,14 +123,11 @@ def test_report_sections_and_self_contained(report_html):
         assert base64.b64decode(data).startswith(b"\x89PNG\r\n\x1a\n")
 
 
-def test_report_renders_in_headless_chromium(chromium, report_html, tmp_path):
-    page = tmp_path / "report.html"
-    page.write_text(report_html, encoding="utf-8")
+def assert_renders(chromium, page: str, tmp_path) -> dict:
+    """Open ``page`` in headless Chromium with the probe: no error, every
+    picture decoded.  Returns what the probe recorded."""
     probe = tmp_path / "probe.html"
-    probe.write_text(
-        report_html.replace("<head>", "<head>" + _PROBE, 1), encoding="utf-8"
-    )
-
+    probe.write_text(page.replace("<head>", "<head>" + _PROBE, 1), encoding="utf-8")
     result = run_chromium(
         chromium, tmp_path, "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()
     )
@@ -138,8 +135,15 @@ def test_report_renders_in_headless_chromium(chromium, report_html, tmp_path):
     assert found, result.stderr[-2000:]
     state = json.loads(html.unescape(found.group(1)))
     assert state["errors"] == []
-    assert len(state["images"]) == report_html.count("<img ")
+    assert len(state["images"]) == page.count("<img ")
     assert state["images"] and all(image["ok"] for image in state["images"]), state
+    return state
+
+
+def test_report_renders_in_headless_chromium(chromium, report_html, tmp_path):
+    page = tmp_path / "report.html"
+    page.write_text(report_html, encoding="utf-8")
+    state = assert_renders(chromium, report_html, tmp_path)
     assert state["text"] > 500
 
     shot = tmp_path / "report.png"
