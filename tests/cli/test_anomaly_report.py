@@ -163,3 +163,26 @@ def test_command_line_writes_the_report(cancer, tmp_path):
 
 def test_report_renders_in_headless_chromium(chromium, page, tmp_path):
     assert_renders(chromium, page, tmp_path)
+
+
+def test_score_map_caption_says_how_it_was_computed(cancer):
+    from sklearn.compose import ColumnTransformer
+    from sklearn.preprocessing import OneHotEncoder
+
+    from treelens._cli._anomaly_report import _score_map
+    from treelens._cli._report import _picture
+
+    model, X, _ = cancer
+    numeric = _score_map(to_forest(model), X, list(X.columns[:2]), _picture)
+    assert numeric["png"] and "exact: one cell per rectangle" in numeric["caption"]
+    rng = np.random.default_rng(0)
+    frame = X.iloc[:, :3].assign(kind=rng.choice(["a", "b", "c"], len(X)))
+    encode = ColumnTransformer(
+        [("kind", OneHotEncoder(), ["kind"])], remainder="passthrough"
+    )
+    pipeline = make_pipeline(
+        encode, IsolationForest(n_estimators=10, random_state=0)
+    ).fit(frame)
+    banded = _score_map(to_forest(pipeline), frame, ["kind", X.columns[0]], _picture)
+    assert banded["png"] and "one band per category of kind" in banded["caption"]
+    assert "exact" not in banded["caption"]

@@ -220,18 +220,34 @@ def _histogram(model: Any, forest: Any, X: Any) -> Any:
 MAP_CELLS = 1_000_000
 
 
-def _score_map(forest: Any, X: Any, pair: Sequence[str]) -> Any:
+def _score_map(
+    forest: Any, X: Any, pair: Sequence[str], picture: Picture
+) -> dict[str, Any]:
     """The whole model's anomaly score over two columns, the others held at
-    their median: exact, one colour per cell of the overlay of every tree's
-    split lines (:class:`~treelens.PredictionSurfaceDisplay` of
+    their median (:class:`~treelens.PredictionSurfaceDisplay` of
     ``-score_samples``, its threshold ``-offset_`` a white line), with the rows
-    drawn on top."""
-    from ._pictures import surface_figure
+    drawn on top; the caption says how it was computed (exact cells, or bands
+    of a categorical column), known once drawn."""
+    from ._pictures import surface_caption, surface_figure
 
-    figure, _ = surface_figure(
-        forest, X, features=pair, exact=True, max_cells=MAP_CELLS
-    )
-    return figure
+    drawn: dict[str, Any] = {}
+
+    def draw() -> Any:
+        figure, drawn["display"] = surface_figure(
+            forest, X, features=pair, exact=True, max_cells=MAP_CELLS
+        )
+        return figure
+
+    entry = picture("Anomaly score map", "", draw)
+    if "display" in drawn:
+        text = (
+            f"The whole model's anomaly score over {pair[0]} and {pair[1]}, the two "
+            "columns that move the score most, the other features held at their "
+            f"median, {surface_caption(drawn['display'], max_cells=MAP_CELLS)}; the "
+            "white line is the threshold, the dots the rows."
+        )
+        entry["caption"] = " ".join([text, entry["caption"]]).strip()
+    return entry
 
 
 def _pictures(
@@ -257,16 +273,7 @@ def _pictures(
     ]
     if len(top) >= 2:
         pair = list(top[:2])
-        pictures.append(
-            picture(
-                "Anomaly score map",
-                f"The whole model's anomaly score over {pair[0]} and {pair[1]}, the "
-                "two columns that move the score most, the other features held at "
-                "their median: exact, one cell per rectangle that every tree's "
-                "splits cut; the white line is the threshold, the dots the rows.",
-                lambda: _score_map(forest, X_used, pair),
-            )
-        )
+        pictures.append(_score_map(forest, X_used, pair, picture))
     return pictures
 
 
