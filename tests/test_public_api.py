@@ -11,6 +11,7 @@ PUBLIC = [
     "DebiasedMDIImportance",
     "DecisionPath",
     "DecisionRegionDisplay",
+    "DependenceDisplay",
     "FeatureSpec",
     "Forest",
     "ForestGridDisplay",

@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     )
     from ._plots._display_counterfactual import CounterfactualDisplay
     from ._plots._display_data import DataDisplay
+    from ._plots._display_dependence import DependenceDisplay
     from ._plots._display_importance import ImportanceDisplay
     from ._plots._display_partition import ForestGridDisplay, PartitionDisplay
     from ._plots._display_regions import DecisionRegionDisplay
@@ -83,6 +84,7 @@ _PUBLIC = {
     "DebiasedMDIImportance": "._importance._debiased",
     "DecisionPath": "._explain._path",
     "DecisionRegionDisplay": "._plots._display_regions",
+    "DependenceDisplay": "._plots._display_dependence",
     "FeatureSpec": "._core._features",
     "Forest": "._core._forest",
     "ForestGridDisplay": "._plots._display_partition",
@@ -147,6 +149,7 @@ __all__ = [
     "DebiasedMDIImportance",
     "DecisionPath",
     "DecisionRegionDisplay",
+    "DependenceDisplay",
     "FeatureSpec",
     "Forest",
     "ForestGridDisplay",

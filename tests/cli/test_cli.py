@@ -431,7 +431,7 @@ def test_importance_text_and_csv(files, tmp_path):
 
 
 @pytest.mark.parametrize(
-    "kind", ["partition", "region", "forest-grid", "importance", "tree"]
+    "kind", ["partition", "region", "forest-grid", "importance", "tree", "dependence"]
 )
 def test_plot_writes_a_picture(files, tmp_path, kind):
     out = tmp_path / f"{kind}.png"
@@ -483,6 +483,26 @@ def test_plot_svg_and_bad_kind(files, tmp_path):
         out,
     )
     assert_bad_input(result, "colour")
+
+
+def test_plot_dependence_takes_one_or_two_features(files, tmp_path):
+    out = tmp_path / "dependence.png"
+    common = (files["root"] / "forest.skops", files["root"] / "data.csv",
+              "--target", "species", "--out", out)  # fmt: skip
+    for features in ("petal_length", "petal_length,sepal_width"):
+        out.unlink(missing_ok=True)
+        result = run("plot", "dependence", *common, "--features", features)
+        assert result.exit_code == 0, result.output
+        assert out.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    result = run("plot", "dependence", *common, "--features", "colour")
+    assert_bad_input(result, "got 'colour'")
+    result = run("plot", "dependence", *common, "--features", "petal_length,colour")
+    assert_bad_input(result, "`interaction` must be one of the features")
+    result = run("plot", "dependence", *common, "--features", "a,b,c")
+    assert_bad_input(result, "must name one feature, or two")
+    # A picture in two features still needs two.
+    result = run("plot", "partition", *common, "--features", "petal_length")
+    assert_bad_input(result, "--features must name two features")
 
 
 def test_report_in_a_subprocess(files, tmp_path):

@@ -747,7 +747,9 @@ def plot(
             "--features",
             metavar="A,B",
             help="Two features; default the two most important by MDI (by mean "
-            "|SHAP| for an IsolationForest).",
+            "|SHAP| for an IsolationForest). regression-steps: one; dependence: "
+            "the feature (default the one of highest mean |SHAP|), then "
+            "optionally the one colouring it (default its strongest interaction).",
         ),
     ] = None,
     tree: Annotated[int | None, typer.Option("--tree", help="Tree index.")] = None,

@@ -14,4 +14,5 @@ PICTURE_KINDS = (
     "importance",
     "tree",
     "counterfactual",
+    "dependence",
 )

@@ -418,6 +418,29 @@ def _counterfactual_picture(request: PictureRequest) -> Any:
     return figure
 
 
+def _dependence_picture(request: PictureRequest) -> Any:
+    from .._plots._display_dependence import DependenceDisplay
+
+    features = list(request.features or [])
+    if len(features) > 2:
+        raise InputError(
+            "--features of the dependence picture must name one feature, or two: "
+            f"the feature and the one colouring its points; got {features}."
+        )
+    feature = (
+        features[0] if features else top_score_features(request.model, request.X, 1)[0]
+    )
+    figure, ax = new_figure(6.4, 4.8)
+    DependenceDisplay.from_estimator(
+        request.model,
+        request.X,
+        feature,
+        interaction=features[1] if len(features) == 2 else "auto",
+        ax=ax,
+    )
+    return figure
+
+
 #: How each kind of :data:`PICTURE_KINDS` is drawn.
 _PICTURES: dict[str, Callable[[PictureRequest], Any]] = {
     "partition": _partition_picture,
@@ -428,6 +451,7 @@ _PICTURES: dict[str, Callable[[PictureRequest], Any]] = {
     "importance": _importance_picture,
     "tree": _tree_picture,
     "counterfactual": _counterfactual_picture,
+    "dependence": _dependence_picture,
 }
 #: Kinds drawn from the model alone.
 _WITHOUT_DATA = frozenset({"importance", "tree"})
