@@ -8,7 +8,8 @@ Pictures: exact partitions of a tree (iris), decision regions of several
 classifiers (make_moons), SVM margins, two models' boundaries on one axes over a
 plain scatter, forest anatomy (wine) and its raster fallback, regression steps (a
 noisy sine), a forest regressor's prediction surface with a level line
-(diabetes), importance bars with their three kinds of whiskers (breast cancer),
+(diabetes), a row's SHAP waterfall, the SHAP summary and a SHAP dependence plot
+coloured by its strongest interaction (diabetes), importance bars with their three kinds of whiskers (breast cancer),
 tree diagrams with counts and with fractions and their DOT text (iris, breast
 cancer), and a counterfactual move (iris).  Each option appears once: window,
 class_names, markers, boundary_kwargs, show_regions, margins, error_bars,
@@ -45,15 +46,18 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 import treelens
 from treelens import (
+    ContributionSummaryDisplay,
     CounterfactualDisplay,
     DataDisplay,
     DecisionRegionDisplay,
+    DependenceDisplay,
     ForestGridDisplay,
     ImportanceDisplay,
     PartitionDisplay,
     PredictionSurfaceDisplay,
     RegressionStepsDisplay,
     TreeDiagramDisplay,
+    WaterfallDisplay,
     export_dot,
 )
 
@@ -210,6 +214,24 @@ def prediction_surface(out: Path) -> None:
     save(disp.figure_, out, "prediction_surface_diabetes")
 
 
+def contributions(out: Path) -> None:
+    data = load_diabetes(as_frame=True)
+    X, y = data.data, data.target
+    model = RandomForestRegressor(50, max_depth=6, random_state=0).fit(X, y)
+    disp = WaterfallDisplay.from_estimator(model, X, row=0, method="shap")
+    disp.ax_.set_title("diabetes, row 0: exact SHAP values from the bias")
+    save(disp.figure_, out, "waterfall_diabetes")
+    disp = ContributionSummaryDisplay.from_estimator(model, X, method="shap")
+    disp.ax_.set_title("diabetes: every row's SHAP values, coloured by value")
+    save(disp.figure_, out, "summary_diabetes")
+    disp = DependenceDisplay.from_estimator(model, X, "bmi")
+    disp.ax_.set_title(
+        f"diabetes: SHAP of bmi, coloured by its strongest interaction "
+        f"({disp.interaction_feature})"
+    )
+    save(disp.figure_, out, "dependence_diabetes")
+
+
 def importances(out: Path) -> None:
     data = load_breast_cancer(as_frame=True)
     X_train, X_test, y_train, y_test = train_test_split(
@@ -297,6 +319,7 @@ def main(argv: list[str]) -> None:
         forest_grid,
         regression_steps,
         prediction_surface,
+        contributions,
         importances,
         tree_diagram,
         counterfactual,
