@@ -92,7 +92,13 @@ def test_importance_ranks_columns_as_shap_does(cancer, page):
 
 def test_pictures_are_drawn(page):
     titles = re.findall(r'alt="([^"]+)"', page)
-    for title in ("Anomaly scores", "Tree diagram", "Anomaly score map", "Importance"):
+    for title in (
+        "Anomaly scores",
+        "Tree diagram",
+        "Anomaly score map",
+        "Importance",
+        "SHAP dependence",
+    ):
         assert title in titles, titles
     assert "is not drawn" not in page
 

@@ -92,6 +92,22 @@ def report_html():
     return render_report(model, X.iloc[::3], y.iloc[::3], title="Iris forest")
 
 
+def test_report_shows_the_shap_dependence_of_the_column_that_moves_it_most(
+    report_html,
+):
+    import shap
+
+    X, y = load_iris(return_X_y=True, as_frame=True)
+    X.columns = FEATURES
+    model = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(
+        X, y.rename("species")
+    )
+    values = shap.TreeExplainer(model).shap_values(X.iloc[::3])  # rows, cols, classes
+    top = FEATURES[int(np.argmax(np.abs(values).mean(axis=(0, 2))))]
+    assert 'alt="SHAP dependence"' in report_html
+    assert f"exact SHAP value of {top} for output 2" in report_html
+
+
 def test_report_sections_and_self_contained(report_html):
     for anchor in (
         "model",

@@ -13,8 +13,9 @@ regions, the per-node breakdown) say nothing about it.  Its report holds instead
   least costly change that makes the model call it an inlier;
 - importance as the mean absolute SHAP value of each column, with its bootstrap
   interval over the rows (:func:`treelens.shap_importance`);
-- pictures: the scores' histogram with the threshold, the first tree, and the
-  exact map of the whole model's score over the two columns that move it most.
+- pictures: the scores' histogram with the threshold, the first tree, the
+  exact map of the whole model's score over the two columns that move it most,
+  and the SHAP dependence plot of the column that moves it most.
 """
 
 from __future__ import annotations
@@ -255,7 +256,7 @@ def _pictures(
 ) -> list[dict[str, Any]]:
     """The scores' histogram over ``X``; the tree and its partition drawn with
     the sample ``X_used``."""
-    from ._pictures import picture_figure
+    from ._pictures import dependence_entry, picture_figure
 
     pictures = [
         picture(
@@ -274,6 +275,8 @@ def _pictures(
     if len(top) >= 2:
         pair = list(top[:2])
         pictures.append(_score_map(forest, X_used, pair, picture))
+    if top:
+        pictures.append(dependence_entry(model, X_used, top[0], picture))
     return pictures
 
 

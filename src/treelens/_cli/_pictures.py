@@ -23,6 +23,7 @@ from ._tables import importance_results
 __all__ = [
     "PICTURE_KINDS",
     "SURFACE_CELLS",
+    "dependence_entry",
     "draw_picture",
     "figure_bytes",
     "figure_png_base64",
@@ -439,6 +440,44 @@ def _dependence_picture(request: PictureRequest) -> Any:
         ax=ax,
     )
     return figure
+
+
+def dependence_entry(
+    model: Any, X: Any, feature: str, picture: Callable[..., dict[str, Any]]
+) -> dict[str, Any]:
+    """A report's SHAP dependence picture of ``feature`` over the rows of ``X``,
+    built with the report's ``picture`` (title, caption, draw); the caption
+    names the output and the interacting feature chosen, known once drawn."""
+    from .._plots._display_dependence import DependenceDisplay
+
+    drawn: dict[str, Any] = {}
+
+    def draw() -> Any:
+        figure, ax = new_figure(6.4, 4.8)
+        drawn["display"] = DependenceDisplay.from_estimator(model, X, feature, ax=ax)
+        return figure
+
+    entry = picture("SHAP dependence", "", draw)
+    if "display" in drawn:
+        display = drawn["display"]
+        output = (
+            f" for output {display.output_name}"
+            if display.output_name is not None
+            else ""
+        )
+        partner = display.interaction_feature
+        colour = (
+            f", coloured by {partner}, the feature whose exact SHAP interaction "
+            "with it is largest"
+            if partner is not None
+            else ""
+        )
+        text = (
+            f"Each row's exact SHAP value of {feature}{output} (the column that "
+            f"moves the model most on these rows) against its value{colour}."
+        )
+        entry["caption"] = " ".join([text, entry["caption"]]).strip()
+    return entry
 
 
 #: How each kind of :data:`PICTURE_KINDS` is drawn.

@@ -297,7 +297,8 @@ def render_report(
     permutation importance) as a table and a chart with a note on which to trust;
     the pictures (tree diagram, partition, and the decision regions of a
     classifier or the prediction surface of a regressor, in the two most
-    important features); and, folded, the per-node breakdown of the first tree.
+    important features; the SHAP dependence plot of the column of highest mean
+    |SHAP|); and, folded, the per-node breakdown of the first tree.
     An IsolationForest gets a page of its scores instead
     (:mod:`treelens._cli._anomaly_report`): ``y`` then marks known anomalies,
     ``target`` defaults to ``"inlier"`` and ``rows`` to its most anomalous
@@ -598,10 +599,12 @@ def _node_table(mdi: Any) -> pd.DataFrame:
 
 def _pictures(model: Any, forest: Any, X: Any, y: Any) -> list[dict[str, Any]]:
     from ._pictures import (
+        dependence_entry,
         picture_figure,
         surface_caption,
         surface_figure,
         top_features,
+        top_score_features,
     )
 
     pictures = [
@@ -653,6 +656,12 @@ def _pictures(model: Any, forest: Any, X: Any, y: Any) -> list[dict[str, Any]]:
             )
             entry["caption"] = " ".join([text, entry["caption"]]).strip()
         pictures.append(entry)
+    try:
+        top = top_score_features(model, X, 1)[0]
+    except TreelensError as exc:
+        pictures.append(_not_drawn("SHAP dependence", str(exc)))
+    else:
+        pictures.append(dependence_entry(model, X, top, _picture))
     return pictures
 
 
