@@ -116,3 +116,26 @@ def test_isolation_forest_keeps_counterfactuals_inliers(cancer):
         "max_anomaly_score",
     )
     assert_bad_input(_run(*args, "--max-anomaly-score", "0.5"), "isolation_forest")
+
+
+def test_a_boolean_column_of_a_csv_file_is_spoken_of_as_booleans(tmp_path):
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"income": rng.normal(50, 10, 300), "flag": rng.random(300) < 0.5})
+    y = ((X.income > 50) & X.flag).astype(int)
+    model = RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0)
+    skops.io.dump(model.fit(X, y), tmp_path / "model.skops")
+    X.to_csv(tmp_path / "rows.csv", index=False)
+    # A row the model declines whose flag is False, so the answer sets it.
+    row = int(np.flatnonzero((model.predict(X) == 0) & ~X.flag & (X.income > 55))[0])
+    args = ["tweak", str(tmp_path / "model.skops"), str(tmp_path / "rows.csv")]
+    result = CliRunner().invoke(
+        app, [*args, "--target-class", "1", "--rows", str(row), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    changes = [c for c in payload["changes"] if c["feature"] == "flag"]
+    assert changes and changes[0]["before"] is False and changes[0]["after"] is True
+    assert "flag: False -> True" in payload["rows"][0]["changes"]
+    assert model.predict(X.iloc[[row]].assign(flag=True))[0] == 1

@@ -198,12 +198,13 @@ def test_output_path_checks(tmp_path, unwritable_dir):
     assert source.read_text() == "a\n1\n"
 
 
-def test_data_frame_columns_are_float(tmp_path):
+def test_data_frame_columns_are_float_and_booleans_stay_booleans(tmp_path):
     pd.DataFrame({"a": [1, 2], "b": [True, False]}).to_csv(
         tmp_path / "d.csv", index=False
     )
     got, _ = load_data(tmp_path / "d.csv", feature_names=["a", "b"])
-    assert (got.dtypes == np.float64).all()
+    assert got.dtypes.to_dict() == {"a": np.float64, "b": bool}
+    assert got["b"].tolist() == [True, False]
 
 
 def test_discarding_the_writes_in_progress_leaves_the_destination_as_it_was(tmp_path):

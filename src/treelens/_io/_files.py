@@ -288,7 +288,9 @@ def _read_table(path: Path, text_columns: Sequence[str] = ()) -> pd.DataFrame:
 
 
 def _numeric_frame(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
-    """Convert every column to float64, refusing text and infinity.
+    """Convert every column to float64, refusing text and infinity; boolean
+    columns (``True``/``False`` in a CSV file) stay booleans, so that answers
+    speak of them as the data does (``flag: False -> True``).
 
     A Parquet column stored as text is refused even when its values read as
     numbers: its type says it is not numeric.  In a CSV file, where every value
@@ -300,6 +302,9 @@ def _numeric_frame(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
     out = {}
     for name in frame.columns:
         column = frame[name]
+        if column.dtype == bool:
+            out[name] = column
+            continue
         if pd.api.types.is_bool_dtype(column) or pd.api.types.is_numeric_dtype(column):
             converted = column.astype(np.float64)
         else:
