@@ -295,10 +295,9 @@ def render_report(
     for the chosen rows (prediction and the least costly change that reaches
     ``target``); importance (MDI, and with ``y`` held-out MDI, debiased MDI and
     permutation importance) as a table and a chart with a note on which to trust;
-    the pictures (tree diagram, partition, and the decision regions of a
-    classifier or the prediction surface of a regressor, in the two most
-    important features; the SHAP dependence plot of the column of highest mean
-    |SHAP|); and, folded, the per-node breakdown of the first tree.
+    the pictures (tree, partition, and a classifier's regions or a regressor's
+    surface in the two most important features; the SHAP dependence of the top
+    column); and, folded, the per-node breakdown of the first tree.
     An IsolationForest gets a page of its scores instead
     (:mod:`treelens._cli._anomaly_report`): ``y`` then marks known anomalies,
     ``target`` defaults to ``"inlier"`` and ``rows`` to its most anomalous
