@@ -112,6 +112,38 @@ def as_array(X: Any, forest: Forest | None) -> NDArray[np.float64]:
     return array
 
 
+def resolve_view(
+    model: Any,
+    forest: Forest | None,
+    X: Any,
+    features: tuple[Any, Any],
+    reference: Any,
+    window: Any,
+    margin: float,
+) -> tuple[
+    NDArray[np.float64],
+    Any,
+    tuple[int, int],
+    NDArray[np.float64],
+    NDArray[np.float64],
+]:
+    """What a picture over two features of any model sees: ``X`` as an array,
+    the feature names, the two features' positions, the reference row of the
+    other features (default the median of ``X``) and the window."""
+    Xa = as_array(X, forest)
+    n_features = forest.n_features if forest is not None else Xa.shape[1]
+    names = (
+        forest.feature_names
+        if forest is not None
+        else model_feature_names(model, n_features)
+    )
+    f0, f1 = resolve_features(names, features)
+    k = forest.n_categories if forest is not None else None
+    ref = resolve_reference(Xa, reference, n_features, k, tuple(names))
+    box = resolve_window(Xa, (f0, f1), window, margin=margin)
+    return Xa, names, (f0, f1), ref, box
+
+
 def exact_edges(
     forest: Forest,
     features: tuple[int, int],
@@ -451,17 +483,9 @@ class DecisionRegionDisplay(RenamedAttributes):
             )
         if exact not in (True, False, "auto"):
             raise InputError(f"`exact` must be True, False or 'auto'; got {exact!r}.")
-        Xa = as_array(X, forest)
-        n_features = forest.n_features if forest is not None else Xa.shape[1]
-        names = (
-            forest.feature_names
-            if forest is not None
-            else model_feature_names(model, n_features)
+        Xa, names, (f0, f1), ref, box = resolve_view(
+            model, forest, X, features, reference, window, margin
         )
-        f0, f1 = resolve_features(names, features)
-        k = forest.n_categories if forest is not None else None
-        ref = resolve_reference(Xa, reference, n_features, k, tuple(names))
-        box = resolve_window(Xa, (f0, f1), window, margin=margin)
         classes = np.asarray(model.classes_)
         common: dict[str, Any] = {
             "features": (f0, f1),

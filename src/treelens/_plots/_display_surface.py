@@ -12,13 +12,11 @@ from .._exceptions import InputError, UnsupportedModelError
 from ._common import (
     RenamedAttributes,
     add_lines,
-    model_feature_names,
     require_matplotlib,
     resolve_axes,
     set_window,
 )
 from ._display_regions import (
-    as_array,
     boundary_segments,
     categorical_regions,
     check_max_cells,
@@ -28,12 +26,10 @@ from ._display_regions import (
     pixel_edges,
     predict_grid,
     require_regressor,
+    resolve_view,
 )
 from ._partition import (
     points_to_draw,
-    resolve_features,
-    resolve_reference,
-    resolve_window,
 )
 
 __all__ = ["PredictionSurfaceDisplay"]
@@ -273,20 +269,14 @@ class PredictionSurfaceDisplay(RenamedAttributes):
                 f"{type(model).__name__}."
             )
         _check_options(exact, grid_resolution, max_cells, negate)
-        Xa = as_array(X, forest)
-        n_features = forest.n_features if forest is not None else Xa.shape[1]
-        names = (
-            forest.feature_names
-            if forest is not None
-            else model_feature_names(model, n_features)
+        Xa, names, (f0, f1), ref, box = resolve_view(
+            model, forest, X, features, reference, window, margin
         )
-        f0, f1 = resolve_features(names, features)
-        k = forest.n_categories if forest is not None else None
         common: dict[str, Any] = {
             "features": (f0, f1),
             "feature_names": (names[f0], names[f1]),
-            "reference": resolve_reference(Xa, reference, n_features, k, tuple(names)),
-            "window": resolve_window(Xa, (f0, f1), window, margin=margin),
+            "reference": ref,
+            "window": box,
             "value_name": _value_name(model, forest, y, negate),
             "negate": bool(negate),
             "X": Xa,
