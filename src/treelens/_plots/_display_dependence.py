@@ -100,7 +100,7 @@ def feature_axis(
     missing = np.asarray(pd.isna(pd.Series(cells, dtype=object)), dtype=bool)
     known = cells[~missing]
     if categories is None:
-        is_bool = known.size > 0 and all(isinstance(v, (bool, np.bool_)) for v in known)
+        is_bool = pd.api.types.infer_dtype(known, skipna=True) == "boolean"
         numbers = pd.to_numeric(pd.Series(known, dtype=object), errors="coerce")
         if not is_bool and not numbers.isna().any():
             out = np.full(cells.shape, np.nan)
