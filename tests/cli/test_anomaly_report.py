@@ -77,6 +77,9 @@ def test_answer_takes_the_most_anomalous_outliers_and_makes_them_inliers(cancer,
     # The answer's table heads the model's output by its name.
     assert "<th>score_samples</th>" in page
     assert "Why this decision" in text and "anomaly score" in text
+    # The first row's move is drawn over the anomaly score, its threshold a line.
+    assert f'alt="Counterfactual of row {expected[0]}"' in page
+    assert "anomaly score (-score_samples; the line is the target's bound)" in text
 
 
 def test_importance_ranks_columns_as_shap_does(cancer, page):

@@ -13,6 +13,7 @@ from treelens import (
     DecisionRegionDisplay,
     InputError,
     PartitionDisplay,
+    UnsupportedModelError,
 )
 
 
@@ -136,3 +137,84 @@ def test_real_feature_tweak_result(iris):
         i = np.searchsorted(regions.x_edges, np.float32(disp.end[0]), side="left") - 1
         j = np.searchsorted(regions.y_edges, np.float32(disp.end[1]), side="left") - 1
         assert regions.predictions[j, i] == result.cf_prediction_[1]
+
+
+@pytest.fixture(scope="module")
+def diabetes():
+    from sklearn.datasets import load_diabetes
+
+    return load_diabetes(return_X_y=True)
+
+
+def _cell_value(surface, point):
+    """The value drawn in the exact cell holding ``point`` (cells are (lo, hi])."""
+    i = np.searchsorted(surface.x_edges, np.float32(point[0]), side="left") - 1
+    j = np.searchsorted(surface.y_edges, np.float32(point[1]), side="left") - 1
+    return surface.values[j, i]
+
+
+def test_arrow_over_the_predicted_value_of_a_regressor(diabetes):
+    from sklearn.ensemble import RandomForestRegressor
+
+    from treelens import PredictionSurfaceDisplay, counterfactual
+
+    X, y = diabetes
+    model = RandomForestRegressor(n_estimators=8, max_depth=4, random_state=0)
+    model.fit(X, y)
+    low = float(np.quantile(model.predict(X), 0.8))
+    row = int(np.argmin(model.predict(X)))
+    result = counterfactual(model, X[[row]], target=(low, None), reference=X)
+    assert result.found_[0] and model.predict(result.X_cf_)[0] >= low
+    disp = CounterfactualDisplay.from_result(
+        model, result, X_background=X, y_background=y
+    )
+    surface = disp.background
+    assert isinstance(surface, PredictionSurfaceDisplay) and surface.exact
+    np.testing.assert_array_equal(surface.reference, X[row])
+    # One level line, at the range's finite end: it separates the cells predicted
+    # at least ``low`` from the others.
+    assert len(surface.contours_) == 1
+    assert surface.colorbar_.ax.lines[0].get_ydata()[0] == pytest.approx(low)
+    # The cells are the model's own predictions on the slice through the row.
+    point = disp.start
+    probe = X[row].copy()
+    probe[list(disp.features)] = point
+    assert _cell_value(surface, point) == pytest.approx(model.predict([probe])[0])
+    # When only the two drawn features change, the arrow ends in a cell of the
+    # target range.
+    if len(disp.changed) <= 2:
+        assert _cell_value(surface, disp.end) >= low
+    with pytest.raises(UnsupportedModelError, match="needs a classifier"):
+        CounterfactualDisplay.from_result(model, result, kind="regions")
+
+
+def test_arrow_over_the_anomaly_score_of_an_isolation_forest(diabetes):
+    from sklearn.ensemble import IsolationForest
+
+    from treelens import PredictionSurfaceDisplay, counterfactual
+
+    X, _ = diabetes
+    model = IsolationForest(n_estimators=10, random_state=0).fit(X)
+    row = int(np.argmin(model.score_samples(X)))
+    result = counterfactual(model, X[[row]], target="inlier", reference=X)
+    assert result.found_[0] and model.predict(result.X_cf_)[0] == 1
+    disp = CounterfactualDisplay.from_result(model, result, X_background=X)
+    surface = disp.background
+    assert isinstance(surface, PredictionSurfaceDisplay) and surface.negate
+    # The level line is the threshold of the anomaly score drawn, -offset_.
+    assert surface.colorbar_.ax.lines[0].get_ydata()[0] == pytest.approx(-model.offset_)
+    assert surface.points_ is not None  # the reference rows, in white
+
+
+def test_surface_refuses_a_classifier(iris):
+    X, y = iris
+    forest = RandomForestClassifier(n_estimators=3, max_depth=2, random_state=0)
+    forest.fit(X, y)
+    with pytest.raises(UnsupportedModelError, match="needs a regressor"):
+        CounterfactualDisplay.from_result(
+            forest, result_for(X[:1], X[:1] + 1), kind="surface"
+        )
+    with pytest.raises(InputError, match="'surface'"):
+        CounterfactualDisplay.from_result(
+            forest, result_for(X[:1], X[:1] + 1), kind="contours"
+        )

@@ -320,7 +320,15 @@ def anomaly_sections(
             else f"the {len(chosen)} most anomalous rows the model calls outliers"
         )
         context["counterfactuals"] = answer(
-            model, X, None, goal, len(chosen), rows=chosen, which=which, **search
+            model,
+            X,
+            None,
+            goal,
+            len(chosen),
+            rows=chosen,
+            which=which,
+            background=(X_used, None),
+            **search,
         )
     elif max_counterfactuals > 0:
         context["counterfactuals"] = {

@@ -763,6 +763,14 @@ def plot(
         str | None,
         typer.Option("--target-class", metavar="C", help="counterfactual: class."),
     ] = None,
+    target_range: Annotated[
+        str | None,
+        typer.Option(
+            "--target-range",
+            metavar="LOW:HIGH",
+            help="counterfactual of a regressor: the range of predicted values.",
+        ),
+    ] = None,
     oob: Annotated[
         bool,
         typer.Option(
@@ -792,7 +800,11 @@ def plot(
     if row is not None and (X is None or not 0 <= row < X.shape[0]):
         n = 0 if X is None else X.shape[0]
         raise InputError(f"--row must be in [0, {n - 1}]; got {row}.")
-    goal = _parse_class(forest, target_class) if target_class is not None else None
+    goal = (
+        None
+        if target_class is None and target_range is None
+        else _parse_target(forest, target_class, target_range)
+    )
     picture = draw_picture(
         kind,
         model,
@@ -848,6 +860,15 @@ def report(
             "an IsolationForest: inlier, or outlier).",
         ),
     ] = None,
+    target_range: Annotated[
+        str | None,
+        typer.Option(
+            "--target-range",
+            metavar="LOW:HIGH",
+            help="Regressors: the range of predicted values the counterfactuals "
+            "aim for (either end may be empty).",
+        ),
+    ] = None,
     rows: Annotated[
         str | None,
         typer.Option(
@@ -881,7 +902,8 @@ def report(
 ) -> None:
     """Everything in one self-contained HTML file, answers first.
 
-    An IsolationForest gets a report of its anomaly scores (--target then names
+    A regressor's counterfactuals aim for --target-range LOW:HIGH.  An
+    IsolationForest gets a report of its anomaly scores (--target then names
     a column of known anomalies: 0/1, booleans or -1/1).
 
     Example: treelens report model.skops test.csv --target label --rows 3,17
@@ -896,7 +918,11 @@ def report(
         model, forest, X, y = _load(
             model_path, data, target=target, trust_pickle=trust_pickle, trust=trust
         )
-        goal = _parse_class(forest, target_class) if target_class is not None else None
+        goal = (
+            None
+            if target_class is None and target_range is None
+            else _parse_target(forest, target_class, target_range)
+        )
         selected = _parse_rows(rows, X.shape[0]) if rows is not None else None
         html = render_report(
             model,

@@ -11,14 +11,14 @@ import base64
 import io
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
 from .._core._forest import Forest
 from .._exceptions import InputError, TreelensError
 from ._kinds import PICTURE_KINDS
-from ._tables import importance_results
+from ._tables import exact_or_tweak, importance_results
 
 __all__ = [
     "PICTURE_KINDS",
@@ -394,19 +394,34 @@ def _forest_grid_picture(request: PictureRequest) -> Any:
 
 
 def _counterfactual_picture(request: PictureRequest) -> Any:
-    from .._counterfactual._tweak import feature_tweak
+    """The row's counterfactual as ``tweak`` finds it by default (the least
+    costly within 10 s, else the best found; feature tweaking for a model too
+    large for the exact search), over the model's regions or predicted value."""
+    from .._counterfactual._entry import counterfactual
     from .._plots._display_counterfactual import CounterfactualDisplay
 
     if request.row is None or request.target is None:
         raise InputError(
-            "The counterfactual picture needs --row I and --target-class C; got "
-            f"row={request.row}, target-class={request.target}."
+            "The counterfactual picture needs --row I and --target-class C (or "
+            f"--target-range LOW:HIGH for a regressor); got row={request.row}, "
+            f"target={request.target}."
         )
     pair = request.pair()
     X = request.X
-    result = feature_tweak(
-        request.model, _row(X, request.row), target=request.target, reference=X
+    method, _ = exact_or_tweak(request.model, "auto", "auto")
+    result = counterfactual(
+        request.model,
+        _row(X, request.row),
+        target=request.target,
+        method=cast(Literal["auto", "tweak"], method),
+        reference=X,
+        time_limit=10.0,
     )
+    if not result.found_[0]:
+        raise InputError(
+            f"Row {request.row} has no counterfactual to draw: "
+            f"{result.reason_[0] or 'none was found'}."
+        )
     figure, ax = new_figure(6.4, 5)
     CounterfactualDisplay.from_result(
         request.drawn,

@@ -309,12 +309,14 @@ def render_report(
     X : DataFrame or array-like of shape (n_samples, n_features)
     y : array-like of shape (n_samples,), optional
         True targets; enables scores, held-out MDI and permutation importance.
-    target : class label, optional
-        Class the counterfactuals aim for; default the model's last class.
-        Regressors get no counterfactuals.
+    target : class label or (low, high), optional
+        Class the counterfactuals aim for; default the model's last class.  For
+        a regressor the range of predicted values they aim for (either end None
+        when open); without it the page says how to ask for counterfactuals.
     rows : sequence of int, optional
         Rows of ``X`` (positions) to answer for; default the first
-        ``max_counterfactuals`` complete rows not predicted as ``target``.
+        ``max_counterfactuals`` complete rows not predicted as ``target`` (of a
+        regressor, predicted outside the range).
     max_counterfactuals : int, default=5
         Rows answered for when ``rows`` is not given.
     cost : str, default="auto"
@@ -386,18 +388,11 @@ def render_report(
     _step(progress, "model card")
     match = training_data_match(model, X)
     context["model"] = _card(model, forest, X, y, match=match, source=source)
-    if forest.task == "classification" and (rows or max_counterfactuals > 0):
+    if rows or max_counterfactuals > 0:
         _step(progress, "answer: counterfactuals")
-        goal = classes[-1] if target is None else target
-        context["counterfactuals"] = _counterfactual_section(
-            model,
-            X,
-            y,
-            goal,
-            max_counterfactuals,
-            rows=rows,
-            background=(X_used, y_used),
-            **search,
+        goal = classes[-1] if target is None and len(classes) else target
+        context["counterfactuals"] = _answer(
+            model, X, y, goal, (X_used, y_used), max_counterfactuals, rows, search
         )
     _step(progress, f"importance on {_rows_text(X_used, X)}")
     context["importance"] = _importance_section(
@@ -689,6 +684,69 @@ def _region_picture(model: Any, forest: Any, X: Any, y: Any) -> dict[str, Any]:
     )
 
 
+#: The answer section of a regressor's page when no target range was given.
+_NO_RANGE: dict[str, Any] = {
+    "intro": "No counterfactuals: a regressor's counterfactuals aim for a range of "
+    "its predicted value, and none was given (--target-range LOW:HIGH on the "
+    "command line, target=(low, high) in Python; either end may be left open).",
+    "notes": [],
+    "rows": None,
+}
+
+
+def _answer(
+    model: Any,
+    X: Any,
+    y: Any,
+    goal: Any,
+    background: tuple[Any, Any],
+    max_rows: int,
+    rows: Sequence[int] | None,
+    search: dict[str, Any],
+) -> dict[str, Any]:
+    """The answer section: the counterfactuals that reach ``goal`` (see
+    :func:`_counterfactual_section`), or, for a regressor given no range (``goal``
+    None), how to ask for them."""
+    if goal is None:
+        return _NO_RANGE
+    return _counterfactual_section(
+        model, X, y, goal, max_rows, rows=rows, background=background, **search
+    )
+
+
+def _goal_words(goal: Any, isolation: bool) -> tuple[str, str]:
+    """How the page says that the target is reached, and that a row meets it: a
+    class, an IsolationForest's inlier or outlier, or a regressor's range of
+    predicted values."""
+    if isinstance(goal, (tuple, list)):
+        low, high = goal
+        if low is None:
+            where = f"at most {format_number(float(high))}"
+        elif high is None:
+            where = f"at least {format_number(float(low))}"
+        else:
+            where = (
+                f"within [{format_number(float(low))}, {format_number(float(high))}]"
+            )
+        if isolation:  # a range of score_samples
+            return f"score it {where}", f"scored {where}"
+        return f"predict a value {where}", f"predicted {where}"
+    if isolation:
+        return f"call it an {goal}", f"called an {goal}"
+    return f"predict {goal}", f"predicted as class {goal}"
+
+
+def _under_arrow(forest: Any) -> str:
+    """What the counterfactual's arrow is drawn over (see CounterfactualDisplay)."""
+    if forest.kind == "tree":
+        return "partition"
+    if forest.link == "isolation":
+        return "anomaly score (-score_samples; the line is the target's bound)"
+    if forest.is_classifier:
+        return "regions"
+    return "predicted value (the ends of the target range the lines)"
+
+
 def _counterfactual_section(
     model: Any,
     X: Any,
@@ -750,12 +808,12 @@ def _counterfactual_section(
     notes += skipped + method_notes
     if method_notes:
         method = "feature tweaking"
-    isolation = to_forest(model).link == "isolation"
-    reach = f"call it an {goal}" if isolation else f"predict {goal}"
+    forest = to_forest(model)
+    isolation = forest.link == "isolation"
+    reach, met = _goal_words(goal, isolation)
     if result is None:
-        already = f"called an {goal}" if isolation else f"predicted as class {goal}"
         return {
-            "intro": f"Every row is already {already}; nothing to change.",
+            "intro": f"Every row is already {met}; nothing to change.",
             "notes": notes,
             "rows": None,
         }
@@ -768,7 +826,7 @@ def _counterfactual_section(
     elif rows is not None:
         which = numbers
     else:
-        which = f"the first {len(table)} rows not predicted as class {goal}"
+        which = f"the first {len(table)} rows not {met}"
     fixed = _constraints_text(constraints)
     intro = (
         f"For {which}: the {'score' if isolation else 'prediction'}, and the least "
@@ -777,12 +835,12 @@ def _counterfactual_section(
         f"{found} of {len(table)}. Row numbers count data rows from 0."
     )
     pictures = []
-    if found and not isolation:
+    if found:
         index = int(np.flatnonzero(result.found_)[0])
 
         def arrow() -> Any:
             figure, ax = new_figure(6.4, 5)
-            drawn = model if hasattr(model, "n_features_in_") else to_forest(model)
+            drawn = model if hasattr(model, "n_features_in_") else forest
             points, targets = (X, y) if background is None else background
             CounterfactualDisplay.from_result(
                 drawn,
@@ -798,7 +856,8 @@ def _counterfactual_section(
             _picture(
                 f"Counterfactual of row {chosen[index]}",
                 "The row (start of the arrow) and its counterfactual (end), over the "
-                "model's regions in the two features that changed most.",
+                f"model's {_under_arrow(forest)} in the two features that changed "
+                "most, every other feature at the row's value.",
                 arrow,
             )
         )

@@ -15,7 +15,13 @@ from ._common import (
     resolve_axes,
 )
 from ._display_partition import PartitionDisplay
-from ._display_regions import DecisionRegionDisplay, as_array, forest_or_none
+from ._display_regions import (
+    DecisionRegionDisplay,
+    as_array,
+    forest_or_none,
+    is_classifier_model,
+)
+from ._display_surface import PredictionSurfaceDisplay
 from ._partition import resolve_features
 
 __all__ = ["CounterfactualDisplay"]
@@ -36,7 +42,9 @@ class CounterfactualDisplay(RenamedAttributes):
     The picture is the slice through the instance: the two features that changed
     most (relative to their spread in the data) are on the axes, every other
     feature is held at the instance's value.  Below the arrow is the partition of
-    a single tree, or the exact regions of an ensemble.
+    a single tree, the exact class regions of a classifier ensemble, or the
+    predicted value of a regressor ensemble (an IsolationForest's anomaly score),
+    with level lines at the ends of the target range.
 
     Parameters
     ----------
@@ -48,8 +56,8 @@ class CounterfactualDisplay(RenamedAttributes):
         Its counterfactual.
     changed : list of str
         Names of every feature that changed.
-    background : PartitionDisplay or DecisionRegionDisplay
-        The regions under the arrow, drawn by :meth:`plot`.
+    background : PartitionDisplay, DecisionRegionDisplay or PredictionSurfaceDisplay
+        The regions or surface under the arrow, drawn by :meth:`plot`.
     category_labels : (tuple of str or None, tuple of str or None), optional
         The category labels of each drawn feature that is categorical (the
         title names categories, not codes).
@@ -119,7 +127,7 @@ class CounterfactualDisplay(RenamedAttributes):
         features: tuple[Any, Any] | None = None,
         X_background: Any = None,
         y_background: Any = None,
-        kind: Literal["auto", "partition", "regions"] = "auto",
+        kind: Literal["auto", "partition", "regions", "surface"] = "auto",
         window: Any = None,
         class_names: Any = None,
         ax: Any = None,
@@ -142,9 +150,13 @@ class CounterfactualDisplay(RenamedAttributes):
         X_background : array-like of shape (n, n_features), optional
             Data setting the window and drawn as points (e.g. training data).
         y_background : array-like of shape (n,), optional
-        kind : {"auto", "partition", "regions"}, default="auto"
-            Background: a single tree's partition or the model's regions;
-            "auto" picks the partition for a single tree.
+        kind : {"auto", "partition", "regions", "surface"}, default="auto"
+            Background: a single tree's partition, a classifier's regions or a
+            regressor's (or IsolationForest's) prediction surface, with level
+            lines at the finite ends of ``result.target_``'s range (drawn as the
+            anomaly score ``-score_samples`` for an IsolationForest); "auto"
+            picks the partition for a single tree, else the regions of a
+            classifier and the surface of any other model.
         window : ((x0, x1), (y0, y1)), optional
             Default the range of the background data, the instance and its
             counterfactual, plus 5%.
@@ -200,14 +212,14 @@ class CounterfactualDisplay(RenamedAttributes):
         f0, f1 = resolve_features(names, features)
         window_data = np.vstack([background, x, x_cf])
         if kind == "auto":
-            kind = (
-                "partition"
-                if forest is not None and forest.kind == "tree"
-                else "regions"
-            )
-        if kind not in ("partition", "regions"):
+            if forest is not None and forest.kind == "tree":
+                kind = "partition"
+            else:
+                kind = "regions" if is_classifier_model(model, forest) else "surface"
+        if kind not in ("partition", "regions", "surface"):
             raise InputError(
-                f"`kind` must be 'auto', 'partition' or 'regions'; got {kind!r}."
+                "`kind` must be 'auto', 'partition', 'regions' or 'surface'; got "
+                f"{kind!r}."
             )
         y_bg = None
         if y_background is not None:
@@ -223,11 +235,16 @@ class CounterfactualDisplay(RenamedAttributes):
             "window": window,
             "class_names": class_names,
         }
+        background_kwargs: dict[str, Any] = {"show_points": y_bg is not None}
         if kind == "partition":
             bg: Any = PartitionDisplay._compute(model, window_data, y_bg, **common)
-        else:
+        elif kind == "regions":
             bg = DecisionRegionDisplay._compute(
                 model, window_data, y_bg, exact=forest is not None, **common
+            )
+        else:
+            bg, background_kwargs = _surface(
+                model, forest, result, window_data, y_bg, X_background, common
             )
         display = cls(
             features=(f0, f1),
@@ -239,7 +256,7 @@ class CounterfactualDisplay(RenamedAttributes):
             # Categorical axes are titled with their labels, not their codes.
             category_labels=(_labels(forest, f0), _labels(forest, f1)),
         )
-        kwargs.setdefault("background_kwargs", {"show_points": y_bg is not None})
+        kwargs.setdefault("background_kwargs", background_kwargs)
         return display.plot(ax=ax, **kwargs)
 
     def plot(
@@ -302,6 +319,35 @@ class CounterfactualDisplay(RenamedAttributes):
         ax.set_title(title, fontsize="small")
         self.ax_, self.figure_ = ax, ax.figure
         return self
+
+
+def _surface(
+    model: Any,
+    forest: Any,
+    result: Any,
+    window_data: NDArray[np.float64],
+    y_bg: Any,
+    X_background: Any,
+    common: dict[str, Any],
+) -> tuple[PredictionSurfaceDisplay, dict[str, Any]]:
+    """The predicted value under the arrow, and how to draw it: the points of
+    the background data coloured by their targets (an IsolationForest's in
+    white: its targets are labels, not scores), level lines at the finite ends
+    of the result's target range."""
+    isolation = forest is not None and forest.link == "isolation"
+    bg = PredictionSurfaceDisplay._compute(
+        model,
+        window_data,
+        None if isolation else y_bg,
+        features=common["features"],
+        reference=common["reference"],
+        window=common["window"],
+        negate=isolation,
+    )
+    target = getattr(result, "target_", None)
+    ends = [getattr(target, "low", -np.inf), getattr(target, "high", np.inf)]
+    levels = [(-end if isolation else end) for end in ends if np.isfinite(end)]
+    return bg, {"show_points": X_background is not None, "levels": levels}
 
 
 def _predict_rows(model: Any, forest: Any, rows: NDArray[np.float64]) -> NDArray[Any]:

@@ -46,7 +46,9 @@ def forest_or_none(estimator: Any) -> Forest | None:
         return None
 
 
-def _is_classifier(estimator: Any, forest: Forest | None) -> bool:
+def is_classifier_model(estimator: Any, forest: Forest | None) -> bool:
+    """Whether the model predicts classes (its Forest's task when read, else
+    scikit-learn's judgement or fitted ``classes_``)."""
     if forest is not None:
         return forest.is_classifier
     try:
@@ -60,7 +62,7 @@ def _is_classifier(estimator: Any, forest: Forest | None) -> bool:
 
 def require_classifier(estimator: Any, forest: Forest | None, picture: str) -> None:
     """Refuse regressors for pictures of class regions."""
-    if not _is_classifier(estimator, forest):
+    if not is_classifier_model(estimator, forest):
         raise UnsupportedModelError(
             f"{picture} draws class regions and needs a classifier; got the "
             f"regressor {type(estimator).__name__}. Use PredictionSurfaceDisplay "
@@ -72,7 +74,7 @@ def require_classifier(estimator: Any, forest: Forest | None, picture: str) -> N
 
 def require_regressor(estimator: Any, forest: Forest | None, picture: str) -> None:
     """Refuse classifiers for pictures of a predicted value."""
-    if _is_classifier(estimator, forest):
+    if is_classifier_model(estimator, forest):
         raise UnsupportedModelError(
             f"{picture} draws a predicted value and needs a regressor or an "
             f"IsolationForest; got the classifier {type(estimator).__name__}. Use "
