@@ -36,6 +36,7 @@ from ._version import __version__ as __version__
 
 if TYPE_CHECKING:
     from ._adapters import register_adapter, supported_models, to_forest
+    from ._cli._report_object import Report, report
     from ._core._boxes import LeafBoxes, leaf_boxes
     from ._core._features import FeatureSpec
     from ._core._forest import Forest, Tree
@@ -98,6 +99,7 @@ _PUBLIC = {
     "PartitionDisplay": "._plots._display_partition",
     "PredictionSurfaceDisplay": "._plots._display_surface",
     "RegressionStepsDisplay": "._plots._display_steps",
+    "Report": "._cli._report_object",
     "SaabasValues": "._explain._contributions",
     "ShapResult": "._explain._shap",
     "Tree": "._core._forest",
@@ -116,6 +118,7 @@ _PUBLIC = {
     "optimal_counterfactual": "._counterfactual._optimal",
     "permutation_importance": "._importance._permutation",
     "register_adapter": "._adapters",
+    "report": "._cli._report_object",
     "saabas_values": "._explain._contributions",
     "shap_importance": "._explain._shap_importance",
     "shap_interaction_values": "._explain._shap",
@@ -169,6 +172,7 @@ __all__ = [
     "PartitionDisplay",
     "PredictionSurfaceDisplay",
     "RegressionStepsDisplay",
+    "Report",
     "SaabasValues",
     "SchedulerUnreachableError",
     "ShapResult",
@@ -192,6 +196,7 @@ __all__ = [
     "optimal_counterfactual",
     "permutation_importance",
     "register_adapter",
+    "report",
     "saabas_values",
     "shap_importance",
     "shap_interaction_values",

@@ -896,6 +896,10 @@ def _constraints_text(constraints: Mapping[str, Any] | None) -> str:
         low_text = "" if low is None else format_number(float(low))
         high_text = "" if high is None else format_number(float(high))
         parts.append(f"{name} within [{low_text}, {high_text}]")
+    for name, categories in (constraints.get("allowed") or {}).items():
+        parts.append(f"{name} one of {', '.join(map(str, categories))}")
+    for group in constraints.get("one_hot") or ():
+        parts.append(f"{', '.join(map(str, group))} one-hot")
     return "; " + "; ".join(parts) if parts else ""
 
 

@@ -1,0 +1,84 @@
+"""treelens.report: the command line's HTML page from Python, inline in Jupyter."""
+
+import html
+import re
+
+import pytest
+from sklearn.datasets import load_iris
+from sklearn.ensemble import RandomForestClassifier
+
+import treelens
+from treelens import Constraints, InputError
+from treelens._cli._report_object import _constraint_lists
+
+FEATURES = ["sepal_length", "sepal_width", "petal_length", "petal_width"]
+
+
+@pytest.fixture(scope="module")
+def iris_report():
+    X, y = load_iris(return_X_y=True, as_frame=True)
+    X.columns = FEATURES
+    model = RandomForestClassifier(n_estimators=4, max_depth=3, random_state=0)
+    model.fit(X, y)
+    page = treelens.report(
+        model,
+        X.iloc[::3],
+        y.iloc[::3],
+        target=2,
+        max_counterfactuals=2,
+        constraints=Constraints(immutable=["sepal_width"]),
+        title="Iris from Python",
+    )
+    return page
+
+
+def _text(page):
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page)))
+
+
+def test_the_page_is_the_command_lines(iris_report):
+    page = iris_report
+    assert isinstance(page, treelens.Report)
+    assert page.html.startswith("<!DOCTYPE html>")
+    text = _text(page.html)
+    assert "Iris from Python" in text
+    assert "that makes the model predict 2; found for 2 of 2" in text
+    assert "sepal_width fixed" in text
+    answer = text[text.index("The answer for the chosen rows") :]
+    assert not re.search(
+        r"\bsepal_width:", answer[: answer.index("Feature importance")]
+    )
+
+
+def test_save_writes_the_document_atomically(iris_report, tmp_path):
+    page = iris_report
+    path = page.save(tmp_path / "report.html")
+    assert path == tmp_path / "report.html"
+    assert path.read_text(encoding="utf-8") == page.html
+    assert [p.name for p in tmp_path.iterdir()] == ["report.html"]  # no temporary left
+    with pytest.raises(InputError):
+        page.save(tmp_path)  # a directory is not a file
+
+
+def test_jupyter_shows_it_in_a_sandboxed_frame(iris_report):
+    page = iris_report
+    frame = page._repr_html_()
+    assert frame.startswith('<iframe sandbox=""')
+    source = re.fullmatch(r'<iframe [^>]*srcdoc="([^"]*)"></iframe>', frame)
+    assert source is not None and html.unescape(source.group(1)) == page.html
+    assert repr(page).startswith("<treelens Report: ")
+
+
+def test_constraints_as_an_object_or_a_mapping():
+    built = Constraints(
+        immutable=["age"], bounds={"income": (0, None)}, allowed={"job": ["a", "b"]}
+    )
+    lists = _constraint_lists(built)
+    assert lists["immutable"] == ["age"] and lists["bounds"] == {"income": (0, None)}
+    assert lists["allowed"] == {"job": ["a", "b"]} and lists["one_hot"] == []
+    assert _constraint_lists({"immutable": ["age"]}) == {"immutable": ["age"]}
+    assert _constraint_lists(None) is None
+    with pytest.raises(InputError, match=r"keys must be among .*; got \['fixed'\]"):
+        _constraint_lists({"fixed": ["age"]})
+    with pytest.raises(InputError, match="got list"):
+        _constraint_lists(["age"])
