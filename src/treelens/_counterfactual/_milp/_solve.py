@@ -982,13 +982,21 @@ def _highs_options(
 
     Also measured and left at HiGHS's choice: one thread (``threads=1``)
     instead of both, on 20 replayed LightGBM programs medians of 0.58 s and
-    0.62 s against 0.40 s and 0.47 s.  On the 500-tree forest the branch and
-    bound itself runs on one core: the slowest row's bound after 30 s is
-    6.1686 with one thread and with two.  Solving two halves of a program on
-    the two cores does not pay, though: split at the root on the relaxation's
-    most fractional column, three rows whose whole programs took 10.8 s, 20.8 s
-    and 10.2 s took 13.8 s and 16.8 s, 17.8 s and 19.6 s, 12.4 s and 3.2 s per
-    half (each half presolves and solves its root again, 3 s to 5 s of it).
+    0.62 s against 0.40 s and 0.47 s.  HiGHS 1.16 runs its branch and bound
+    on two workers by default ("using up to 2 workers across 2 threads"): on
+    the slowest 500-tree row, 57 s of CPU in 34 s and a gap of 0.399 after
+    30 s, against 33 s of CPU and 0.448 with ``threads=1``; ``parallel="on"``
+    changes nothing (three slow rows, the same gaps).  Solving two halves of a
+    program on the two cores does not pay: split at the root on the
+    relaxation's most fractional column, three rows whose whole programs took
+    10.8 s, 20.8 s and 10.2 s took 13.8 s and 16.8 s, 17.8 s and 19.6 s, 12.4 s
+    and 3.2 s per half (each half presolves and solves its root again, 3 s to
+    5 s of it).  The options below that were tuned on 100-tree forests were
+    tried again on three 500-tree rows out of time at 30 s (gaps 0.135, 0.116
+    and 0.168): HiGHS's default ``mip_pscost_minreliable=8`` proved the third
+    (29.5 s, a point 0.3% cheaper than the one found) but left the others at
+    0.270 and 0.252; cuts at the nodes 0.138, 0.210, 0.186; restarts 0.181,
+    0.232, 0.205.
     """
     options: dict[str, Any] = {
         "time_limit": float(time_limit),
