@@ -77,8 +77,15 @@ def test_a_closed_range_and_rows_already_inside_it(diabetes):
 def test_without_a_range_the_page_says_how_to_ask(diabetes):
     model, X, y, _ = diabetes
     page = render_report(model, X, y, max_counterfactuals=2)
+    answer = _answer(page)
     assert "No counterfactuals: a regressor's counterfactuals aim for a range" in (
-        _answer(page)
+        answer
+    )
+    low, median, high = np.percentile(model.predict(X), [0, 50, 100])
+    assert (
+        f"The predictions of these rows run from {format_number(low)} to "
+        f"{format_number(high)} (median {format_number(median)}): for example "
+        f"--target-range {format_number(median)}:" in answer
     )
     assert 'href="#answer"' in page
 

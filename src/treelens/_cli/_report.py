@@ -685,13 +685,33 @@ def _region_picture(model: Any, forest: Any, X: Any, y: Any) -> dict[str, Any]:
 
 
 #: The answer section of a regressor's page when no target range was given.
-_NO_RANGE: dict[str, Any] = {
-    "intro": "No counterfactuals: a regressor's counterfactuals aim for a range of "
-    "its predicted value, and none was given (--target-range LOW:HIGH on the "
-    "command line, target=(low, high) in Python; either end may be left open).",
-    "notes": [],
-    "rows": None,
-}
+def _no_range(model: Any, X: Any) -> dict[str, Any]:
+    """The answer section of a regressor's page when no target range was given:
+    how to ask, and where the predictions lie (rows the model cannot route
+    aside)."""
+    from ._tables import predict, refused_missing
+
+    complete = ~np.asarray(refused_missing(model, X), dtype=bool)
+    rows = X[complete] if hasattr(X, "iloc") else np.asarray(X)[complete]
+    spread = ""
+    if complete.any():
+        low, median, high = np.percentile(
+            np.asarray(predict(model, rows), dtype=np.float64), [0, 50, 100]
+        )
+        spread = (
+            f" The predictions of these rows run from {format_number(low)} to "
+            f"{format_number(high)} (median {format_number(median)}): for example "
+            f"--target-range {format_number(median).replace(',', '')}: asks what "
+            "would bring the rows below the median up to it."
+        )
+    return {
+        "intro": "No counterfactuals: a regressor's counterfactuals aim for a range "
+        "of its predicted value, and none was given (--target-range LOW:HIGH on the "
+        "command line, target=(low, high) in Python; either end may be left open)."
+        + spread,
+        "notes": [],
+        "rows": None,
+    }
 
 
 def _answer(
@@ -708,7 +728,7 @@ def _answer(
     :func:`_counterfactual_section`), or, for a regressor given no range (``goal``
     None), how to ask for them."""
     if goal is None:
-        return _NO_RANGE
+        return _no_range(model, X)
     return _counterfactual_section(
         model, X, y, goal, max_rows, rows=rows, background=background, **search
     )
