@@ -23,17 +23,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Report", "report"]
 
-#: The keyword arguments of :class:`treelens.Constraints`, as the report reads them.
-_CONSTRAINT_KEYS = (
-    "immutable",
-    "increase_only",
-    "decrease_only",
-    "bounds",
-    "integer",
-    "one_hot",
-    "allowed",
-)
-
 
 class Report:
     """A self-contained HTML report (see :func:`report`).
@@ -184,17 +173,17 @@ def report(
 
 def _constraint_lists(constraints: Any) -> dict[str, Any] | None:
     """The report's plain form of ``constraints`` (a Constraints or a mapping)."""
-    from .._counterfactual._constraints import Constraints
+    from .._counterfactual._constraints import CONSTRAINT_KEYWORDS, Constraints
 
     if constraints is None:
         return None
     if isinstance(constraints, Constraints):
-        return {key: getattr(constraints, key) for key in _CONSTRAINT_KEYS}
+        return {key: getattr(constraints, key) for key in CONSTRAINT_KEYWORDS}
     if isinstance(constraints, Mapping):
-        unknown = sorted(set(map(str, constraints)) - set(_CONSTRAINT_KEYS))
+        unknown = sorted(set(map(str, constraints)) - set(CONSTRAINT_KEYWORDS))
         if unknown:
             raise InputError(
-                f"`constraints` keys must be among {list(_CONSTRAINT_KEYS)}; got "
+                f"`constraints` keys must be among {list(CONSTRAINT_KEYWORDS)}; got "
                 f"{unknown}."
             )
         return dict(constraints)

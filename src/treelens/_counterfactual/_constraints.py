@@ -28,7 +28,18 @@ from .._exceptions import InputError
 if TYPE_CHECKING:
     from .._core._forest import Forest
 
-__all__ = ["Constraints", "ResolvedConstraints"]
+__all__ = ["CONSTRAINT_KEYWORDS", "Constraints", "ResolvedConstraints"]
+
+#: The keyword arguments of :class:`Constraints`, which are also its attributes.
+CONSTRAINT_KEYWORDS = (
+    "immutable",
+    "increase_only",
+    "decrease_only",
+    "bounds",
+    "integer",
+    "one_hot",
+    "allowed",
+)
 
 FeatureKey = str | int
 
@@ -90,15 +101,7 @@ class Constraints:
     def __repr__(self) -> str:
         parts = [
             f"{name}={getattr(self, name)!r}"
-            for name in (
-                "immutable",
-                "increase_only",
-                "decrease_only",
-                "bounds",
-                "integer",
-                "one_hot",
-                "allowed",
-            )
+            for name in CONSTRAINT_KEYWORDS
             if getattr(self, name)
         ]
         return f"Constraints({', '.join(parts)})"
