@@ -82,3 +82,29 @@ def test_constraints_as_an_object_or_a_mapping():
         _constraint_lists({"fixed": ["age"]})
     with pytest.raises(InputError, match="got list"):
         _constraint_lists(["age"])
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (
+            {"rows": [150]},
+            "`rows` must be positions of rows of X, from 0 to 149; got 150",
+        ),
+        ({"rows": [-1]}, "from 0 to 149; got -1"),
+        ({"rows": ["a"]}, "(whole numbers); got 'a'"),
+        ({"max_counterfactuals": -1}, "`max_counterfactuals` must be at least 0"),
+        ({"sample_rows": 0}, "`sample_rows` must be at least 1; got 0"),
+        ({"sample_rows": 2.5}, "`sample_rows` must be a whole number; got 2.5"),
+        ({"y": "short"}, "`y` must hold one target per row of X (150 rows); got 10"),
+        ({"constraints": {"fixed": ["x0"]}}, "keys must be among"),
+    ],
+)
+def test_bad_input_is_refused_before_any_work(arguments, message):
+    X, y = load_iris(return_X_y=True, as_frame=True)
+    model = RandomForestClassifier(n_estimators=2, max_depth=2, random_state=0)
+    model.fit(X, y)
+    if arguments.get("y") == "short":
+        arguments = {**arguments, "y": y[:10]}
+    with pytest.raises(InputError, match=re.escape(message)):
+        treelens.report(model, X, arguments.pop("y", y), **arguments)

@@ -357,6 +357,7 @@ def render_report(
     from .._importance._training import training_data_match
 
     forest = to_forest(model)
+    _check_arguments(X, y, rows, max_counterfactuals, sample_rows)
     target_name = getattr(y, "name", None)
     context: dict[str, Any] = {
         "title": title or "treelens report",
@@ -413,6 +414,42 @@ def render_report(
     context["nodes"] = _nodes_section(mdi, forest)
     _step(progress, "writing the page")
     return _render(context)
+
+
+def _check_arguments(
+    X: Any,
+    y: Any,
+    rows: Sequence[int] | None,
+    max_counterfactuals: int,
+    sample_rows: int | None,
+) -> None:
+    """Refuse rows that are not positions of ``X``, targets of another length, and
+    counts that are not whole and non-negative (``sample_rows`` positive)."""
+    n_rows = int(np.shape(X)[0])
+    if y is not None and len(y) != n_rows:
+        raise InputError(
+            f"`y` must hold one target per row of X ({n_rows} rows); got {len(y)}."
+        )
+    for name, value, least in (
+        ("max_counterfactuals", max_counterfactuals, 0),
+        ("sample_rows", sample_rows, 1),
+    ):
+        if value is None and name == "sample_rows":
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise InputError(f"`{name}` must be a whole number; got {value!r}.")
+        if value < least:
+            raise InputError(f"`{name}` must be at least {least}; got {value}.")
+    for row in rows if rows is not None else ():
+        if isinstance(row, bool) or not isinstance(row, (int, np.integer)):
+            raise InputError(
+                f"`rows` must hold positions of rows of X (whole numbers); got {row!r}."
+            )
+        if not 0 <= row < n_rows:
+            raise InputError(
+                f"`rows` must be positions of rows of X, from 0 to {n_rows - 1}; got "
+                f"{row}."
+            )
 
 
 def _anomaly_page(
