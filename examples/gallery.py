@@ -11,7 +11,8 @@ noisy sine), a forest regressor's prediction surface with a level line
 (diabetes), a row's SHAP waterfall, the SHAP summary and a SHAP dependence plot
 coloured by its strongest interaction (diabetes), importance bars with their three kinds of whiskers (breast cancer),
 tree diagrams with counts and with fractions and their DOT text (iris, breast
-cancer), and a counterfactual move (iris).  Each option appears once: window,
+cancer), and counterfactual moves over a classifier's regions (iris) and a
+regressor's predicted value (diabetes).  Each option appears once: window,
 class_names, markers, boundary_kwargs, show_regions, margins, error_bars,
 proportion, precision, max_cells, DataDisplay.
 """
@@ -308,6 +309,16 @@ def counterfactual(out: Path) -> None:
         class_names=list(iris.target_names),
     )
     save(disp.figure_, out, "counterfactual_iris")
+    # A regressor's counterfactual: the least change that lifts the prediction to
+    # 250, drawn over the exact predicted value, the level line at 250.
+    data = load_diabetes(as_frame=True)
+    X, y = data.data, data.target
+    model = RandomForestRegressor(50, max_depth=5, random_state=0).fit(X, y)
+    result = treelens.counterfactual(model, X.iloc[[0]], target=(250, None))
+    disp = CounterfactualDisplay.from_result(
+        model, result, X_background=X, y_background=y
+    )
+    save(disp.figure_, out, "counterfactual_diabetes")
 
 
 def main(argv: list[str]) -> None:
