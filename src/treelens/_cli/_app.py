@@ -497,6 +497,15 @@ def _parse_target(
     )
 
 
+def _optional_target(
+    forest: Any, target_class: str | None, target_range: str | None
+) -> Any:
+    """The target given by either option, or None when neither is given."""
+    if target_class is None and target_range is None:
+        return None
+    return _parse_target(forest, target_class, target_range)
+
+
 def _one_per_row(n_counterfactuals: int, min_leaf_samples: int | None) -> None:
     if n_counterfactuals != 1 or min_leaf_samples is not None:
         raise InputError(
@@ -800,11 +809,7 @@ def plot(
     if row is not None and (X is None or not 0 <= row < X.shape[0]):
         n = 0 if X is None else X.shape[0]
         raise InputError(f"--row must be in [0, {n - 1}]; got {row}.")
-    goal = (
-        None
-        if target_class is None and target_range is None
-        else _parse_target(forest, target_class, target_range)
-    )
+    goal = _optional_target(forest, target_class, target_range)
     picture = draw_picture(
         kind,
         model,
@@ -918,11 +923,7 @@ def report(
         model, forest, X, y = _load(
             model_path, data, target=target, trust_pickle=trust_pickle, trust=trust
         )
-        goal = (
-            None
-            if target_class is None and target_range is None
-            else _parse_target(forest, target_class, target_range)
-        )
+        goal = _optional_target(forest, target_class, target_range)
         selected = _parse_rows(rows, X.shape[0]) if rows is not None else None
         html = render_report(
             model,

@@ -721,7 +721,6 @@ def _region_picture(model: Any, forest: Any, X: Any, y: Any) -> dict[str, Any]:
     )
 
 
-#: The answer section of a regressor's page when no target range was given.
 def _no_range(model: Any, X: Any) -> dict[str, Any]:
     """The answer section of a regressor's page when no target range was given:
     how to ask, and where the predictions lie (rows the model cannot route
