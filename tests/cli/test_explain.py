@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from treelens import decision_path, saabas_values
 from treelens._cli._app import app
+from treelens._core._numbers import format_number
 
 from .test_cli import FEATURES, assert_bad_input, run_subprocess
 
@@ -107,7 +108,15 @@ def test_regressor_without_a_range_explains_without_counterfactual(files):
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     assert payload["counterfactual"] is None
-    assert "target-range" in payload["note"]
+    # The note says where the model's predictions of the data lie.
+    predicted = files["regressor"].predict(data)
+    low, median, high = (
+        format_number(v) for v in np.percentile(predicted, [0, 50, 100])
+    )
+    assert payload["note"].startswith(
+        "no counterfactual: give --target-range LOW:HIGH for a regressor. The "
+        f"predictions of the data run from {low} to {high} (median {median})"
+    )
     assert payload["contributions"]["output_space"] == "value"
 
 

@@ -20,7 +20,12 @@ import numpy as np
 import pandas as pd
 
 from .._exceptions import InputError
-from ._tables import counterfactual_result_tables, counterfactuals, rich_table
+from ._tables import (
+    counterfactual_result_tables,
+    counterfactuals,
+    prediction_spread,
+    rich_table,
+)
 
 __all__ = ["RowExplanation", "explain_row", "render_explanation", "row_contributions"]
 
@@ -159,7 +164,10 @@ def explain_row(
     changes = summary = None
     note = ""
     if target is None:
-        note = "no counterfactual: give --target-range LOW:HIGH for a regressor"
+        spread = prediction_spread(model, X).replace("these rows", "the data")
+        note = "no counterfactual: give --target-range LOW:HIGH for a regressor." + (
+            f" {spread}" if spread else ""
+        )
     else:
         notes: list[str] = []
         chosen, result = counterfactuals(

@@ -723,28 +723,15 @@ def _region_picture(model: Any, forest: Any, X: Any, y: Any) -> dict[str, Any]:
 
 def _no_range(model: Any, X: Any) -> dict[str, Any]:
     """The answer section of a regressor's page when no target range was given:
-    how to ask, and where the predictions lie (rows the model cannot route
-    aside)."""
-    from ._tables import predict, refused_missing
+    how to ask, and where the predictions lie."""
+    from ._tables import prediction_spread
 
-    complete = ~np.asarray(refused_missing(model, X), dtype=bool)
-    rows = X[complete] if hasattr(X, "iloc") else np.asarray(X)[complete]
-    spread = ""
-    if complete.any():
-        low, median, high = np.percentile(
-            np.asarray(predict(model, rows), dtype=np.float64), [0, 50, 100]
-        )
-        spread = (
-            f" The predictions of these rows run from {format_number(low)} to "
-            f"{format_number(high)} (median {format_number(median)}): for example "
-            f"--target-range {format_number(median).replace(',', '')}: asks what "
-            "would bring the rows below the median up to it."
-        )
+    spread = prediction_spread(model, X)
     return {
         "intro": "No counterfactuals: a regressor's counterfactuals aim for a range "
         "of its predicted value, and none was given (--target-range LOW:HIGH on the "
         "command line, target=(low, high) in Python; either end may be left open)."
-        + spread,
+        + (f" {spread}" if spread else ""),
         "notes": [],
         "rows": None,
     }

@@ -319,6 +319,25 @@ def selected_rows(
     return [int(i) for i in chosen]
 
 
+def prediction_spread(model: Any, X: Any) -> str:
+    """Where a regressor's predictions on ``X`` lie, and a target range to try:
+    a sentence for a page or note that asks for ``--target-range`` (empty when
+    the model routes no row)."""
+    complete = ~np.asarray(refused_missing(model, X), dtype=bool)
+    if not complete.any():
+        return ""
+    rows = X[complete] if hasattr(X, "iloc") else np.asarray(X)[complete]
+    low, median, high = np.percentile(
+        np.asarray(predict(model, rows), dtype=np.float64), [0, 50, 100]
+    )
+    return (
+        f"The predictions of these rows run from {format_number(low)} to "
+        f"{format_number(high)} (median {format_number(median)}): for example "
+        f"--target-range {format_number(median).replace(',', '')}: asks what would "
+        "bring the rows below the median up to it."
+    )
+
+
 def refused_missing(model: Any, X: Any) -> Any:
     """Rows with a missing value the model does not route (a model that routes
     missing values gets counterfactuals that keep them missing)."""
