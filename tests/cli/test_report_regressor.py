@@ -130,4 +130,12 @@ def test_command_line_refuses_a_wrong_target(diabetes, tmp_path):
     result = run("plot", "counterfactual", root / "forest.skops",
                  tmp_path / "rows.csv", "--row", "0", "--out", tmp_path / "cf.png")  # fmt: skip
     assert_bad_input(result, "--target-range LOW:HIGH for a regressor")
+    # A row already in the range has no move to draw: said, not drawn as a dot.
+    model = diabetes[0]
+    inside = int(np.flatnonzero(model.predict(X.iloc[:20]) <= 150)[0])
+    result = run("plot", "counterfactual", root / "forest.skops",
+                 tmp_path / "rows.csv", "--row", inside, "--target-range", ":150",
+                 "--out", tmp_path / "cf.png")  # fmt: skip
+    assert_bad_input(result, f"Row {inside} already meets the target")
+    assert not (tmp_path / "cf.png").exists()
     assert not out.exists()

@@ -16,6 +16,7 @@ from typing import Any, Literal, cast
 import numpy as np
 
 from .._core._forest import Forest
+from .._core._numbers import format_number
 from .._exceptions import InputError, TreelensError
 from ._kinds import PICTURE_KINDS
 from ._tables import exact_or_tweak, importance_results
@@ -421,6 +422,15 @@ def _counterfactual_picture(request: PictureRequest) -> Any:
         raise InputError(
             f"Row {request.row} has no counterfactual to draw: "
             f"{result.reason_[0] or 'none was found'}."
+        )
+    if not np.asarray(result.changed_)[0].any():
+        predicted = result.prediction_[0]
+        if isinstance(predicted, (float, np.floating)):
+            predicted = format_number(float(predicted))
+        raise InputError(
+            f"Row {request.row} already meets the target (its prediction is "
+            f"{predicted}); there is no change to draw. Choose a row the model does "
+            "not already predict as the target."
         )
     figure, ax = new_figure(6.4, 5)
     CounterfactualDisplay.from_result(
