@@ -48,9 +48,21 @@ def test_categorical_axis_is_bands_with_labels():
 
 def test_partition_of_a_categorical_axis_is_refused_with_the_alternative():
     case = PIPELINE_FACTORIES["sklearn.Pipeline"]()
-    with pytest.raises(InputError, match="DecisionRegionDisplay"):
+    with pytest.raises(
+        InputError,
+        match="'employment' is categorical; .* draw this pair with "
+        "DecisionRegionDisplay",
+    ):
         PartitionDisplay.from_estimator(
             case.model, case.X, features=("income", "employment"), tree_index=0
+        )
+    # A regressor's alternative is its prediction surface.
+    boosting = PIPELINE_FACTORIES["sklearn.Pipeline[ordinal+boosting]"]()
+    with pytest.raises(
+        InputError, match="'region' is categorical; .*PredictionSurfaceDisplay"
+    ):
+        PartitionDisplay.from_estimator(
+            boosting.model, boosting.X, features=("region", "age"), tree_index=0
         )
     # Numeric axes: the categorical columns are held at their most frequent value.
     with pytest.warns(MissingValuesWarning, match="rows have no value of 'income'"):

@@ -237,6 +237,16 @@ class PartitionDisplay(RenamedAttributes):
         forest = to_forest(model)
         t = resolve_tree_index(forest, tree_index)
         f0, f1 = resolve_features(forest, features)
+        for j in (f0, f1):
+            if forest.n_categories[j]:
+                classes = forest.is_classifier
+                other = "DecisionRegion" if classes else "PredictionSurface"
+                raise InputError(
+                    f"Feature {forest.feature_names[j]!r} is categorical; a "
+                    "partition draws numeric axes only. Expected two numeric "
+                    f"features: draw this pair with {other}Display, which shows "
+                    "categories as bands."
+                )
         if max_depth is not None and (
             isinstance(max_depth, bool) or int(max_depth) < 0
         ):

@@ -180,7 +180,8 @@ def _categorical_left(
         raise InputError(
             f"Feature {j} is categorical; this picture draws numeric axes only. "
             "Expected numeric features, got a categorical one: draw it with "
-            "DecisionRegionDisplay, which shows categories as bands."
+            "DecisionRegionDisplay (a classifier) or PredictionSurfaceDisplay (a "
+            "regressor), which show categories as bands."
         )
     nodes = inner[categorical]
     x = ref[tree.feature[nodes]].astype(np.float64)
