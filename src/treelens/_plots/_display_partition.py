@@ -239,8 +239,9 @@ class PartitionDisplay(RenamedAttributes):
         f0, f1 = resolve_features(forest, features)
         for j in (f0, f1):
             if forest.n_categories[j]:
-                classes = forest.is_classifier
-                other = "DecisionRegion" if classes else "PredictionSurface"
+                other = (
+                    "DecisionRegion" if forest.is_classifier else "PredictionSurface"
+                )
                 raise InputError(
                     f"Feature {forest.feature_names[j]!r} is categorical; a "
                     "partition draws numeric axes only. Expected two numeric "
