@@ -26,6 +26,7 @@ LAYERS: list[set[str]] = [
     {"_explain", "_counterfactual"},
     {"_plots"},
     {"_io"},
+    {"_report"},
     {"_cli"},
     {"dask"},
     {"__init__", "__main__"},

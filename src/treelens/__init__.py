@@ -36,7 +36,6 @@ from ._version import __version__ as __version__
 
 if TYPE_CHECKING:
     from ._adapters import register_adapter, supported_models, to_forest
-    from ._cli._report_object import Report, report
     from ._core._boxes import LeafBoxes, leaf_boxes
     from ._core._features import FeatureSpec
     from ._core._forest import Forest, Tree
@@ -74,6 +73,7 @@ if TYPE_CHECKING:
     from ._plots._display_surface import PredictionSurfaceDisplay
     from ._plots._display_tree import TreeDiagramDisplay
     from ._plots._dot import export_dot
+    from ._report._report import Report, report
 
 #: Public name -> module (relative to this package) that defines it.
 _PUBLIC = {
@@ -99,7 +99,7 @@ _PUBLIC = {
     "PartitionDisplay": "._plots._display_partition",
     "PredictionSurfaceDisplay": "._plots._display_surface",
     "RegressionStepsDisplay": "._plots._display_steps",
-    "Report": "._cli._report_object",
+    "Report": "._report._report",
     "SaabasValues": "._explain._contributions",
     "ShapResult": "._explain._shap",
     "Tree": "._core._forest",
@@ -118,7 +118,7 @@ _PUBLIC = {
     "optimal_counterfactual": "._counterfactual._optimal",
     "permutation_importance": "._importance._permutation",
     "register_adapter": "._adapters",
-    "report": "._cli._report_object",
+    "report": "._report._report",
     "saabas_values": "._explain._contributions",
     "shap_importance": "._explain._shap_importance",
     "shap_interaction_values": "._explain._shap",

@@ -136,7 +136,7 @@ def test_held_out_statistics_are_refused_with_the_reason():
 
 
 def test_report_of_a_multiclass_adaboost():
-    from treelens._cli._report import render_report
+    from treelens._report._page import render_report
 
     X, y = load_wine(return_X_y=True, as_frame=True)
     model = AdaBoostClassifier(

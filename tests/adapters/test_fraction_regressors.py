@@ -149,7 +149,7 @@ def test_explain_reads_the_raw_score_as_the_logit():
 
 
 def test_report_scores_the_cross_entropy():
-    from treelens._cli._report import _summary
+    from treelens._report._page import _summary
 
     X, y = _fractions(5)
     model = _fit("xgboost", 5, X, y, n_estimators=5, max_depth=2)

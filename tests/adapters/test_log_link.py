@@ -319,7 +319,7 @@ def test_a_vote_margin_is_a_lead_of_the_raw_score():
 def test_report_scores_the_models_own_deviance(objective):
     from sklearn.metrics import mean_gamma_deviance, mean_poisson_deviance
 
-    from treelens._cli._report import _summary
+    from treelens._report._page import _summary
 
     model, X = _fit("lightgbm", objective, 2, n_estimators=5, num_leaves=4)
     y = _counts(2, gamma=objective == "gamma")[1]
@@ -337,7 +337,7 @@ def test_report_scores_the_models_own_deviance(objective):
 def test_report_scores_the_tweedie_deviance_of_the_fitted_power(library):
     from sklearn.metrics import mean_tweedie_deviance
 
-    from treelens._cli._report import _summary
+    from treelens._report._page import _summary
 
     objective = "reg:tweedie" if library == "xgboost" else "tweedie"
     model, X = _fit(

@@ -635,12 +635,12 @@ def test_bad_tweak_options(files, option, value, message):
 
 
 def test_interrupt_leaves_no_output(files, tmp_path, monkeypatch, capsys):
-    import treelens._cli._report
+    import treelens._report._page
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(treelens._cli._report, "render_report", interrupted)
+    monkeypatch.setattr(treelens._report._page, "render_report", interrupted)
     out = tmp_path / "report.html"
     code, captured = run_main(
         capsys, "report", files["root"] / "tree.skops", files["root"] / "data.csv",

@@ -1,2 +1,2 @@
-"""The command line, its tables and pictures, the HTML report and the demo: a thin
-layer over the public API that computes nothing itself."""
+"""The command line and the demo: a thin layer that parses arguments and calls the
+public API and :mod:`treelens._report`, computing nothing itself."""

@@ -25,6 +25,7 @@ from typing import Annotated, Any, Literal, Self, TypeVar
 import typer
 
 from .._exceptions import InputError, SolverError, TreelensError
+from .._report._kinds import PICTURE_KINDS as PLOT_KINDS
 from ._dataset_commands import (
     OutDirOpt,
     ResumeOpt,
@@ -35,7 +36,6 @@ from ._dataset_commands import (
     importance_dataset_tables,
     tweak_dataset_tables,
 )
-from ._kinds import PICTURE_KINDS as PLOT_KINDS
 from ._options import (
     CounterfactualOptions,
     DatasetOptions,
@@ -343,7 +343,7 @@ def importance(
 
     Example: treelens importance model.skops --data test.csv --target label --nodes
     """
-    from ._tables import importance_tables, render, shap_table
+    from .._report._tables import importance_tables, render, shap_table
 
     fmt = _format(json_out, csv_out)
     inputs = _checked_inputs(out, model_path, data)
@@ -566,7 +566,7 @@ def tweak(
     Example: treelens tweak model.skops rows.csv --target-class 1 --rows 0-4
     --immutable age --cost l1
     """
-    from ._tables import counterfactual_tables, render
+    from .._report._tables import counterfactual_tables, render
 
     method = search.search()
     fmt = _format(json_out, csv_out)
@@ -795,7 +795,7 @@ def plot(
 
     Example: treelens plot partition model.skops data.csv --target label --out p.png
     """
-    from ._pictures import draw_picture
+    from .._report._pictures import draw_picture
 
     if kind not in PLOT_KINDS:
         raise InputError(f"KIND must be one of {list(PLOT_KINDS)}; got {kind!r}.")
@@ -914,7 +914,7 @@ def report(
     Example: treelens report model.skops test.csv --target label --rows 3,17
     --immutable age --out report.html
     """
-    from ._report import render_report
+    from .._report._page import render_report
 
     inputs = _checked_inputs(out, model_path, data)
     constraints = search.constraints()

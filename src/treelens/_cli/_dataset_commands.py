@@ -148,7 +148,7 @@ def tweak_dataset_tables(
 ) -> dict[str, tuple[str, pd.DataFrame]]:
     """Run ``tweak`` over a Parquet dataset; the summary table of its parts."""
     from .._io._dataset import tweak_dataset
-    from ._tables import _constraints
+    from .._report._tables import _constraints
 
     kwargs: dict[str, Any] = {"cost": cost, "constraints": _constraints(constraints)}
     if optimal:
@@ -191,7 +191,7 @@ def importance_dataset_tables(
     """Held-out MDI over a Parquet dataset; the importance table and its parts."""
     from .._importance._mdi import mdi_importance
     from .._io._dataset import importance_dataset
-    from ._tables import importance_frame
+    from .._report._tables import importance_frame
 
     if target is None:
         raise InputError(

@@ -33,7 +33,7 @@ def _console(console: Any) -> Any:
 
 
 def _show(console: Any, name: str, title: str, frame: pd.DataFrame) -> None:
-    from ._tables import _TEXT_COLUMNS, _TEXT_HEADERS, rich_table
+    from .._report._tables import _TEXT_COLUMNS, _TEXT_HEADERS, rich_table
 
     columns = [c for c in _TEXT_COLUMNS.get(name, frame.columns) if c in frame.columns]
     console.print(rich_table(title, frame[columns].rename(columns=_TEXT_HEADERS)))
@@ -42,7 +42,7 @@ def _show(console: Any, name: str, title: str, frame: pd.DataFrame) -> None:
 
 def _save(figure: Any, path: Path) -> Path:
     from .._io._files import atomic_write
-    from ._pictures import figure_bytes
+    from .._report._pictures import figure_bytes
 
     atomic_write(path, figure_bytes(figure, "png", dpi=100))
     return path
@@ -141,7 +141,7 @@ def _tree(demo: _Demo) -> None:
 
     from .._importance._mdi import mdi_importance
     from .._importance._permutation import permutation_importance
-    from ._tables import importance_frame
+    from .._report._tables import importance_frame
 
     console, X_test, y_test = demo.console, demo.X_test, demo.y_test
     tree = DecisionTreeClassifier(max_depth=4, random_state=0)
@@ -221,7 +221,7 @@ def _ensembles(demo: _Demo) -> None:
 def _counterfactuals(demo: _Demo) -> None:
     """Feature tweaking for the rows the forest declines."""
     from .._counterfactual._tweak import feature_tweak
-    from ._tables import counterfactual_result_tables
+    from .._report._tables import counterfactual_result_tables
 
     forest = demo.models["forest"]
     declined = np.flatnonzero(forest.predict(demo.X_test) == 0)[:5]
@@ -256,7 +256,7 @@ def _optimal(demo: _Demo) -> None:
 
     from .._counterfactual._optimal import optimal_counterfactual
     from .._counterfactual._tweak import feature_tweak
-    from ._tables import counterfactual_result_tables
+    from .._report._tables import counterfactual_result_tables
 
     small = RandomForestClassifier(n_estimators=50, max_depth=4, random_state=0)
     small.fit(demo.X_train, demo.y_train)
@@ -285,7 +285,7 @@ def _iris(demo: _Demo) -> None:
     from sklearn.ensemble import RandomForestClassifier
 
     from .._counterfactual._tweak import feature_tweak
-    from ._tables import counterfactual_result_tables
+    from .._report._tables import counterfactual_result_tables
 
     X_iris, y_iris = _iris_data()
     iris_forest = RandomForestClassifier(n_estimators=50, max_depth=4, random_state=0)
@@ -328,7 +328,7 @@ def _pictures(demo: _Demo) -> None:
     from .._plots._display_partition import ForestGridDisplay, PartitionDisplay
     from .._plots._display_regions import DecisionRegionDisplay
     from .._plots._display_steps import RegressionStepsDisplay
-    from ._pictures import new_figure
+    from .._report._pictures import new_figure
 
     demo.console.print("[bold]4. Pictures[/]")
     out, written, X_test, y_test = demo.out, demo.written, demo.X_test, demo.y_test
@@ -405,7 +405,7 @@ def _top_features(result: Any) -> tuple[str, str]:
 def _csv_tables(demo: _Demo) -> None:
     """The importance tables, for machines."""
     from .._io._files import atomic_write
-    from ._tables import importance_frame
+    from .._report._tables import importance_frame
 
     demo.console.print(
         "  tables as CSV: tree_importances.csv, tree_nodes.csv, forest_importances.csv"
@@ -438,7 +438,7 @@ def _mixed_table(demo: _Demo) -> None:
 def _report(demo: _Demo) -> None:
     """The HTML report on the forest."""
     from .._io._files import atomic_write
-    from ._report import render_report
+    from .._report._page import render_report
 
     with demo.console.status("Writing the HTML report") as status:
         html = render_report(

@@ -86,8 +86,8 @@ def mixed_table_section(
     from .._importance._mdi import mdi_importance
     from .._importance._permutation import permutation_importance
     from .._plots._display_regions import DecisionRegionDisplay
-    from ._pictures import new_figure
-    from ._tables import counterfactual_result_tables, importance_frame
+    from .._report._pictures import new_figure
+    from .._report._tables import counterfactual_result_tables, importance_frame
 
     X, y = applicants(1000, seed=0)
     X_test, y_test = applicants(300, seed=1)

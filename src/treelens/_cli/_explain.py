@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .._exceptions import InputError
-from ._tables import (
+from .._report._tables import (
     counterfactual_result_tables,
     counterfactuals,
     prediction_spread,

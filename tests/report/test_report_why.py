@@ -10,8 +10,8 @@ from sklearn.datasets import load_iris
 from sklearn.ensemble import RandomForestClassifier
 
 from treelens import decision_path
-from treelens._cli._report import render_report
-from treelens._cli._tables import counterfactuals
+from treelens._report._page import render_report
+from treelens._report._tables import counterfactuals
 
 
 def test_each_counterfactual_row_has_its_sentence_and_waterfall():

@@ -1,7 +1,7 @@
 """The report's "why this decision" blocks: for each counterfactual row, the
 path sentence, the waterfall of its contributions and its counterfactual.
 
-Kept apart from :mod:`treelens._cli._report` (which calls
+Kept apart from :mod:`treelens._report._page` (which calls
 :func:`why_this_decision` for the rows its counterfactual section shows) and
 drawn by its own template, ``templates/_why.html.j2``.
 """

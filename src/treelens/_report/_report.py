@@ -2,7 +2,7 @@
 
 The command line's ``treelens report`` needs a saved model and a data file; a
 notebook has both in memory.  :func:`report` builds the same page
-(:func:`treelens._cli._report.render_report`) from them, shows it inline in
+(:func:`treelens._report._page.render_report`) from them, shows it inline in
 Jupyter (in a sandboxed frame, so that the page's style stays inside it) and
 writes it atomically with :meth:`Report.save`.
 """
@@ -150,7 +150,7 @@ def report(
         On a ``constraints`` that is neither, and any bad input the page's
         computations refuse.
     """
-    from ._report import render_report
+    from ._page import render_report
 
     document = render_report(
         model,

@@ -15,18 +15,17 @@ from sklearn.ensemble import (
     RandomForestRegressor,
 )
 
+from tests.cli.test_cli import assert_bad_input, run
 from tests.models import PIPELINE_FACTORIES
 from treelens import MissingValuesWarning
-from treelens._cli._pictures import (
+from treelens._plots._partition import cell_points
+from treelens._report._page import render_report
+from treelens._report._pictures import (
     picture_figure,
     surface_caption,
     surface_figure,
     top_score_features,
 )
-from treelens._cli._report import render_report
-from treelens._plots._partition import cell_points
-
-from .test_cli import assert_bad_input, run
 
 COLUMNS = ["a", "b", "c", "d"]
 

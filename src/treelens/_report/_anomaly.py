@@ -1,7 +1,7 @@
 """The HTML report's sections for an IsolationForest: scores, not predictions.
 
 An IsolationForest has no target and its trees split at random, so the sections
-of :func:`~treelens._cli._report.render_report` built on a target or on impurity
+of :func:`~treelens._report._page.render_report` built on a target or on impurity
 (accuracy, MDI, held-out and debiased MDI, permutation importance, decision
 regions, the per-node breakdown) say nothing about it.  Its report holds instead:
 

@@ -17,11 +17,11 @@ from sklearn.preprocessing import StandardScaler
 from typer.testing import CliRunner
 
 from treelens import to_forest
-from treelens._cli._anomaly_report import anomaly_targets, most_anomalous_rows
 from treelens._cli._app import app
-from treelens._cli._report import render_report
 from treelens._plots._display_regions import exact_regions
 from treelens._plots._partition import cell_points
+from treelens._report._anomaly import anomaly_targets, most_anomalous_rows
+from treelens._report._page import render_report
 
 from .test_report import assert_renders
 
@@ -178,8 +178,8 @@ def test_score_map_caption_says_how_it_was_computed(cancer):
     from sklearn.compose import ColumnTransformer
     from sklearn.preprocessing import OneHotEncoder
 
-    from treelens._cli._anomaly_report import _score_map
-    from treelens._cli._report import _picture
+    from treelens._report._anomaly import _score_map
+    from treelens._report._page import _picture
 
     model, X, _ = cancer
     numeric = _score_map(to_forest(model), X, list(X.columns[:2]), _picture)

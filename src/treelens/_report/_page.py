@@ -2,8 +2,8 @@
 
 :func:`render_report` computes everything with the public API (importance, node
 breakdown, pictures, counterfactuals) and fills the jinja2 template shipped in
-``treelens/templates/report.html.j2``.  Pictures are embedded as base64 PNG, so
-the file opens anywhere without network access.
+``treelens/_report/templates/report.html.j2``.  Pictures are embedded as base64
+PNG, so the file opens anywhere without network access.
 """
 
 from __future__ import annotations
@@ -299,7 +299,7 @@ def render_report(
     surface in the two most important features; the SHAP dependence of the top
     column); and, folded, the per-node breakdown of the first tree.
     An IsolationForest gets a page of its scores instead
-    (:mod:`treelens._cli._anomaly_report`): ``y`` then marks known anomalies,
+    (:mod:`treelens._report._anomaly`): ``y`` then marks known anomalies,
     ``target`` defaults to ``"inlier"`` and ``rows`` to its most anomalous
     outliers.
 
@@ -465,7 +465,7 @@ def _anomaly_page(
     """The sections of an IsolationForest's page, built with this module's
     answer, picture and table builders; ``page`` holds the target, the rows and
     how many rows to answer for."""
-    from ._anomaly_report import anomaly_sections
+    from ._anomaly import anomaly_sections
 
     return anomaly_sections(
         model,
@@ -488,7 +488,7 @@ def _render(context: dict[str, Any]) -> str:
     from .._version import __version__
 
     environment = jinja2.Environment(
-        loader=jinja2.PackageLoader("treelens._cli", "templates"),
+        loader=jinja2.PackageLoader("treelens._report", "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
     )

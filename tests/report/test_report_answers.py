@@ -8,8 +8,8 @@ import pytest
 from sklearn.ensemble import RandomForestClassifier
 
 from tests.cli.test_catalog import FEATURES, loan_table
-from treelens._cli._report import render_report
 from treelens._core._numbers import format_number
+from treelens._report._page import render_report
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +98,7 @@ def test_a_picture_that_cannot_be_drawn_says_why_in_words(loans):
 def test_a_model_too_large_for_the_exact_search_is_answered_by_tweaking(
     loans, monkeypatch
 ):
-    from treelens._cli import _tables
+    from treelens._report import _tables
 
     model, X, y = loans
     monkeypatch.setattr(_tables, "EXACT_PROGRAM_BUDGET", 1)

@@ -9,7 +9,7 @@ from sklearn.ensemble import RandomForestClassifier
 
 import treelens
 from treelens import Constraints, InputError
-from treelens._cli._report_object import _constraint_lists
+from treelens._report._report import _constraint_lists
 
 FEATURES = ["sepal_length", "sepal_width", "petal_length", "petal_width"]
 

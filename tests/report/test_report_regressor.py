@@ -11,8 +11,8 @@ from sklearn.ensemble import RandomForestRegressor
 
 import treelens
 from tests.cli.test_cli import assert_bad_input, run
-from treelens._cli._report import render_report
 from treelens._core._numbers import format_number
+from treelens._report._page import render_report
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,5 @@
-"""Tables for the command line: call the public API, gather its results as frames.
+"""Tables for the command line and the report: call the public API, gather its
+results as frames.
 
 A *tables* value is an ordered mapping ``name -> (title, DataFrame)``.  It renders
 as rich tables (text), as one JSON object of record lists (``--json``), or as CSV

@@ -13,7 +13,7 @@ import pytest
 from sklearn.datasets import load_iris
 from sklearn.ensemble import RandomForestClassifier
 
-from treelens._cli._report import render_report
+from treelens._report._page import render_report
 
 FEATURES = ["sepal_length", "sepal_width", "petal_length", "petal_width"]
 
