@@ -704,6 +704,36 @@ def test_plot_counterfactual_and_regression_refusal(files, tmp_path):
     assert_bad_input(result, "--row must be in [0, 14]")
 
 
+def test_plot_counterfactual_slices_through_the_counterfactual(
+    files, tmp_path, monkeypatch
+):
+    from treelens import CounterfactualDisplay
+
+    drawn = []
+    original = CounterfactualDisplay.from_result.__func__
+
+    def spy(cls, model, result, *args, **kwargs):
+        display = original(cls, model, result, *args, **kwargs)
+        drawn.append(display)
+        return display
+
+    monkeypatch.setattr(CounterfactualDisplay, "from_result", classmethod(spy))
+    out = tmp_path / "cf.png"
+    common = ("plot", "counterfactual", files["root"] / "forest.skops",
+              files["root"] / "data.csv", "--target", "species", "--row", "0",
+              "--target-class", "2", "--out", out)  # fmt: skip
+    result = run(*common, "--slice-at", "counterfactual")
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes().startswith(b"\x89PNG")
+    (display,) = drawn
+    assert display.slice_at == "counterfactual"
+    np.testing.assert_array_equal(display.background.reference, display.x_cf)
+    x_cf = pd.DataFrame([display.x_cf], columns=FEATURES)
+    assert files["forest"].predict(x_cf).tolist() == [2]
+    result = run(*common, "--slice-at", "row")
+    assert_bad_input(result, "--slice-at must be 'instance' or 'counterfactual'")
+
+
 def test_importance_shows_debiased_mdi(files):
     result = run(
         "importance",

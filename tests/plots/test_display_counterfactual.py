@@ -133,10 +133,56 @@ def test_real_feature_tweak_result(iris):
     # When only the two drawn features change, the arrow ends in a region of the
     # counterfactual's class.
     if len(disp.changed) <= 2:
-        regions = disp.background
-        i = np.searchsorted(regions.x_edges, np.float32(disp.end[0]), side="left") - 1
-        j = np.searchsorted(regions.y_edges, np.float32(disp.end[1]), side="left") - 1
-        assert regions.predictions[j, i] == result.cf_prediction_[1]
+        assert _region_class(disp.background, disp.end) == result.cf_prediction_[1]
+
+
+def _cell(background, point):
+    """Row and column of the exact cell holding ``point`` (cells are (lo, hi])."""
+    i = np.searchsorted(background.x_edges, np.float32(point[0]), side="left") - 1
+    j = np.searchsorted(background.y_edges, np.float32(point[1]), side="left") - 1
+    return j, i
+
+
+def _region_class(regions, point):
+    """The class drawn in the exact cell holding ``point``."""
+    return regions.predictions[_cell(regions, point)]
+
+
+def test_slice_through_the_counterfactual_puts_the_star_in_the_target_region(iris):
+    from treelens import counterfactual
+
+    X, y = iris
+    forest = RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0)
+    forest.fit(X, y)
+    # Row 116's optimal counterfactual changes three features: on the slice
+    # through the row, its two largest moves alone do not change the class.
+    result = counterfactual(forest, X[[116]], target="other", reference=X)
+    x, x_cf = result.X_[0], result.X_cf_[0]
+    assert result.changed_[0].sum() == 3
+    target_class = forest.predict(x_cf[None, :])[0]
+
+    through_row = CounterfactualDisplay.from_result(forest, result, X_background=X)
+    np.testing.assert_array_equal(through_row.background.reference, x)
+    probe = x.copy()
+    probe[list(through_row.features)] = x_cf[list(through_row.features)]
+    slice_class = forest.predict(probe[None, :])[0]
+    assert slice_class != target_class
+    assert _region_class(through_row.background, through_row.end) == slice_class
+    row_class = forest.predict(x[None, :])[0]
+    assert row_class != target_class
+    assert _region_class(through_row.background, through_row.start) == row_class
+    assert "instance's values" in through_row.ax_.get_title()
+
+    through_cf = CounterfactualDisplay.from_result(
+        forest, result, X_background=X, slice_at="counterfactual"
+    )
+    assert through_cf.slice_at == "counterfactual"
+    assert through_cf.features == through_row.features
+    np.testing.assert_array_equal(through_cf.background.reference, x_cf)
+    assert _region_class(through_cf.background, through_cf.end) == target_class
+    assert "counterfactual's values" in through_cf.ax_.get_title()
+    with pytest.raises(InputError, match="`slice_at` must be 'instance' or"):
+        CounterfactualDisplay.from_result(forest, result, slice_at="row")
 
 
 @pytest.fixture(scope="module")
@@ -147,10 +193,8 @@ def diabetes():
 
 
 def _cell_value(surface, point):
-    """The value drawn in the exact cell holding ``point`` (cells are (lo, hi])."""
-    i = np.searchsorted(surface.x_edges, np.float32(point[0]), side="left") - 1
-    j = np.searchsorted(surface.y_edges, np.float32(point[1]), side="left") - 1
-    return surface.values[j, i]
+    """The value drawn in the exact cell holding ``point``."""
+    return surface.values[_cell(surface, point)]
 
 
 def test_arrow_over_the_predicted_value_of_a_regressor(diabetes):

@@ -787,6 +787,15 @@ def plot(
             help="forest-grid: DATA is the exact training set; show out-of-bag accuracy.",
         ),
     ] = False,
+    slice_at: Annotated[
+        str,
+        typer.Option(
+            "--slice-at",
+            metavar="instance|counterfactual",
+            help="counterfactual: hold the features not drawn at the row's values "
+            "or at the counterfactual's (then the star lies in the target's region).",
+        ),
+    ] = "instance",
     dpi: Annotated[int, typer.Option("--dpi", min=20, max=600)] = 100,
     trust_pickle: TrustPickle = False,
     trust: TrustTypes = None,
@@ -799,6 +808,10 @@ def plot(
 
     if kind not in PLOT_KINDS:
         raise InputError(f"KIND must be one of {list(PLOT_KINDS)}; got {kind!r}.")
+    if slice_at not in ("instance", "counterfactual"):
+        raise InputError(
+            f"--slice-at must be 'instance' or 'counterfactual'; got {slice_at!r}."
+        )
     inputs = _checked_inputs(out, model_path, data)
     suffix = out.suffix.lower().lstrip(".")
     if suffix not in {"png", "svg", "pdf"}:
@@ -821,6 +834,7 @@ def plot(
         row=row,
         target=goal,
         oob=oob,
+        slice_at=slice_at,
         fmt=suffix,
         dpi=dpi,
     )

@@ -39,9 +39,12 @@ def changed_features(
 class CounterfactualDisplay(RenamedAttributes):
     """An instance and its counterfactual, as an arrow over the model's regions.
 
-    The picture is the slice through the instance: the two features that changed
-    most (relative to their spread in the data) are on the axes, every other
-    feature is held at the instance's value.  Below the arrow is the partition of
+    The picture is a slice: the two features that changed most (relative to
+    their spread in the data) are on the axes, every other feature is held at
+    the instance's value (``slice_at="instance"``, where the instance's point
+    shows its own prediction) or at the counterfactual's (``"counterfactual"``,
+    where the star shows the counterfactual's prediction, in the target's region
+    even when more than the two drawn features changed).  Below the arrow is the partition of
     a single tree, the exact class regions of a classifier ensemble, or the
     predicted value of a regressor ensemble (an IsolationForest's anomaly score),
     with level lines at the ends of the target range.
@@ -61,6 +64,9 @@ class CounterfactualDisplay(RenamedAttributes):
     category_labels : (tuple of str or None, tuple of str or None), optional
         The category labels of each drawn feature that is categorical (the
         title names categories, not codes).
+    slice_at : {"instance", "counterfactual"}, default="instance"
+        The row whose other features the background holds (named in the title
+        when other features changed).
 
     Attributes
     ----------
@@ -106,6 +112,7 @@ class CounterfactualDisplay(RenamedAttributes):
         changed: list[str],
         background: Any,
         category_labels: tuple[Any, Any] | None = None,
+        slice_at: Literal["instance", "counterfactual"] = "instance",
     ) -> None:
         self.features = features
         self.feature_names = feature_names
@@ -115,6 +122,7 @@ class CounterfactualDisplay(RenamedAttributes):
         self.changed = changed
         self.background = background
         self.category_labels = category_labels
+        self.slice_at = slice_at
 
     @classmethod
     def from_result(
@@ -128,6 +136,7 @@ class CounterfactualDisplay(RenamedAttributes):
         X_background: Any = None,
         y_background: Any = None,
         kind: Literal["auto", "partition", "regions", "surface"] = "auto",
+        slice_at: Literal["instance", "counterfactual"] = "instance",
         window: Any = None,
         class_names: Any = None,
         ax: Any = None,
@@ -157,6 +166,12 @@ class CounterfactualDisplay(RenamedAttributes):
             anomaly score ``-score_samples`` for an IsolationForest); "auto"
             picks the partition for a single tree, else the regions of a
             classifier and the surface of any other model.
+        slice_at : {"instance", "counterfactual"}, default="instance"
+            Hold the features not drawn at the instance's values or at the
+            counterfactual's.  When more than the two drawn features changed,
+            only the slice through the counterfactual shows the star in the
+            target's region (and only the instance's shows the instance's own
+            prediction at its point).
         window : ((x0, x1), (y0, y1)), optional
             Default the range of the background data, the instance and its
             counterfactual, plus 5%.
@@ -169,28 +184,12 @@ class CounterfactualDisplay(RenamedAttributes):
         -------
         CounterfactualDisplay
         """
+        if slice_at not in ("instance", "counterfactual"):
+            raise InputError(
+                f"`slice_at` must be 'instance' or 'counterfactual'; got {slice_at!r}."
+            )
         forest = forest_or_none(model)
-        X = getattr(result, "X_", None) if X is None else X
-        if X is None or not hasattr(result, "X_cf_"):
-            raise InputError(
-                "CounterfactualDisplay needs the instances and `result.X_cf_`; got "
-                f"X={'None' if X is None else 'given'} and a {type(result).__name__}"
-                f"{'' if hasattr(result, 'X_cf_') else ' without X_cf_'}."
-            )
-        Xa = as_array(X, forest)
-        # Codes of a result in the user's columns (categories), else its values.
-        cf = getattr(result, "X_cf_codes_", None)
-        X_cf = np.asarray(result.X_cf_ if cf is None else cf, dtype=np.float64)
-        X_cf = X_cf.reshape(Xa.shape[0], -1)
-        if not -Xa.shape[0] <= index < Xa.shape[0]:
-            raise InputError(f"`index` must be in [0, {Xa.shape[0] - 1}]; got {index}.")
-        found = getattr(result, "found_", None)
-        if found is not None and not bool(np.asarray(found)[index]):
-            raise InputError(
-                f"No counterfactual was found for row {index}; expected a row with "
-                "found_ true."
-            )
-        x, x_cf = Xa[index], X_cf[index]
+        Xa, x, x_cf = _instance_and_counterfactual(forest, result, X, index)
         n_features = Xa.shape[1]
         names = (
             forest.feature_names
@@ -231,7 +230,7 @@ class CounterfactualDisplay(RenamedAttributes):
             )
         common = {
             "features": (f0, f1),
-            "reference": x,
+            "reference": x if slice_at == "instance" else x_cf,
             "window": window,
             "class_names": class_names,
         }
@@ -255,6 +254,7 @@ class CounterfactualDisplay(RenamedAttributes):
             background=bg,
             # Categorical axes are titled with their labels, not their codes.
             category_labels=(_labels(forest, f0), _labels(forest, f1)),
+            slice_at=slice_at,
         )
         kwargs.setdefault("background_kwargs", background_kwargs)
         return display.plot(ax=ax, **kwargs)
@@ -315,10 +315,41 @@ class CounterfactualDisplay(RenamedAttributes):
             for n, a, b, c in zip(self.feature_names, self.start, self.end, labels)
         )
         if others:
-            title += f"\n(also changed: {', '.join(others)})"
+            title += f"\n(also changed: {', '.join(others)}; " + (
+                "other features at the instance's values)"
+                if self.slice_at == "instance"
+                else "other features at the counterfactual's values)"
+            )
         ax.set_title(title, fontsize="small")
         self.ax_, self.figure_ = ax, ax.figure
         return self
+
+
+def _instance_and_counterfactual(
+    forest: Any, result: Any, X: Any, index: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """The instances as an array, and row ``index`` and its counterfactual (the
+    codes of a result in the user's columns, categories, else its values)."""
+    X = getattr(result, "X_", None) if X is None else X
+    if X is None or not hasattr(result, "X_cf_"):
+        raise InputError(
+            "CounterfactualDisplay needs the instances and `result.X_cf_`; got "
+            f"X={'None' if X is None else 'given'} and a {type(result).__name__}"
+            f"{'' if hasattr(result, 'X_cf_') else ' without X_cf_'}."
+        )
+    Xa = as_array(X, forest)
+    cf = getattr(result, "X_cf_codes_", None)
+    X_cf = np.asarray(result.X_cf_ if cf is None else cf, dtype=np.float64)
+    X_cf = X_cf.reshape(Xa.shape[0], -1)
+    if not -Xa.shape[0] <= index < Xa.shape[0]:
+        raise InputError(f"`index` must be in [0, {Xa.shape[0] - 1}]; got {index}.")
+    found = getattr(result, "found_", None)
+    if found is not None and not bool(np.asarray(found)[index]):
+        raise InputError(
+            f"No counterfactual was found for row {index}; expected a row with "
+            "found_ true."
+        )
+    return Xa, Xa[index], X_cf[index]
 
 
 def _surface(

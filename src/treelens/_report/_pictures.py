@@ -145,6 +145,7 @@ class PictureRequest:
     target: Any = None
     oob: bool = False
     reference: Any = None
+    slice_at: Literal["instance", "counterfactual"] = "instance"
 
     @property
     def drawn(self) -> Any:
@@ -176,6 +177,7 @@ def picture_figure(
     target: Any = None,
     oob: bool = False,
     reference: Any = None,
+    slice_at: Literal["instance", "counterfactual"] = "instance",
 ) -> Any:
     """Draw one picture of :data:`PICTURE_KINDS` and return its matplotlib figure."""
     from .._adapters import to_forest
@@ -195,6 +197,7 @@ def picture_figure(
         target,
         oob,
         reference,
+        slice_at,
     )
     if kind not in _WITHOUT_DATA:
         _need_data(kind, X)
@@ -439,6 +442,7 @@ def _counterfactual_picture(request: PictureRequest) -> Any:
         features=pair if request.features else None,
         X_background=X,
         y_background=request.y,
+        slice_at=request.slice_at,
         ax=ax,
     )
     return figure
