@@ -3,6 +3,7 @@
 from types import SimpleNamespace
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.datasets import load_iris
 from sklearn.ensemble import RandomForestClassifier
@@ -183,6 +184,24 @@ def test_slice_through_the_counterfactual_puts_the_star_in_the_target_region(iri
     assert "counterfactual's values" in through_cf.ax_.get_title()
     with pytest.raises(InputError, match="`slice_at` must be 'instance' or"):
         CounterfactualDisplay.from_result(forest, result, slice_at="row")
+
+
+def test_title_names_a_few_other_changes_and_fits_the_figure():
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=200, n_features=14, random_state=0)
+    names = [f"a rather long feature name {j}" for j in range(14)]
+    forest = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0)
+    forest.fit(pd.DataFrame(X, columns=names), y)
+    x_cf = X[:1] + np.linspace(3.0, 1.0, 14)  # every feature changes
+    disp = CounterfactualDisplay.from_result(
+        forest, result_for(X[:1], x_cf), X_background=X
+    )
+    title = disp.ax_.get_title()
+    assert max(len(line) for line in title.splitlines()) <= 90
+    flat = " ".join(title.split())
+    assert "and 6 more; other features at the instance's values" in flat
+    assert sum(f"{name}," in flat or f"{name} and" in flat for name in names) == 6
 
 
 @pytest.fixture(scope="module")

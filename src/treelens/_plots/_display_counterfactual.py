@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -25,6 +26,11 @@ from ._display_surface import PredictionSurfaceDisplay
 from ._partition import resolve_features
 
 __all__ = ["CounterfactualDisplay"]
+
+# The title names this many other changed features at most, and wraps its lines
+# at this many characters (a default figure's width in the title's small font).
+_NAMED_OTHERS = 6
+_TITLE_WIDTH = 90
 
 
 def changed_features(
@@ -310,16 +316,21 @@ class CounterfactualDisplay(RenamedAttributes):
         ax.add_patch(self.arrow_)
         others = [n for n in self.changed if n not in self.feature_names]
         labels = self.category_labels or (None, None)
-        title = "counterfactual: " + ", ".join(
-            f"{n} {_shown(a, c)} -> {_shown(b, c)}"
-            for n, a, b, c in zip(self.feature_names, self.start, self.end, labels)
+        title = textwrap.fill(
+            "counterfactual: "
+            + ", ".join(
+                f"{n} {_shown(a, c)} -> {_shown(b, c)}"
+                for n, a, b, c in zip(self.feature_names, self.start, self.end, labels)
+            ),
+            _TITLE_WIDTH,
         )
         if others:
-            title += f"\n(also changed: {', '.join(others)}; " + (
-                "other features at the instance's values)"
-                if self.slice_at == "instance"
-                else "other features at the counterfactual's values)"
-            )
+            named = ", ".join(others[:_NAMED_OTHERS])
+            if len(others) > _NAMED_OTHERS:
+                named += f" and {len(others) - _NAMED_OTHERS} more"
+            where = "instance" if self.slice_at == "instance" else "counterfactual"
+            also = f"(also changed: {named}; other features at the {where}'s values)"
+            title += "\n" + textwrap.fill(also, _TITLE_WIDTH)
         ax.set_title(title, fontsize="small")
         self.ax_, self.figure_ = ax, ax.figure
         return self

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -880,6 +880,13 @@ def _counterfactual_section(
     pictures = []
     if found:
         index = int(np.flatnonzero(result.found_)[0])
+        # With more than the two drawn features changed, the slice through the
+        # row can show the counterfactual outside the target's region; the slice
+        # through the counterfactual shows it inside.
+        n_changed = int(np.asarray(result.changed_)[index].sum())
+        through: Literal["instance", "counterfactual"] = (
+            "counterfactual" if n_changed > 2 else "instance"
+        )
 
         def arrow() -> Any:
             figure, ax = new_figure(6.4, 5)
@@ -891,16 +898,23 @@ def _counterfactual_section(
                 index=index,
                 X_background=points,
                 y_background=targets,
+                slice_at=through,
                 ax=ax,
             )
             return figure
 
+        held = (
+            f"every other feature at the counterfactual's value ({n_changed - 2} "
+            f"more changed), so the end of the arrow lies where the model would {reach}"
+            if through == "counterfactual"
+            else "every other feature at the row's value"
+        )
         pictures.append(
             _picture(
                 f"Counterfactual of row {chosen[index]}",
                 "The row (start of the arrow) and its counterfactual (end), over the "
                 f"model's {_under_arrow(forest)} in the two features that changed "
-                "most, every other feature at the row's value.",
+                f"most, {held}.",
                 arrow,
             )
         )
