@@ -50,10 +50,11 @@ class CounterfactualDisplay(RenamedAttributes):
     the instance's value (``slice_at="instance"``, where the instance's point
     shows its own prediction) or at the counterfactual's (``"counterfactual"``,
     where the star shows the counterfactual's prediction, in the target's region
-    even when more than the two drawn features changed).  Below the arrow is the partition of
-    a single tree, the exact class regions of a classifier ensemble, or the
-    predicted value of a regressor ensemble (an IsolationForest's anomaly score),
-    with level lines at the ends of the target range.
+    even when more than the two drawn features changed).  Below the arrow is the
+    partition of a single tree, the exact class regions of a classifier
+    ensemble, or the predicted value of a regressor ensemble (an
+    IsolationForest's anomaly score), with level lines at the ends of the target
+    range.
 
     Parameters
     ----------
