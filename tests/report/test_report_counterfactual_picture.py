@@ -12,6 +12,7 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.tree import DecisionTreeClassifier
 
 import treelens
+from tests.plots.test_display_counterfactual import _region_class
 from treelens import CounterfactualDisplay
 from treelens._report._page import render_report
 
@@ -29,12 +30,6 @@ def drawn(monkeypatch):
 
     monkeypatch.setattr(CounterfactualDisplay, "from_result", classmethod(spy))
     return displays
-
-
-def _region_class(regions, point):
-    i = np.searchsorted(regions.x_edges, np.float32(point[0]), side="left") - 1
-    j = np.searchsorted(regions.y_edges, np.float32(point[1]), side="left") - 1
-    return regions.predictions[j, i]
 
 
 def _text(page):
