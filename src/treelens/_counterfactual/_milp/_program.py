@@ -87,7 +87,11 @@ model only, built once per model and cached on the :class:`Forest`:
   3.774, optimum 4.236), but HiGHS then proves 100-tree rows slower: with
   the optimum as cutoff, 17.3 s against 4.1 s without them (depth 6) and
   24.9 s against 10.4 s (depth 8), its nodes about four times as slow and no
-  fewer.  Not used; the lead for large forests.
+  fewer.  Not used; the lead for large forests.  They could only be
+  static rows: HiGHS 1.16 takes no cuts from its caller during the search
+  (highspy declares a lazy-constraint callback, but its MIP solver never
+  calls it), so it cannot keep them in its cut pool, where rows that stop
+  binding age out of the nodes' LPs.
 
   More formulations were measured and left out:
 
