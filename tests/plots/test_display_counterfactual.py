@@ -281,3 +281,36 @@ def test_surface_refuses_a_classifier(iris):
         CounterfactualDisplay.from_result(
             forest, result_for(X[:1], X[:1] + 1), kind="contours"
         )
+
+
+def test_a_row_with_a_missing_value_is_drawn_through_its_own_slice(iris):
+    from treelens import counterfactual, to_forest
+
+    X, y = iris
+    X = X.copy()
+    X[::3, 1] = np.nan  # the forest learns where missing values go
+    forest = RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0)
+    forest.fit(X, y)
+    row = 120
+    assert np.isnan(X[row, 1])
+    result = counterfactual(forest, X[[row]], target="other", reference=X)
+    x, x_cf = result.X_[0], result.X_cf_[0]
+    assert np.isnan(x_cf[1])  # the missing value stays missing
+
+    display = CounterfactualDisplay.from_result(forest, result, X_background=X)
+    # No axis for the missing feature, which is not called changed.
+    assert 1 not in display.features
+    names = to_forest(forest).feature_names
+    moved = np.flatnonzero(result.changed_[0])
+    assert 1 not in moved
+    assert display.changed == [names[j] for j in moved]
+    assert (
+        _region_class(display.background, display.start)
+        == forest.predict(x[None, :])[0]
+    )
+    probe = x.copy()
+    probe[list(display.features)] = x_cf[list(display.features)]
+    assert (
+        _region_class(display.background, display.end)
+        == forest.predict(probe[None, :])[0]
+    )

@@ -405,3 +405,100 @@ def test_svm_margins_and_a_decision_function_legend_matching_its_scale():
         DecisionRegionDisplay.from_estimator(
             KNeighborsClassifier().fit(X, y), X, margins=True, grid_resolution=10
         )
+
+
+def _with_missing(iris):
+    """Iris with a third of the first feature missing, and a model that learned
+    where missing values go."""
+    X, y = iris
+    X = X.copy()
+    X[::3, 0] = np.nan
+    return X, y
+
+
+@pytest.mark.parametrize(
+    "make_model",
+    [
+        lambda: RandomForestClassifier(n_estimators=8, max_depth=5, random_state=0),
+        lambda: treelens_hgb(),
+    ],
+    ids=["forest", "hist-boosting"],
+)
+def test_exact_regions_through_a_row_with_a_missing_value(iris, make_model):
+    X, y = _with_missing(iris)
+    model = make_model().fit(X, y)
+    reference = X[0].copy()  # its first feature is missing
+    assert np.isnan(reference[0])
+    disp = DecisionRegionDisplay.from_estimator(
+        model, X, features=(2, 3), reference=reference, exact=True
+    )
+    rng = np.random.default_rng(1)
+    pts = np.column_stack(
+        [rng.uniform(*disp.window[0], 2000), rng.uniform(*disp.window[1], 2000)]
+    )
+    pts = pts.astype(np.float32).astype(np.float64)
+    rows = np.tile(reference, (2000, 1))
+    rows[:, [2, 3]] = pts
+    i = np.searchsorted(disp.x_edges, pts[:, 0], side="left") - 1
+    j = np.searchsorted(disp.y_edges, pts[:, 1], side="left") - 1
+    np.testing.assert_array_equal(disp.predictions[j, i], model.predict(rows))
+
+
+def test_partition_through_a_row_with_a_missing_value(iris):
+    X, y = _with_missing(iris)
+    tree = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y)
+    assert (tree.tree_.feature == 0).any()  # the missing feature is split on
+    reference = X[0].copy()
+    disp = PartitionDisplay.from_estimator(
+        tree, X, y, features=(2, 3), reference=reference
+    )
+    # Each rectangle's centre, with the missing value held, reaches its leaf.
+    rects = np.asarray(disp.rectangles)
+    centres = np.tile(reference, (len(rects), 1))
+    centres[:, 2] = (rects[:, 0] + rects[:, 1]) / 2
+    centres[:, 3] = (rects[:, 2] + rects[:, 3]) / 2
+    np.testing.assert_array_equal(tree.apply(centres), disp.nodes)
+
+
+def test_an_infinite_reference_is_refused(iris, forest):
+    X, _y = iris
+    reference = X[0].copy()
+    reference[1] = np.inf
+    with pytest.raises(InputError, match="infinite"):
+        DecisionRegionDisplay.from_estimator(forest, X, reference=reference)
+
+
+def treelens_hgb():
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    return HistGradientBoostingClassifier(max_iter=20, random_state=0)
+
+
+def test_data_display_draws_categories_at_their_codes():
+    import pandas as pd
+
+    frame = pd.DataFrame(
+        {
+            "size": [1.0, 2.0, 3.0, 4.0, np.nan],
+            "city": pd.Categorical(
+                ["Paris", "Lyon", None, "Paris", "Nice"],
+                categories=["Paris", "Nice", "Lyon"],  # the dtype's order is kept
+            ),
+            "colour": ["red", "blue", "red", "green", "blue"],  # sorted
+        }
+    )
+    disp = DataDisplay.from_data(frame, [0, 1, 0, 1, 1], features=("city", "colour"))
+    np.testing.assert_array_equal(disp.X[:, 1], [0, 2, np.nan, 0, 1])
+    np.testing.assert_array_equal(disp.X[:, 2], [2, 0, 2, 1, 0])
+    assert disp.category_labels == (("Paris", "Nice", "Lyon"), ("blue", "green", "red"))
+    ticks = [t.get_text() for t in disp.ax_.get_xticklabels()]
+    assert ticks == ["Paris", "Nice", "Lyon"]
+    assert [t.get_text() for t in disp.ax_.get_yticklabels()] == [
+        "blue",
+        "green",
+        "red",
+    ]
+    numeric = DataDisplay.from_data(frame, features=("size", "colour"))
+    assert numeric.category_labels == (None, ("blue", "green", "red"))
+    with pytest.raises(InputError, match="not numbers"):
+        DataDisplay.from_data(frame.to_numpy(), features=(0, 1))

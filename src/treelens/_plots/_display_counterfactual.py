@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+import warnings
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -36,10 +37,27 @@ _TITLE_WIDTH = 90
 def changed_features(
     x: NDArray[np.float64], x_cf: NDArray[np.float64], scale: NDArray[np.float64]
 ) -> NDArray[np.intp]:
-    """Features ordered by how much they changed, in units of ``scale``, largest first."""
+    """Features ordered by how much they changed, in units of ``scale``, largest
+    first; those missing (NaN) in ``x`` or ``x_cf``, which no axis can place,
+    last."""
     scale = np.where(scale > 0, scale, 1.0)
     change = np.abs(x_cf - x) / scale
-    return np.argsort(-change, kind="stable")
+    return np.argsort(-np.nan_to_num(change, nan=-1.0), kind="stable")
+
+
+def _spread(background: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Standard deviation of every column over its values (missing ones, NaN,
+    left out); 1 where a column has fewer than two values."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a column with no value
+        spread = np.nanstd(background, axis=0)
+    return np.where((~np.isnan(background)).sum(axis=0) > 1, spread, 1.0)
+
+
+def _differs(x: NDArray[np.float64], x_cf: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Where ``x_cf`` differs from ``x``, a value missing (NaN) in both being
+    the same."""
+    return ~((x == x_cf) | (np.isnan(x) & np.isnan(x_cf)))
 
 
 class CounterfactualDisplay(RenamedAttributes):
@@ -207,13 +225,7 @@ class CounterfactualDisplay(RenamedAttributes):
         if features is None:
             if n_features < 2:
                 resolve_features(names, (0, 0))  # raises: a 2-D picture of one feature
-            order = changed_features(
-                x,
-                x_cf,
-                background.std(axis=0)
-                if background.shape[0] > 1
-                else np.ones(n_features),
-            )
+            order = changed_features(x, x_cf, _spread(background))
             features = (int(order[0]), int(order[1]))
         f0, f1 = resolve_features(names, features)
         window_data = np.vstack([background, x, x_cf])
@@ -257,7 +269,7 @@ class CounterfactualDisplay(RenamedAttributes):
             feature_names=(names[f0], names[f1]),
             x=x,
             x_cf=x_cf,
-            changed=[names[j] for j in np.flatnonzero(x_cf != x)],
+            changed=[names[j] for j in np.flatnonzero(_differs(x, x_cf))],
             background=bg,
             # Categorical axes are titled with their labels, not their codes.
             category_labels=(_labels(forest, f0), _labels(forest, f1)),

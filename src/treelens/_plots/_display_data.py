@@ -38,6 +38,9 @@ class DataDisplay:
     classes : ndarray of shape (n_classes,) or None
         The distinct values of y, sorted.
     class_names : list of str or None
+    category_labels : tuple of (tuple or None), optional
+        The categories of each drawn feature that is categorical (drawn at
+        their codes ``0, 1, ...``), None for a numeric one.
 
     Attributes
     ----------
@@ -69,6 +72,7 @@ class DataDisplay:
         window: NDArray[np.float64],
         classes: NDArray[Any] | None = None,
         class_names: list[str] | None = None,
+        category_labels: tuple[tuple[Any, ...] | None, ...] | None = None,
     ) -> None:
         self.X, self.y = X, y
         self.features = features
@@ -76,6 +80,7 @@ class DataDisplay:
         self.window = window
         self.classes = classes
         self.class_names = class_names
+        self.category_labels = category_labels
 
     @classmethod
     def from_data(
@@ -95,7 +100,10 @@ class DataDisplay:
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            A DataFrame's categorical and string columns are drawn at their
+            categories' codes (a categorical's own order, else sorted), one
+            labelled tick each.
         y : array-like of shape (n_samples,), optional
             Classes colouring and shaping the points.
         features : pair of str or int, default=(0, 1)
@@ -115,7 +123,7 @@ class DataDisplay:
         DataDisplay
         """
         names = column_names(X) if feature_names is None else feature_names
-        Xa = np.asarray(X.to_numpy() if hasattr(X, "to_numpy") else X, dtype=np.float64)
+        Xa, labels = _as_numbers(X)
         if Xa.ndim != 2 or Xa.shape[0] == 0:
             raise InputError(
                 "X must be 2-D of shape (n_samples, n_features) with at least one "
@@ -146,6 +154,7 @@ class DataDisplay:
             window=resolve_window(Xa, (f0, f1), window, margin=margin),
             classes=classes,
             class_names=None if classes is None else class_labels(classes, class_names),
+            category_labels=(labels[f0], labels[f1]),
         )
         return display.plot(ax=ax, **kwargs)
 
@@ -188,5 +197,47 @@ class DataDisplay:
             style = {"c": "k", "s": 8, "marker": markers or "o", **kwargs}
             self.points_ = [ax.scatter(pts[:, 0], pts[:, 1], **style)]
         set_window(ax, self.window, self.feature_names)
+        for axis, labels in zip((ax.xaxis, ax.yaxis), self.category_labels or ()):
+            if labels is not None:  # a categorical axis: one tick per category
+                axis.set_ticks(np.arange(len(labels)), [str(c) for c in labels])
         self.ax_, self.figure_ = ax, ax.figure
         return self
+
+
+def _as_numbers(X: Any) -> tuple[NDArray[np.float64], list[tuple[Any, ...] | None]]:
+    """``X`` as floats, and the categories of every column drawn by its codes.
+
+    A column of a DataFrame that is not numeric (categorical, strings, booleans
+    as objects) is drawn at its categories' positions ``0, 1, ...``: a pandas
+    categorical's own order, else the sorted distinct values, as
+    ``OneHotEncoder`` orders them; missing values stay NaN.
+    """
+    if not hasattr(X, "dtypes") or not hasattr(X, "columns"):
+        try:
+            values = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise InputError(
+                "X must hold numbers, or be a DataFrame whose other columns are "
+                f"categories; got values that are not numbers ({exc})."
+            ) from exc
+        return values, [None] * (values.shape[1] if values.ndim == 2 else 0)
+    import pandas as pd
+
+    columns: list[NDArray[np.float64]] = []
+    labels: list[tuple[Any, ...] | None] = []
+    for name in X.columns:
+        column = X[name]
+        if pd.api.types.is_bool_dtype(column) or pd.api.types.is_numeric_dtype(column):
+            columns.append(column.to_numpy(dtype=np.float64, na_value=np.nan))
+            labels.append(None)
+            continue
+        categorical = pd.Categorical(column)  # keeps a categorical's own order
+        if not isinstance(column.dtype, pd.CategoricalDtype):
+            order = sorted(categorical.categories, key=lambda c: (str(type(c)), c))
+            categorical = pd.Categorical(column, categories=order)
+        codes = categorical.codes.astype(np.float64)
+        codes[codes < 0] = np.nan
+        columns.append(codes)
+        labels.append(tuple(categorical.categories))
+    values = np.column_stack(columns) if columns else np.empty((len(X), 0))
+    return values.astype(np.float64), labels

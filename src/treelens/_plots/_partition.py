@@ -161,6 +161,14 @@ def resolve_tree_index(forest: Forest, tree_index: int | None) -> int:
     return int(tree_index)
 
 
+def _left_of(
+    x: NDArray[Any], threshold: NDArray[Any], missing_go_left: NDArray[np.bool_]
+) -> NDArray[np.bool_]:
+    """Whether values ``x`` go left at numeric nodes: ``x <= threshold``, and a
+    missing value (NaN) where the node sends missing values."""
+    return np.where(np.isnan(x), missing_go_left, x <= threshold)
+
+
 def _categorical_left(
     tree: Tree,
     inner: NDArray[np.intp],
@@ -206,7 +214,9 @@ def resolve_reference(
 
     The median of each feature is taken over the rows where it has a value
     (missing values, NaN, are left out).  ``feature_names`` name a feature with
-    no value at all in the error.
+    no value at all in the error.  A given ``reference`` may miss values (NaN):
+    the trees route them as they route a missing value (a row with a missing
+    value, drawn through its own slice).
 
     Returns
     -------
@@ -238,10 +248,11 @@ def resolve_reference(
                 out[j] = float(np.bincount(codes.astype(np.intp)).argmax())
         return out
     ref = np.asarray(reference, dtype=np.float64).reshape(-1)
-    if ref.shape[0] != n_features or not np.isfinite(ref).all():
+    if ref.shape[0] != n_features or np.isinf(ref).any():
         raise InputError(
-            f"`reference` must be one finite row of {n_features} features; got "
-            f"{ref.shape[0]} values{'' if np.isfinite(ref).all() else ' with NaN or inf'}."
+            f"`reference` must be one row of {n_features} features, each a finite "
+            f"value or missing (NaN); got {ref.shape[0]} values"
+            f"{' with an infinite one' if np.isinf(ref).any() else ''}."
         )
     return ref
 
@@ -441,7 +452,9 @@ def slice_nodes(
         feat, thr = tree.feature[inner], tree.threshold[inner]
         col = column[feat]
         plotted = col >= 0
-        other_left = ref[np.where(plotted, 0, feat)] <= thr
+        other_left = _left_of(
+            ref[np.where(plotted, 0, feat)], thr, tree.missing_go_left[inner]
+        )
         if tree.has_categorical:
             other_left = _categorical_left(
                 tree, inner, plotted, ref, other_left, n_categories
@@ -664,7 +677,9 @@ def slice_leaves(
         upper[left[p], col[p]] = np.minimum(upper[left[p], col[p]], thr[p])
         lower[right[p], col[p]] = np.maximum(lower[right[p], col[p]], thr[p])
         # A split on another feature sends the reference one way only.
-        goes_left = ref[np.where(plotted, 0, feat)] <= thr
+        goes_left = _left_of(
+            ref[np.where(plotted, 0, feat)], thr, flat["missing_go_left"][inner]
+        )
         frontier = np.concatenate(
             [left[plotted | goes_left], right[plotted | ~goes_left]]
         )
