@@ -70,3 +70,32 @@ def test_partition_of_a_categorical_axis_is_refused_with_the_alternative():
             case.model, case.X, features=("income", "age"), tree_index=0
         )
     assert display.ax_ is not None
+
+
+def test_reference_row_in_the_users_columns():
+    case = PIPELINE_FACTORIES["sklearn.Pipeline"]()
+    forest = treelens.to_forest(case.model)
+    row = case.X.iloc[3]  # a Series holding category labels
+    assert any(isinstance(v, str) for v in row.to_numpy())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingValuesWarning)
+        by_series = DecisionRegionDisplay.from_estimator(
+            case.model, case.X, features=("income", "employment"), reference=row
+        )
+        by_frame = DecisionRegionDisplay.from_estimator(
+            case.model,
+            case.X,
+            features=("income", "employment"),
+            reference=case.X.iloc[[3]],
+        )
+    codes = forest.encode(case.X.iloc[[3]])[0]
+    np.testing.assert_array_equal(by_series.reference, codes)
+    np.testing.assert_array_equal(by_frame.reference, codes)
+    np.testing.assert_array_equal(by_series.predictions, by_frame.predictions)
+    with pytest.raises(InputError, match="one row; got a table of 2 rows"):
+        DecisionRegionDisplay.from_estimator(
+            case.model,
+            case.X,
+            features=("income", "employment"),
+            reference=case.X.iloc[:2],
+        )

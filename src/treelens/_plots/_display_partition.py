@@ -20,7 +20,12 @@ from ._common import (
     scatter_classes,
     set_window,
 )
-from ._display_regions import DecisionRegionDisplay, as_array, require_classifier
+from ._display_regions import (
+    DecisionRegionDisplay,
+    as_array,
+    reference_array,
+    require_classifier,
+)
 from ._partition import (
     partition_rectangles,
     points_to_draw,
@@ -256,7 +261,11 @@ class PartitionDisplay(RenamedAttributes):
             )
         Xa = as_array(X, forest)
         ref = resolve_reference(
-            Xa, reference, forest.n_features, forest.n_categories, forest.feature_names
+            Xa,
+            reference_array(reference, forest),
+            forest.n_features,
+            forest.n_categories,
+            forest.feature_names,
         )
         box = resolve_window(Xa, (f0, f1), window, margin=margin)
         part = partition_rectangles(

@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._adapters import to_forest
-from .._core._features import has_labels
+from .._core._features import has_labels, series_as_row
 from .._core._forest import Forest
 from .._core._validation import column_names
 from .._exceptions import InputError, UnsupportedModelError
@@ -114,6 +114,20 @@ def as_array(X: Any, forest: Forest | None) -> NDArray[np.float64]:
     return array
 
 
+def reference_array(reference: Any, forest: Forest | None) -> Any:
+    """A reference row given in the user's columns (a Series, or a DataFrame of
+    one row) as the forest's values, its labels as codes; anything else as
+    given (checked by :func:`resolve_reference`)."""
+    if forest is None or reference is None or not hasattr(reference, "to_numpy"):
+        return reference
+    rows = as_array(series_as_row(reference), forest)
+    if rows.shape[0] != 1:
+        raise InputError(
+            f"`reference` must be one row; got a table of {rows.shape[0]} rows."
+        )
+    return rows[0]
+
+
 def resolve_view(
     model: Any,
     forest: Forest | None,
@@ -141,7 +155,9 @@ def resolve_view(
     )
     f0, f1 = resolve_features(names, features)
     k = forest.n_categories if forest is not None else None
-    ref = resolve_reference(Xa, reference, n_features, k, tuple(names))
+    ref = resolve_reference(
+        Xa, reference_array(reference, forest), n_features, k, tuple(names)
+    )
     box = resolve_window(Xa, (f0, f1), window, margin=margin)
     return Xa, names, (f0, f1), ref, box
 

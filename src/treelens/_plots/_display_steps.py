@@ -12,7 +12,7 @@ from .._adapters import to_forest
 from .._core._validation import feature_index
 from .._exceptions import InputError, UnsupportedModelError
 from ._common import RenamedAttributes, require_matplotlib, resolve_axes
-from ._display_regions import as_array
+from ._display_regions import as_array, reference_array
 from ._partition import (
     resolve_reference,
     resolve_tree_index,
@@ -174,7 +174,11 @@ class RegressionStepsDisplay(RenamedAttributes):
         f = feature_index(forest, feature)
         Xa = as_array(X, forest)
         ref = resolve_reference(
-            Xa, reference, forest.n_features, forest.n_categories, forest.feature_names
+            Xa,
+            reference_array(reference, forest),
+            forest.n_features,
+            forest.n_categories,
+            forest.feature_names,
         )
         span = resolve_window(Xa, (f,), window)[0]
         tree_depth = forest.trees[t].max_depth
