@@ -7,13 +7,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from .._exceptions import UnsupportedModelError
 from ._cache import derived
 from ._forest import Forest, Tree
 
 __all__ = ["LeafBoxes", "leaf_boxes"]
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class LeafBoxes:
     """The box of every leaf of every tree of a forest.
 
@@ -60,6 +61,12 @@ class LeafBoxes:
             getattr(self, name).setflags(write=False)
         for mask in self.allowed.values():
             mask.setflags(write=False)
+
+    def __repr__(self) -> str:
+        return (
+            f"LeafBoxes(n_trees={self.tree_offsets.size - 1}, "
+            f"n_leaves={self.n_leaves}, n_features={self.lower.shape[1]})"
+        )
 
     @property
     def n_leaves(self) -> int:
@@ -147,6 +154,11 @@ def leaf_boxes(forest: Forest) -> LeafBoxes:
     >>> boxes.lower.ravel().tolist(), boxes.upper.ravel().tolist()
     ([-inf, 1.5], [1.5, inf])
     """
+    if not isinstance(forest, Forest):
+        raise UnsupportedModelError(
+            "leaf_boxes reads a treelens Forest; expected treelens.to_forest(model), "
+            f"got a {type(forest).__name__}."
+        )
     return derived(forest, "leaf_boxes", lambda: _forest_boxes(forest))
 
 

@@ -89,6 +89,16 @@ class SaabasValues:
     feature_names_: tuple[str, ...]
     data_: pd.DataFrame
 
+    def __repr__(self) -> str:
+        outputs = (
+            "" if self.output_names_ is None else f", outputs={self.output_names_!r}"
+        )
+        return (
+            f"SaabasValues(output_space={self.output_space_!r}, "
+            f"n_rows={self.values_.shape[0]}, n_features={self.values_.shape[1]}"
+            f"{outputs})"
+        )
+
     def to_frame(self) -> pd.DataFrame:
         """One row per (row, [output,] feature): its value and contribution.
 

@@ -103,6 +103,12 @@ class DecisionPath:
     data_: pd.DataFrame
     n_trees_: int
 
+    def __repr__(self) -> str:
+        return (
+            f"DecisionPath(n_rows={self.leaves_.shape[0]}, n_trees={self.n_trees_}, "
+            f"n_conditions={len(self.conditions_)})"
+        )
+
     def to_frame(self) -> pd.DataFrame:
         """The merged rules with each one in words.
 

@@ -22,7 +22,7 @@ from ._streaming import replay_in_chunks
 __all__ = ["NodeStatistics", "node_statistics", "statistics_from_node_sums"]
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class NodeStatistics:
     """Statistics of every node of every tree, recomputed on data.
 
@@ -55,6 +55,13 @@ class NodeStatistics:
     weighted_n_node_samples_: tuple[NDArray[np.float64], ...]
     value_: tuple[NDArray[np.float64], ...]
     impurity_: tuple[NDArray[np.float64], ...]
+
+    def __repr__(self) -> str:
+        return (
+            f"NodeStatistics(n_trees={len(self.n_node_samples_)}, "
+            f"n_nodes={sum(n.size for n in self.n_node_samples_)}, "
+            f"forest={self.forest!r})"
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """All nodes of all trees as one table.
