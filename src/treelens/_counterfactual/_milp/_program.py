@@ -91,7 +91,15 @@ model only, built once per model and cached on the :class:`Forest`:
   static rows: HiGHS 1.16 takes no cuts from its caller during the search
   (highspy declares a lazy-constraint callback, but its MIP solver never
   calls it), so it cannot keep them in its cut pool, where rows that stop
-  binding age out of the nodes' LPs.
+  binding age out of the nodes' LPs.  Measured on two 500-tree rows with
+  the root's LP re-solved warm after each round (3,000 most violated rows a
+  round): on one proven in 52.6 s by the whole program (point 5.383), the root
+  bound rose from 3.93 to 5.03 and stopped there (15,170 rows, 39 s of rounds),
+  and 30 s of branch and bound over the 9,689 binding ones reached 5.19 (the
+  program without them: 4.77 in the same 30 s); on the slowest (point 11.07)
+  from 6.17 to 7.98 in 190 s, where it stalls, and 39 s of branch and bound
+  left it at 7.98.  So the rows of two leaves close a third of the gap at most:
+  not the proof of large forests either.
 
   More formulations were measured and left out:
 
