@@ -475,6 +475,22 @@ def test_contradictory_constraints(fitted):
         )
 
 
+@pytest.mark.parametrize(
+    ("keywords", "message"),
+    [
+        ({"immutable": "x0"}, r"`immutable` .* got 'x0' \(for one, write \['x0'\]\)"),
+        ({"integer": 2}, r"`integer` .* got 2 \(for one, write \[2\]\)"),
+        ({"increase_only": None}, "`increase_only` .* got None"),
+        ({"one_hot": ["x2", "x3"]}, r"one group: one_hot=\[\['a', 'b'\]\]"),
+        ({"allowed": {"colour": "red"}}, r"`allowed\['colour'\]` .* categories"),
+    ],
+)
+def test_a_lone_name_where_a_list_is_expected_is_refused(keywords, message):
+    # list("x0") would be the features 'x' and '0': "Unknown feature 'x'".
+    with pytest.raises(InputError, match=message):
+        Constraints(**keywords)
+
+
 def test_immutable_feature_in_changing_one_hot_group(fitted):
     X, clf, _, _ = fitted
     with pytest.raises(InputError, match="immutable but belongs to the one-hot group"):

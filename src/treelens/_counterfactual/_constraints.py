@@ -72,6 +72,14 @@ class Constraints:
         columns): the categories a counterfactual may hold there.  A row whose
         category is not allowed must change it.
 
+    Raises
+    ------
+    InputError
+        When a list is given as a lone name or number (``immutable="age"``,
+        which would read as the features ``'a'``, ``'g'``, ``'e'``), or a
+        one-hot group as a lone name.  Features are checked against the model
+        by :meth:`resolve`.
+
     Examples
     --------
     >>> from treelens import Constraints
@@ -90,13 +98,24 @@ class Constraints:
         one_hot: Iterable[Iterable[FeatureKey]] = (),
         allowed: Mapping[FeatureKey, Iterable[object]] | None = None,
     ) -> None:
-        self.immutable = list(immutable)
-        self.increase_only = list(increase_only)
-        self.decrease_only = list(decrease_only)
+        self.immutable = _features("immutable", immutable)
+        self.increase_only = _features("increase_only", increase_only)
+        self.decrease_only = _features("decrease_only", decrease_only)
         self.bounds = dict(bounds or {})
-        self.integer = list(integer)
-        self.one_hot = [list(group) for group in one_hot]
-        self.allowed = {key: list(values) for key, values in (allowed or {}).items()}
+        self.integer = _features("integer", integer)
+        groups = _features("one_hot", one_hot, _GROUPS)
+        if any(
+            isinstance(g, (str, bytes)) or not isinstance(g, Iterable) for g in groups
+        ):
+            raise InputError(
+                f"`one_hot` of Constraints must be {_GROUPS} (one group: "
+                f"one_hot=[['a', 'b']]); got {one_hot!r}."
+            )
+        self.one_hot = [list(group) for group in groups]
+        self.allowed = {
+            key: _features(f"allowed[{key!r}]", values, "a list of categories")
+            for key, values in (allowed or {}).items()
+        }
 
     def __repr__(self) -> str:
         parts = [
@@ -221,6 +240,23 @@ class Constraints:
             integer=integer,
             one_hot=tuple(groups),
         )
+
+
+_GROUPS = "a list of groups, each a list of features"
+
+
+def _features(
+    name: str, value: Any, expected: str = "a list of features (names or positions)"
+) -> list[Any]:
+    """``value`` as a list; a lone string or number (which ``list`` would split
+    into characters or refuse) is refused, naming the argument."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        lone = isinstance(value, (str, int)) and expected != _GROUPS
+        hint = f" (for one, write [{value!r}])" if lone else ""
+        raise InputError(
+            f"`{name}` of Constraints must be {expected}; got {value!r}{hint}."
+        )
+    return list(value)
 
 
 @dataclass(frozen=True, eq=False)
