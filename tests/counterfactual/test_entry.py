@@ -83,6 +83,17 @@ def test_bad_input(kwargs, match):
         counterfactual(model, X[:1], target=1, **kwargs)
 
 
+@pytest.mark.parametrize("method", ["auto", "tweak"])
+def test_reference_without_rows_or_with_other_columns_is_refused(method):
+    # An empty reference gave a "mad" cost of unit weights, leaf support 0 and
+    # numpy's "Mean of empty slice" warnings; a misfit one was called "X".
+    model, X = _model("rf_binary", 0)
+    with pytest.raises(InputError, match="`reference` must hold at least one row"):
+        counterfactual(model, X[:1], target=1, method=method, reference=X[:0])
+    with pytest.raises(InputError, match="`reference` does not fit the model"):
+        counterfactual(model, X[:1], target=1, method=method, reference=X[:, :-1])
+
+
 def test_auto_reaches_target_ranges_of_boosted_regressors():
     from sklearn.ensemble import GradientBoostingRegressor
 

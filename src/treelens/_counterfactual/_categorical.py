@@ -67,6 +67,7 @@ from ._problem import (
     as_float64,
     finish,
     prepare_problem,
+    reference_float64,
     search_at_target,
     stack_options,
 )
@@ -122,7 +123,7 @@ def check_fill(
     if (fill_missing is None or fill_missing is False) and fill_cost is None:
         return
     forest = to_forest(model)
-    ref = None if reference is None else as_float64(forest, reference)
+    ref = None if reference is None else reference_float64(forest, reference)
     resolve_fill(forest, fill_missing, fill_cost, ref, constraints)
 
 

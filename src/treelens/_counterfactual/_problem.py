@@ -52,6 +52,7 @@ __all__ = [
     "as_float64",
     "finish",
     "prepare_problem",
+    "reference_float64",
     "search_at_target",
     "source_predict",
     "stack_options",
@@ -405,6 +406,22 @@ def as_float64(forest: Forest, X: Any) -> NDArray[np.float64]:
     return checked_float64(forest, X)
 
 
+def reference_float64(forest: Forest, reference: Any) -> NDArray[np.float64]:
+    """``reference`` checked as the rows are (see :func:`as_float64`), the errors
+    naming it, and refused without a row: its medians, spreads and leaf counts
+    would all be empty."""
+    try:
+        ref = as_float64(forest, reference)
+    except InputError as exc:
+        raise InputError(f"`reference` does not fit the model: {exc}") from exc
+    if ref.shape[0] == 0:
+        raise InputError(
+            "`reference` must hold at least one row (typically the training "
+            "set); got 0 rows."
+        )
+    return ref
+
+
 def prepare_problem(
     model: Any,
     X: Any,
@@ -449,7 +466,7 @@ def prepare_problem(
             "missing values first)."
         )
     resolved_target = resolve_target(forest, target)
-    ref = None if reference is None else as_float64(forest, reference)
+    ref = None if reference is None else reference_float64(forest, reference)
     inferred: dict[str, Any] = {}
     if ref is not None:
         constraints, inferred = infer_constraints(
