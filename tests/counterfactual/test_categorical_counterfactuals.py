@@ -120,6 +120,40 @@ def test_category_cost_and_allowed_constraint():
         )  # fmt: skip
 
 
+def test_status_gap_and_reason_agree_with_the_numeric_search():
+    # Over categories a row already at the target had status "optimal" with
+    # gap inf, and a proven infeasible row gap inf where the numeric search
+    # states NaN.
+    case = PIPELINE_FACTORIES["sklearn.Pipeline"]()
+    rows = case.X.iloc[:8]
+    predicted = case.model.predict(rows)
+    target = predicted[0]
+    at = predicted == target
+    assert at.any() and not at.all()
+    frozen = Constraints(immutable=list(case.X.columns))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        free = optimal_counterfactual(case.model, rows, target=target, cost="l1")
+        none = optimal_counterfactual(
+            case.model, rows, target=target, cost="l1", constraints=frozen
+        )
+    assert (free.status_ == "optimal").all() and (free.gap_ == 0).all()
+    assert (none.status_[at] == "optimal").all() and (none.gap_[at] == 0).all()
+    assert (none.status_[~at] == "infeasible").all()
+    assert np.isnan(none.gap_[~at]).all()
+    assert set(none.reason_[~at]) == {
+        "infeasible: no change reaches the target under the constraints"
+    }
+
+
+def test_an_empty_allowed_set_is_refused():
+    case = PIPELINE_FACTORIES["sklearn.Pipeline"]()
+    empty = Constraints(allowed={"employment": []})
+    for search in (feature_tweak, optimal_counterfactual):
+        with pytest.raises(InputError, match="allowed categories of 'employment' are"):
+            search(case.model, case.X.iloc[:2], target="other", constraints=empty)
+
+
 def test_per_pair_category_costs():
     case = PIPELINE_FACTORIES["sklearn.Pipeline"]()
     rows = case.X.iloc[:8]

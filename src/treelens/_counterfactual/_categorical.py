@@ -61,7 +61,10 @@ from ._missing import FillPlan, resolve_fill
 from ._options import CategoryOption, Diversity, Option, option_moves
 from ._plausibility import keep_support
 from ._problem import (
+    REASON_INFEASIBLE,
+    REASON_NO_FLIP,
     REASON_NO_OPTION,
+    REASON_TIME_LIMIT,
     CounterfactualResult,
     Problem,
     as_float64,
@@ -248,6 +251,11 @@ def allowed_codes(
                     f"which the model does not know; expected some of {labels}."
                 )
             mask[labels.index(label)] = True
+        if not mask.any():
+            raise InputError(
+                f"The allowed categories of {names[j]!r} are empty, which leaves "
+                f"every row without a value; expected some of {labels}."
+            )
         out[j] = mask
     for j, spec in enumerate(forest.features):
         if spec.is_categorical and j not in out:
@@ -768,9 +776,14 @@ def _record(rows: NDArray[np.intp], under: _Under, price: float, state: _State) 
 
 
 def _finish(problem: Problem, state: _State, method: str) -> CounterfactualResult:
-    unresolved = (~state.found) & (state.reason == None)
-    state.reason[unresolved & ~problem.at_target] = "no candidate flips the ensemble"
     exact = method == "optimal_counterfactual"
+    unresolved = (~state.found) & (state.reason == None) & ~problem.at_target
+    if exact:
+        timed = state.status == "time_limit"
+        state.reason[unresolved & timed] = REASON_TIME_LIMIT
+        state.reason[unresolved & ~timed] = REASON_INFEASIBLE
+    else:
+        state.reason[unresolved] = REASON_NO_FLIP
     if exact:
         # The best answer is proven only if no assignment cut short by its time
         # limit may still reach below it.
@@ -792,7 +805,16 @@ def _finish(problem: Problem, state: _State, method: str) -> CounterfactualResul
         leaf=state.leaf,
         method=method,
         status=state.status if exact else None,
-        gap=np.where(state.found, state.gap, np.inf) if exact else None,
+        # As the numeric search states them: 0 where proven (a row already at
+        # the target included), NaN where proven infeasible, inf where the time
+        # ran out before any answer.
+        gap=np.where(
+            state.found | problem.at_target,
+            state.gap,
+            np.where(state.status == "infeasible", np.nan, np.inf),
+        )
+        if exact
+        else None,
     )
 
 
