@@ -154,6 +154,27 @@ def test_an_empty_allowed_set_is_refused():
             search(case.model, case.X.iloc[:2], target="other", constraints=empty)
 
 
+@pytest.mark.parametrize(
+    "keywords",
+    [
+        {"bounds": {"employment": (0, 1)}},
+        {"integer": ["employment"]},
+        {"increase_only": ["region"]},
+    ],
+)
+def test_numeric_constraints_on_a_categorical_column_are_refused(keywords):
+    # Bounds on a categorical column were dropped without a word.
+    case = PIPELINE_FACTORIES["sklearn.Pipeline"]()
+    name = next(iter(keywords.values()))
+    name = next(iter(name))
+    for search in (feature_tweak, optimal_counterfactual):
+        with pytest.raises(InputError, match=f"{name!r} is categorical"):
+            search(
+                case.model, case.X.iloc[:2], target="other",
+                constraints=Constraints(**keywords),
+            )  # fmt: skip
+
+
 def test_per_pair_category_costs():
     case = PIPELINE_FACTORIES["sklearn.Pipeline"]()
     rows = case.X.iloc[:8]

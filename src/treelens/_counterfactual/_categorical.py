@@ -466,7 +466,7 @@ def _sub_constraints(
             keep.append(key)
         return keep
 
-    for attribute in ("increase_only", "decrease_only", "integer"):
+    for attribute in ("increase_only", "decrease_only", "integer", "bounds"):
         for key in getattr(base, attribute):
             name = names[key] if isinstance(key, (int, np.integer)) else key
             if kinds.get(name) == "categorical":
