@@ -94,6 +94,27 @@ def test_reference_without_rows_or_with_other_columns_is_refused(method):
         counterfactual(model, X[:1], target=1, method=method, reference=X[:, :-1])
 
 
+@pytest.mark.parametrize("method", ["auto", "tweak"])
+@pytest.mark.parametrize(
+    ("category_cost", "match"),
+    [
+        ({"x0": 2.0}, "names 'x0', which is not a categorical column"),
+        (-1.0, "must be non-negative"),
+        ("high", "must be None, a number, or a mapping"),
+    ],
+)
+def test_category_cost_is_checked_for_a_model_without_categories(
+    method, category_cost, match
+):
+    # It was only read where categories are searched, so a model without
+    # categorical columns took any value without a word.
+    model, X = _model("rf_binary", 0)
+    with pytest.raises(InputError, match=match):
+        counterfactual(
+            model, X[:1], target=1, method=method, category_cost=category_cost
+        )
+
+
 def test_auto_reaches_target_ranges_of_boosted_regressors():
     from sklearn.ensemble import GradientBoostingRegressor
 

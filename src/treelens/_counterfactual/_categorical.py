@@ -78,6 +78,7 @@ from ._problem import (
 __all__ = [
     "CategoryCost",
     "CategoryPlan",
+    "check_category_cost",
     "check_fill",
     "needs_fixed_search",
     "resolve_category_cost",
@@ -159,6 +160,13 @@ def assigned_categorical(forest: Forest, problem: Any) -> NDArray[np.intp]:
     return split_categorical(forest, _isolation_trees(problem))
 
 
+def check_category_cost(model: Any, category_cost: CategoryCost) -> None:
+    """Check ``category_cost`` at the public boundary, whether or not the search
+    goes through categories (see :func:`resolve_category_cost`)."""
+    if category_cost is not None:
+        resolve_category_cost(to_forest(model), category_cost)
+
+
 def resolve_category_cost(
     forest: Forest, category_cost: CategoryCost
 ) -> dict[int, NDArray[np.float64]]:
@@ -184,12 +192,17 @@ def resolve_category_cost(
             "`category_cost` must be None, a number, or a mapping from column to a "
             f"number or a table of (from, to) costs; got {type(category_cost).__name__}."
         )
-    names = forest.feature_names
+    categorical = [spec.name for spec in forest.features if spec.is_categorical]
     for key in per_column:
-        if key not in names or not forest.features[names.index(key)].is_categorical:
+        if key not in categorical:
+            expected = (
+                f"one of {categorical}"
+                if categorical
+                else "a categorical column, and the model has none"
+            )
             raise InputError(
                 f"`category_cost` names {key!r}, which is not a categorical column; "
-                f"expected one of {[s.name for s in forest.features if s.is_categorical]}."
+                f"expected {expected}."
             )
     for j, spec in enumerate(forest.features):
         if not spec.is_categorical:

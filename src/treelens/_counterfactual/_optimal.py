@@ -49,6 +49,7 @@ from .._types import (
 )
 from ._categorical import (
     CategoryCost,
+    check_category_cost,
     check_fill,
     needs_fixed_search,
     search_with_fixed,
@@ -231,6 +232,7 @@ def optimal_counterfactual(
     _check_time_limit(time_limit)
     check_memory_budget(memory_budget)
     n_options = check_options(n_counterfactuals, diversity)
+    check_category_cost(model, category_cost)
     check_fill(model, fill_missing, fill_cost, reference, constraints)
     if needs_fixed_search(model, X, isolation_forest):
         return search_with_fixed(optimal_rows, model, X,
