@@ -324,6 +324,11 @@ def _decode_column(
     if isinstance(column.dtype, pd.CategoricalDtype):
         # The user's categorical dtype, which numpy values would lose.
         return pd.Categorical(column)
+    if like is not None and not isinstance(column.dtype, np.dtype):
+        # The user's nullable dtype ("Int64", "boolean"): numpy would give
+        # int64 or bool, or objects holding pd.NA where a value is missing,
+        # which the model's own predict cannot read.
+        return column.array
     return np.asarray(column.to_numpy())
 
 
