@@ -356,3 +356,44 @@ def test_tweak_moves_each_category_to_the_cheapest_its_leaf_admits(seed):
         numeric = [j for j, s in enumerate(FEATURES) if not s.is_categorical]
         l1 = np.abs(x_cf[numeric] - x[numeric]).sum()
         assert tweak.cost_[i] == pytest.approx(l1 + price, rel=1e-9, abs=1e-12)
+
+
+def test_a_category_the_model_never_saw_is_kept_as_given():
+    # An unseen label kept (immutable) came back as missing in X_cf_, though
+    # the encoder sends unseen and missing values different ways here.
+    from sklearn.compose import make_column_transformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OrdinalEncoder
+
+    rng = np.random.default_rng(0)
+    n = 300
+    X = pd.DataFrame(
+        {
+            "income": rng.normal(50, 15, n).round(1),
+            "job": rng.choice(["clerk", "nurse", "pilot"], n).astype(object),
+        }
+    )
+    missing = rng.random(n) < 0.3
+    X.loc[missing, "job"] = np.nan
+    y = np.where(missing | (X["income"] > 60), "yes", "no")
+    encoder = OrdinalEncoder(
+        handle_unknown="use_encoded_value", unknown_value=-1, encoded_missing_value=-3
+    )
+    model = make_pipeline(
+        make_column_transformer((encoder, ["job"]), remainder="passthrough"),
+        RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0),
+    ).fit(X, y)
+    rows = X.iloc[:8].assign(job="astronaut")
+    gone = rows.assign(job=pd.Series(np.nan, index=rows.index, dtype=object))
+    assert (model.predict(rows) != model.predict(gone)).any()
+    frozen = Constraints(immutable=["job"])
+    for search, options in (
+        (feature_tweak, {}),
+        (optimal_counterfactual, {}),
+        (optimal_counterfactual, {"n_counterfactuals": 2}),
+    ):
+        result = search(model, rows, target="yes", constraints=frozen, **options)
+        found = result.found_
+        assert found.any()
+        assert (result.X_cf_.loc[found, "job"] == "astronaut").all()
+        assert (model.predict(result.X_cf_[found]) == "yes").all()

@@ -533,10 +533,14 @@ def _user_frame(forest: Forest, X: Any) -> Any:
 
 
 def source_predict(
-    problem: Problem, X: NDArray[np.float64], keep: dict[str, Any] | None = None
+    problem: Problem,
+    X: NDArray[np.float64],
+    keep: dict[str, Any] | None = None,
+    rows: NDArray[np.intp] | None = None,
 ) -> NDArray[Any]:
-    """Predictions of the source model (or the bare Forest) for rows ``X``; the
-    rows decoded to the user's columns are kept in ``keep["frame"]``.
+    """Predictions of the source model (or the bare Forest) for rows ``X`` (of
+    the user's rows ``rows``, all by default); the rows decoded to the user's
+    columns are kept in ``keep["frame"]``.
 
     What the Forest predicts: the model's ``predict``, or for an
     IsolationForest (link ``"isolation"``) its ``score_samples``.
@@ -548,10 +552,14 @@ def source_predict(
         if problem.forest.link == "isolation"
         else problem.source.predict
     )
+    # The user's own rows: a label the model never saw, kept, stays that label.
+    like = problem.frame
+    if like is not None and rows is not None:
+        like = like.iloc[rows]
     if problem.forest.has_labels:
         from .._core._features import decode
 
-        frame = decode(problem.forest, X, like=problem.frame)
+        frame = decode(problem.forest, X, like=like)
         if keep is not None:
             keep["frame"] = frame
         return np.asarray(predict(frame))
@@ -564,7 +572,7 @@ def source_predict(
         # The model predicts on rows in the user's columns and dtypes.
         from .._core._features import decode
 
-        frame = decode(problem.forest, X, like=problem.frame)
+        frame = decode(problem.forest, X, like=like)
         if keep is not None:
             keep["frame"] = frame
         return np.asarray(predict(frame))
@@ -680,7 +688,7 @@ def finish(
         predicted: NDArray[Any] = np.full(rows.size, None, dtype=object)
         ok = np.ones(rows.size, dtype=bool)
         if confirm:
-            predicted = source_predict(problem, X_cf[rows], keep=decoded)
+            predicted = source_predict(problem, X_cf[rows], keep=decoded, rows=rows)
             ok = problem.target.meets(predicted, problem.current[rows])
         # A missing value stays missing unless it may be filled (from its
         # start); every other value is finite.
