@@ -134,3 +134,22 @@ def test_auto_reaches_target_ranges_of_boosted_regressors():
     assert tweak.found_.sum() < auto.found_.sum()
     found = tweak.found_
     assert (auto.cost_[found] <= tweak.cost_[found] * (1 + 1e-6)).all()
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("target", [(None, 0.0), (0.0, 0.0), (-1.0, -0.5)])
+def test_a_range_a_log_link_cannot_reach_is_infeasible_without_warnings(target):
+    # A Poisson model predicts more than 0: the raw range of (None, 0) is
+    # empty, and the local search warned "invalid value encountered in
+    # subtract" (inf - inf) on its way to "infeasible".
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = rng.poisson(np.exp(0.5 * X[:, 0] + 0.3 * X[:, 1]))
+    model = HistGradientBoostingRegressor(max_iter=15, max_depth=3, loss="poisson")
+    model.fit(X, y)
+    result = counterfactual(model, X[:3], target=target, n_counterfactuals=2)
+    assert not result.found_.any()
+    assert (result.status_ == "infeasible").all()
+    assert np.isnan(result.gap_).all()

@@ -508,7 +508,12 @@ def _solve_rows(
     per row of the problem, the cost every answer must be under."""
     n, n_features = problem.X.shape
     out = _Answers.empty(n_options, n, n_features)
+    unreachable = _unreachable(problem)
     for position, i in enumerate(todo):  # one program per row and option
+        if unreachable:
+            out.status[:, i], out.reason[:, i] = "infeasible", REASON_INFEASIBLE
+            out.gap[:, i] = np.nan
+            continue
         row = _price_row(problem, program, int(i))
         known = None
         if tweak is not None:
@@ -562,6 +567,17 @@ def _solve_rows(
         for o in range(n_options)
     ]
     return stack_options(results, problem)
+
+
+def _unreachable(problem: Problem) -> bool:
+    """Whether no prediction lies in the target's interval whatever the trees
+    add up to: a link's range misses it (a log link predicts more than 0, so
+    ``(None, 0)`` is out of reach; its raw interval is empty)."""
+    target = problem.target
+    if target.kind != "interval":
+        return False
+    low, high = problem.forest.raw_interval(target.low, target.high)
+    return not low <= high or high == -np.inf or low == np.inf
 
 
 def _price_row(problem: Problem, program: ForestProgram, i: int) -> _Row:
