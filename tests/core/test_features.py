@@ -40,6 +40,9 @@ def _forest(features):
 
 def _reference_like(column, model, spec):
     if spec.dropped:
+        if len(model) == len(column):  # the same rows: their own values
+            own = model.reset_index(drop=True)
+            return own.where(column.notna().to_numpy())
         first = model.iloc[0] if len(model) else None
         return pd.Series([first] * len(column), dtype=model.dtype)
     dtype = model.dtype

@@ -397,3 +397,42 @@ def test_a_category_the_model_never_saw_is_kept_as_given():
         assert found.any()
         assert (result.X_cf_.loc[found, "job"] == "astronaut").all()
         assert (model.predict(result.X_cf_[found]) == "yes").all()
+
+
+def test_columns_the_pipeline_drops_keep_each_rows_own_value():
+    # A column the model never reads came back holding the first row's value
+    # in every counterfactual (age 70 for a row of age 34).
+    from sklearn.compose import make_column_transformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    rng = np.random.default_rng(0)
+    n = 300
+    X = pd.DataFrame(
+        {
+            "age": rng.integers(18, 80, n),
+            "income": rng.normal(50, 15, n).round(1),
+            "job": rng.choice(["clerk", "nurse", "pilot"], n).astype(object),
+            "city": rng.choice(["x", "y"], n).astype(object),
+        }
+    )
+    y = np.where((X["income"] > 55) | (X["job"] == "pilot"), "yes", "no")
+    model = make_pipeline(
+        make_column_transformer(
+            (OneHotEncoder(), ["job"]), ("passthrough", ["income"]), remainder="drop"
+        ),
+        RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0),
+    ).fit(X, y)
+    rows = X.iloc[:10]
+    for search, options in (
+        (feature_tweak, {}),
+        (optimal_counterfactual, {}),
+        (optimal_counterfactual, {"n_counterfactuals": 2}),
+    ):
+        result = search(model, rows, target="yes", **options)
+        found = result.found_
+        given = rows.iloc[result.row_]
+        assert found.any()
+        for column in ("age", "city"):
+            kept = result.X_cf_[column].to_numpy()[found]
+            np.testing.assert_array_equal(kept, given[column].to_numpy()[found])

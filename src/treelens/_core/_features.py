@@ -280,9 +280,10 @@ def decode(
     missing: the missing value ``like``'s column holds, else ``nan``), booleans become ``bool``; with ``like`` (the user's frame), each
     column takes the dtype of ``like``'s column where no value changes, and
     columns the model never reads hold ``like``'s first value.  When ``like``
-    holds the same rows as ``codes``, the unknown code of a row whose own
-    label the model never saw decodes to that label (it was kept, not made
-    missing: an encoder may send the two different ways).
+    holds the same rows as ``codes``, those columns hold each row's own value
+    instead (missing where the row's codes are), and the unknown code of a row
+    whose own label the model never saw decodes to that label (it was kept,
+    not made missing: an encoder may send the two different ways).
     """
     codes = np.asarray(codes, dtype=np.float64)
     dtypes = {} if like is None else dict(zip(like.columns, like.dtypes))
@@ -403,6 +404,10 @@ def _like(column: pd.Series, model: pd.Series, spec: FeatureSpec) -> pd.Series:
     """``column`` in the dtype of the user's ``model`` column when no value
     changes (an integer column stays integer while the values are whole)."""
     if spec.dropped:
+        if len(model) == len(column):
+            # The same rows: each keeps its own value (missing where its codes
+            # are, a row without an answer).
+            return model.reset_index(drop=True).where(column.notna().to_numpy())
         first = model.iloc[0] if len(model) else None
         return pd.Series([first] * len(column), dtype=model.dtype)
     dtype = model.dtype
