@@ -569,3 +569,33 @@ def test_every_supported_model_equals_exhaustive_search(name):
                 _check_against_reference(
                     model, rows, target, "l1", mode, None, complete
                 )
+
+
+def test_an_upper_bound_at_the_threshold_leaves_the_box_above_it_out():
+    # The box above a threshold t within a bound (None, t) holds no value; its
+    # candidate was moved just past t, out of the bound, and rejected by the
+    # final check with "this is a bug in treelens" (also from the exact
+    # search, which starts from feature tweaking's answer).  Histogram
+    # boosting compares float64: no value at most t goes right.
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = (X[:, 0] > 0.0).astype(int)
+    model = HistGradientBoostingClassifier(max_iter=1, max_depth=2, learning_rate=1.0)
+    model.fit(X, y)
+    t = float(to_forest(model).trees[0].threshold[0])
+    row = np.array([[t - 1.0, 0.0]])
+    assert model.predict(row)[0] == 0 and model.predict([[t + 1.0, 0.0]])[0] == 1
+    bounds = Constraints(bounds={0: (None, t)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CounterfactualCheckWarning)
+        tweak = feature_tweak(model, row, target=1, constraints=bounds)
+        exact = treelens.optimal_counterfactual(
+            model, row, target=1, constraints=bounds
+        )
+    assert not tweak.found_[0] and tweak.reason_[0] in (
+        REASON_NOT_REACHABLE,
+        REASON_NO_FLIP,
+    )
+    assert exact.status_[0] == "infeasible"
