@@ -75,6 +75,9 @@ def test_a_time_limit_returns_the_best_found_with_its_gap(cancer):
         ({"method": "fast"}, "method"),
         ({"method": "tweak", "margin": 0.1}, "margin"),
         ({"cost": "cosine", "margin": Margin(vote=0.1)}, "margin"),
+        # mode was dropped without a word by the exact search.
+        ({"mode": "paper"}, "`mode` chooses feature tweaking's candidates"),
+        ({"method": "optimal", "mode": "paper"}, "mode='paper'"),
     ],
 )
 def test_bad_input(kwargs, match):
