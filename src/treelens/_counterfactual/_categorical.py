@@ -465,34 +465,51 @@ def _sub_constraints(
     frame: Any = None,
 ) -> Constraints:
     """The user's constraints on numeric columns, with the fixed ones immutable;
-    integer and boolean columns of the user's ``frame`` stay whole (0 or 1)."""
+    integer and boolean columns of the user's ``frame`` stay whole (0 or 1).
+
+    A fixed column holds a placeholder (a category's assignment, or a missing
+    value kept missing, written 0), so the user's bounds, directions and
+    integrality of it are left out: they are about values it does not take.
+    """
     base = constraints or Constraints()
     names = forest.feature_names
     kinds = {name: spec.kind for name, spec in zip(names, forest.features)}
+    held = set(fixed.tolist())
+    held_names = {names[j] for j in held}
+
+    def name_of(key: Any) -> Any:
+        if isinstance(key, (int, np.integer)):
+            # An index out of range is refused when the constraints resolve.
+            return names[key] if 0 <= key < len(names) else key
+        return key
 
     def numeric(keys: Any) -> list[Any]:
         keep = []
         for key in keys:
-            name = names[key] if isinstance(key, (int, np.integer)) else key
-            if kinds.get(name) == "categorical":
+            if kinds.get(name_of(key)) == "categorical":
                 continue
             keep.append(key)
         return keep
 
+    def free(keys: Any) -> list[Any]:
+        return [key for key in keys if name_of(key) not in held_names]
+
     for attribute in ("increase_only", "decrease_only", "integer", "bounds"):
         for key in getattr(base, attribute):
-            name = names[key] if isinstance(key, (int, np.integer)) else key
+            name = name_of(key)
             if kinds.get(name) == "categorical":
                 raise InputError(
                     f"`{attribute}` applies to numeric columns; {name!r} is "
                     "categorical (restrict it with Constraints(allowed=...))."
                 )
-    bounds = {k: v for k, v in base.bounds.items() if k in numeric([k])}
-    integer = list(base.integer)
+    bounds = {k: v for k, v in base.bounds.items() if k in numeric(free([k]))}
+    integer = free(base.integer)
     if frame is not None:
         dtypes = dict(zip(frame.columns, frame.dtypes))
         for j, spec in enumerate(forest.features):
             if spec.kind != "numeric" or spec.dropped or spec.name not in dtypes:
+                continue
+            if j in held:
                 continue
             kind = dtypes[spec.name].kind
             if kind in "iub":
@@ -501,8 +518,8 @@ def _sub_constraints(
                 bounds[j] = (0, 1)
     return Constraints(
         immutable=[*numeric(base.immutable), *fixed.tolist()],
-        increase_only=base.increase_only,
-        decrease_only=base.decrease_only,
+        increase_only=free(base.increase_only),
+        decrease_only=free(base.decrease_only),
         bounds=bounds,
         integer=integer,
         one_hot=base.one_hot,

@@ -424,7 +424,12 @@ class ResolvedConstraints:
         return values, feasible
 
     def satisfied(
-        self, X: NDArray[np.float64], X_cf: NDArray[np.float64], *, atol: float = 0.0
+        self,
+        X: NDArray[np.float64],
+        X_cf: NDArray[np.float64],
+        *,
+        atol: float = 0.0,
+        missing: NDArray[np.bool_] | None = None,
     ) -> NDArray[np.bool_]:
         """Whether each counterfactual row respects every constraint.
 
@@ -432,22 +437,26 @@ class ResolvedConstraints:
         ----------
         X, X_cf : ndarray of shape (n, n_features)
             Original rows and their counterfactuals.
+        missing : ndarray of shape (n, n_features), bool, optional
+            Values missing in the row and kept missing: no value, so no
+            bound, direction or integrality applies to them.
 
         Returns
         -------
         ndarray of shape (n,), bool
         """
+        skip = np.zeros(X.shape, dtype=bool) if missing is None else missing
         ok = np.ones(X.shape[0], dtype=bool)
-        ok &= (X_cf[:, self.immutable] == X[:, self.immutable]).all(axis=1)
-        ok &= (X_cf[:, self.increase_only] >= X[:, self.increase_only] - atol).all(
-            axis=1
-        )
-        ok &= (X_cf[:, self.decrease_only] <= X[:, self.decrease_only] + atol).all(
-            axis=1
-        )
-        ok &= ((X_cf >= self.lower - atol) & (X_cf <= self.upper + atol)).all(axis=1)
-        ints = X_cf[:, self.integer]
-        ok &= (ints == np.round(ints)).all(axis=1)
+        same = (X_cf == X) | skip
+        ok &= same[:, self.immutable].all(axis=1)
+        up = (X_cf >= X - atol) | skip
+        ok &= up[:, self.increase_only].all(axis=1)
+        down = (X_cf <= X + atol) | skip
+        ok &= down[:, self.decrease_only].all(axis=1)
+        inside = (X_cf >= self.lower - atol) & (X_cf <= self.upper + atol)
+        ok &= (inside | skip).all(axis=1)
+        whole = (X_cf == np.round(X_cf)) | skip
+        ok &= whole[:, self.integer].all(axis=1)
         for group in self.one_hot:
             block = X_cf[:, group]
             ok &= np.isin(block, (0.0, 1.0)).all(axis=1) & (block.sum(axis=1) == 1)

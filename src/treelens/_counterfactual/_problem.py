@@ -700,6 +700,7 @@ def finish(
         ok &= problem.constraints.satisfied(
             np.where(kept_missing, 0.0, start),
             np.where(kept_missing, 0.0, X_cf[rows]),
+            missing=kept_missing,
         )
         ok &= (np.isfinite(X_cf[rows]) | kept_missing).all(axis=1)
         if problem.isolation is not None:
