@@ -436,3 +436,16 @@ def test_columns_the_pipeline_drops_keep_each_rows_own_value():
         for column in ("age", "city"):
             kept = result.X_cf_[column].to_numpy()[found]
             np.testing.assert_array_equal(kept, given[column].to_numpy()[found])
+
+
+@pytest.mark.parametrize("keywords", [{"increase_only": [9]}, {"bounds": {-1: (0, 1)}}])
+def test_a_feature_index_out_of_range_is_refused_over_categories(keywords):
+    # Over categories, an index out of range raised a bare IndexError, and -1
+    # was read as the last column.
+    case = PIPELINE_FACTORIES["sklearn.Pipeline"]()
+    for search in (feature_tweak, optimal_counterfactual):
+        with pytest.raises(InputError, match="Feature index must be in"):
+            search(
+                case.model, case.X.iloc[:2], target="other",
+                constraints=Constraints(**keywords),
+            )  # fmt: skip
