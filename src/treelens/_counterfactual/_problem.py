@@ -552,7 +552,8 @@ def source_predict(
         if problem.forest.link == "isolation"
         else problem.source.predict
     )
-    # The user's own rows: a label the model never saw, kept, stays that label.
+    # The user's own rows, so that a label the model never saw, kept, stays
+    # that label and a column the model never reads keeps the row's value.
     like = problem.frame
     if like is not None and rows is not None:
         like = like.iloc[rows]
