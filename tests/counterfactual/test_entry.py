@@ -78,6 +78,8 @@ def test_a_time_limit_returns_the_best_found_with_its_gap(cancer):
         # mode was dropped without a word by the exact search.
         ({"mode": "paper"}, "`mode` chooses feature tweaking's candidates"),
         ({"method": "optimal", "mode": "paper"}, "mode='paper'"),
+        # inf is positive: the message said "a positive number ... got inf".
+        ({"time_limit": float("inf")}, "positive, finite number of seconds; got inf"),
     ],
 )
 def test_bad_input(kwargs, match):

@@ -357,7 +357,8 @@ def _check_time_limit(time_limit: object) -> None:
         or time_limit <= 0
     ):
         raise InputError(
-            f"`time_limit` must be a positive number of seconds; got {time_limit!r}."
+            f"`time_limit` must be a positive, finite number of seconds; got "
+            f"{time_limit!r}."
         )
 
 
