@@ -449,3 +449,33 @@ def test_a_feature_index_out_of_range_is_refused_over_categories(keywords):
                 case.model, case.X.iloc[:2], target="other",
                 constraints=Constraints(**keywords),
             )  # fmt: skip
+
+
+@pytest.mark.parametrize("library", ["sklearn", "lightgbm"])
+def test_a_model_fitted_on_an_array_of_category_codes_is_confirmed_on_one(library):
+    # The answers were confirmed on a DataFrame of object columns: LightGBM
+    # refused it ("pandas dtypes must be int, float or bool"), and
+    # HistGradientBoosting warned that it was fitted without feature names.
+    rng = np.random.default_rng(0)
+    X = np.column_stack(
+        [rng.integers(0, 5, 400), rng.normal(size=400), rng.integers(0, 3, 400)]
+    ).astype(float)
+    y = ((X[:, 0] % 2 == 0) ^ (X[:, 1] > 0.5)).astype(int)
+    if library == "sklearn":
+        from sklearn.ensemble import HistGradientBoostingClassifier
+
+        model = HistGradientBoostingClassifier(
+            max_iter=10, max_depth=3, categorical_features=[True, False, True]
+        ).fit(X, y)
+    else:
+        lightgbm = pytest.importorskip("lightgbm")
+        model = lightgbm.LGBMClassifier(n_estimators=10, num_leaves=6, verbose=-1)
+        model.fit(X, y, categorical_feature=[0, 2])
+    assert treelens.to_forest(model).has_categorical
+    rows = X[model.predict(X) == 0][:4]
+    for search in (feature_tweak, optimal_counterfactual):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            result = search(model, rows, target=1)
+        assert isinstance(result.X_cf_, np.ndarray) and result.found_.all()
+        assert (model.predict(result.X_cf_) == 1).all()

@@ -557,14 +557,18 @@ def source_predict(
     like = problem.frame
     if like is not None and rows is not None:
         like = like.iloc[rows]
+    from .._adapters._native import booster_predict
+
     if problem.forest.has_labels:
         from .._core._features import decode
 
         frame = decode(problem.forest, X, like=like)
         if keep is not None:
             keep["frame"] = frame
+        numbers = _fitted_on_numbers(problem.source, frame) if like is None else None
+        if numbers is not None:
+            return np.asarray(predict(numbers))
         return np.asarray(predict(frame))
-    from .._adapters._native import booster_predict
 
     predicted = booster_predict(problem.source, X)  # XGBoost / LightGBM Boosters
     if predicted is not None:
@@ -583,6 +587,22 @@ def source_predict(
 
         return np.asarray(predict(pd.DataFrame(X, columns=list(names))))
     return np.asarray(predict(X))
+
+
+def _fitted_on_numbers(source: Any, frame: Any) -> NDArray[np.float64] | None:
+    """``frame``'s labels as an array of numbers for an estimator fitted on an
+    array (it has ``n_features_in_`` but no column names: HistGradientBoosting
+    or LightGBM given categorical codes), which refuses a DataFrame of object
+    columns or warns on its column names; None otherwise."""
+    fitted_on_array = hasattr(source, "n_features_in_") and (
+        getattr(source, "feature_names_in_", None) is None
+    )
+    if not fitted_on_array:
+        return None
+    try:
+        return np.asarray(frame.to_numpy(dtype=np.float64, na_value=np.nan))
+    except (TypeError, ValueError):
+        return None  # labels that are not numbers
 
 
 def _filled_start(
