@@ -479,3 +479,28 @@ def test_a_model_fitted_on_an_array_of_category_codes_is_confirmed_on_one(librar
             result = search(model, rows, target=1)
         assert isinstance(result.X_cf_, np.ndarray) and result.found_.all()
         assert (model.predict(result.X_cf_) == 1).all()
+
+
+def test_codes_given_as_an_array_to_lightgbm_fitted_on_category_columns():
+    # A numeric array is read as codes; the answers were confirmed on labels
+    # in object columns, which LightGBM refused: "train and valid dataset
+    # categorical_feature do not match".
+    lightgbm = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(
+        {
+            "job": pd.Categorical(rng.choice(["clerk", "nurse", "pilot"], 300)),
+            "income": rng.normal(50, 15, 300),
+        }
+    )
+    y = ((X["job"] == "pilot") | (X["income"] > 60)).astype(int)
+    model = lightgbm.LGBMClassifier(n_estimators=5, num_leaves=4, verbose=-1)
+    model.fit(X, y)
+    codes = treelens.to_forest(model).encode(X)
+    rows = codes[model.predict(X) == 0][:4]
+    for search in (feature_tweak, optimal_counterfactual):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", CounterfactualCheckWarning)
+            result = search(model, rows, target=1)
+        assert result.found_.all()
+        assert (result.cf_prediction_ == 1).all()

@@ -568,6 +568,8 @@ def source_predict(
         numbers = _fitted_on_numbers(problem.source, frame) if like is None else None
         if numbers is not None:
             return np.asarray(predict(numbers))
+        if like is None:
+            frame = _categorical_dtypes(problem.forest, frame)
         return np.asarray(predict(frame))
 
     predicted = booster_predict(problem.source, X)  # XGBoost / LightGBM Boosters
@@ -587,6 +589,21 @@ def source_predict(
 
         return np.asarray(predict(pd.DataFrame(X, columns=list(names))))
     return np.asarray(predict(X))
+
+
+def _categorical_dtypes(forest: Forest, frame: Any) -> Any:
+    """``frame`` (labels decoded from codes given as an array) with each
+    categorical column a pandas Categorical of the model's categories, as a
+    model fitted on a DataFrame of ``category`` columns (LightGBM) needs."""
+    import pandas as pd
+
+    frame = frame.copy()
+    for spec in forest.features:
+        if spec.is_categorical and spec.name in frame.columns:
+            frame[spec.name] = pd.Categorical(
+                frame[spec.name], categories=list(spec.categories or ())
+            )
+    return frame
 
 
 def _fitted_on_numbers(source: Any, frame: Any) -> NDArray[np.float64] | None:
