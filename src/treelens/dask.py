@@ -305,7 +305,7 @@ def _inferred_once(
         constraints_from,
         resolve_infer,
     )
-    from ._counterfactual._problem import as_float64
+    from ._counterfactual._problem import reference_float64
 
     reference = kwargs.get("reference")
     kinds = resolve_infer(kwargs.get("infer", True))
@@ -313,7 +313,7 @@ def _inferred_once(
         return kwargs, None
     forest = to_forest(model)
     parts = _feature_partitions(forest, X)
-    ref = as_float64(forest, reference)
+    ref = reference_float64(forest, reference)
     columns = ColumnSummary.of(ref)
     summarize = dask.delayed(_column_summary, pure=True)
     for summary in _compute([summarize(forest, p) for p in parts], scheduler, False):

@@ -40,6 +40,9 @@ def _forest(features):
 
 def _reference_like(column, model, spec):
     if spec.dropped:
+        if len(model) == len(column):  # the same rows: their own values
+            own = model.reset_index(drop=True)
+            return own.where(column.notna().to_numpy())
         first = model.iloc[0] if len(model) else None
         return pd.Series([first] * len(column), dtype=model.dtype)
     dtype = model.dtype
@@ -84,9 +87,10 @@ def _reference_decode(forest, codes, like):
             column = pd.Series(x)
         if like is not None and spec.name in like.columns:
             column = _reference_like(column, like[spec.name], spec)
-        # The user's categorical dtype is kept (numpy values would lose it).
-        categorical = isinstance(column.dtype, pd.CategoricalDtype)
-        columns[spec.name] = column.array if categorical else column.to_numpy()
+        # The user's categorical and nullable dtypes are kept (numpy values
+        # would lose them, and hold pd.NA as an object where one is missing).
+        kept = like is not None and not isinstance(column.dtype, np.dtype)
+        columns[spec.name] = column.array if kept else column.to_numpy()
     index = like.index if like is not None and len(like) == len(codes) else None
     return pd.DataFrame(columns, index=index)
 

@@ -120,6 +120,61 @@ def test_category_cost_and_allowed_constraint():
         )  # fmt: skip
 
 
+def test_status_gap_and_reason_agree_with_the_numeric_search():
+    # Over categories a row already at the target had status "optimal" with
+    # gap inf, and a proven infeasible row gap inf where the numeric search
+    # states NaN.
+    case = PIPELINE_FACTORIES["sklearn.Pipeline"]()
+    rows = case.X.iloc[:8]
+    predicted = case.model.predict(rows)
+    target = predicted[0]
+    at = predicted == target
+    assert at.any() and not at.all()
+    frozen = Constraints(immutable=list(case.X.columns))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        free = optimal_counterfactual(case.model, rows, target=target, cost="l1")
+        none = optimal_counterfactual(
+            case.model, rows, target=target, cost="l1", constraints=frozen
+        )
+    assert (free.status_ == "optimal").all() and (free.gap_ == 0).all()
+    assert (none.status_[at] == "optimal").all() and (none.gap_[at] == 0).all()
+    assert (none.status_[~at] == "infeasible").all()
+    assert np.isnan(none.gap_[~at]).all()
+    assert set(none.reason_[~at]) == {
+        "infeasible: no change reaches the target under the constraints"
+    }
+
+
+def test_an_empty_allowed_set_is_refused():
+    case = PIPELINE_FACTORIES["sklearn.Pipeline"]()
+    empty = Constraints(allowed={"employment": []})
+    for search in (feature_tweak, optimal_counterfactual):
+        with pytest.raises(InputError, match="allowed categories of 'employment' are"):
+            search(case.model, case.X.iloc[:2], target="other", constraints=empty)
+
+
+@pytest.mark.parametrize(
+    "keywords",
+    [
+        {"bounds": {"employment": (0, 1)}},
+        {"integer": ["employment"]},
+        {"increase_only": ["region"]},
+    ],
+)
+def test_numeric_constraints_on_a_categorical_column_are_refused(keywords):
+    # Bounds on a categorical column were dropped without a word.
+    case = PIPELINE_FACTORIES["sklearn.Pipeline"]()
+    name = next(iter(keywords.values()))
+    name = next(iter(name))
+    for search in (feature_tweak, optimal_counterfactual):
+        with pytest.raises(InputError, match=f"{name!r} is categorical"):
+            search(
+                case.model, case.X.iloc[:2], target="other",
+                constraints=Constraints(**keywords),
+            )  # fmt: skip
+
+
 def test_per_pair_category_costs():
     case = PIPELINE_FACTORIES["sklearn.Pipeline"]()
     rows = case.X.iloc[:8]
@@ -301,3 +356,151 @@ def test_tweak_moves_each_category_to_the_cheapest_its_leaf_admits(seed):
         numeric = [j for j, s in enumerate(FEATURES) if not s.is_categorical]
         l1 = np.abs(x_cf[numeric] - x[numeric]).sum()
         assert tweak.cost_[i] == pytest.approx(l1 + price, rel=1e-9, abs=1e-12)
+
+
+def test_a_category_the_model_never_saw_is_kept_as_given():
+    # An unseen label kept (immutable) came back as missing in X_cf_, though
+    # the encoder sends unseen and missing values different ways here.
+    from sklearn.compose import make_column_transformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OrdinalEncoder
+
+    rng = np.random.default_rng(0)
+    n = 300
+    X = pd.DataFrame(
+        {
+            "income": rng.normal(50, 15, n).round(1),
+            "job": rng.choice(["clerk", "nurse", "pilot"], n).astype(object),
+        }
+    )
+    missing = rng.random(n) < 0.3
+    X.loc[missing, "job"] = np.nan
+    y = np.where(missing | (X["income"] > 60), "yes", "no")
+    encoder = OrdinalEncoder(
+        handle_unknown="use_encoded_value", unknown_value=-1, encoded_missing_value=-3
+    )
+    model = make_pipeline(
+        make_column_transformer((encoder, ["job"]), remainder="passthrough"),
+        RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0),
+    ).fit(X, y)
+    rows = X.iloc[:8].assign(job="astronaut")
+    gone = rows.assign(job=pd.Series(np.nan, index=rows.index, dtype=object))
+    assert (model.predict(rows) != model.predict(gone)).any()
+    frozen = Constraints(immutable=["job"])
+    for search, options in (
+        (feature_tweak, {}),
+        (optimal_counterfactual, {}),
+        (optimal_counterfactual, {"n_counterfactuals": 2}),
+    ):
+        result = search(model, rows, target="yes", constraints=frozen, **options)
+        found = result.found_
+        assert found.any()
+        assert (result.X_cf_.loc[found, "job"] == "astronaut").all()
+        assert (model.predict(result.X_cf_[found]) == "yes").all()
+
+
+def test_columns_the_pipeline_drops_keep_each_rows_own_value():
+    # A column the model never reads came back holding the first row's value
+    # in every counterfactual (age 70 for a row of age 34).
+    from sklearn.compose import make_column_transformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    rng = np.random.default_rng(0)
+    n = 300
+    X = pd.DataFrame(
+        {
+            "age": rng.integers(18, 80, n),
+            "income": rng.normal(50, 15, n).round(1),
+            "job": rng.choice(["clerk", "nurse", "pilot"], n).astype(object),
+            "city": rng.choice(["x", "y"], n).astype(object),
+        }
+    )
+    y = np.where((X["income"] > 55) | (X["job"] == "pilot"), "yes", "no")
+    model = make_pipeline(
+        make_column_transformer(
+            (OneHotEncoder(), ["job"]), ("passthrough", ["income"]), remainder="drop"
+        ),
+        RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0),
+    ).fit(X, y)
+    rows = X.iloc[:10]
+    for search, options in (
+        (feature_tweak, {}),
+        (optimal_counterfactual, {}),
+        (optimal_counterfactual, {"n_counterfactuals": 2}),
+    ):
+        result = search(model, rows, target="yes", **options)
+        found = result.found_
+        given = rows.iloc[result.row_]
+        assert found.any()
+        for column in ("age", "city"):
+            kept = result.X_cf_[column].to_numpy()[found]
+            np.testing.assert_array_equal(kept, given[column].to_numpy()[found])
+
+
+@pytest.mark.parametrize("keywords", [{"increase_only": [9]}, {"bounds": {-1: (0, 1)}}])
+def test_a_feature_index_out_of_range_is_refused_over_categories(keywords):
+    # Over categories, an index out of range raised a bare IndexError, and -1
+    # was read as the last column.
+    case = PIPELINE_FACTORIES["sklearn.Pipeline"]()
+    for search in (feature_tweak, optimal_counterfactual):
+        with pytest.raises(InputError, match="Feature index must be in"):
+            search(
+                case.model, case.X.iloc[:2], target="other",
+                constraints=Constraints(**keywords),
+            )  # fmt: skip
+
+
+@pytest.mark.parametrize("library", ["sklearn", "lightgbm"])
+def test_a_model_fitted_on_an_array_of_category_codes_is_confirmed_on_one(library):
+    # The answers were confirmed on a DataFrame of object columns: LightGBM
+    # refused it ("pandas dtypes must be int, float or bool"), and
+    # HistGradientBoosting warned that it was fitted without feature names.
+    rng = np.random.default_rng(0)
+    X = np.column_stack(
+        [rng.integers(0, 5, 400), rng.normal(size=400), rng.integers(0, 3, 400)]
+    ).astype(float)
+    y = ((X[:, 0] % 2 == 0) ^ (X[:, 1] > 0.5)).astype(int)
+    if library == "sklearn":
+        from sklearn.ensemble import HistGradientBoostingClassifier
+
+        model = HistGradientBoostingClassifier(
+            max_iter=10, max_depth=3, categorical_features=[True, False, True]
+        ).fit(X, y)
+    else:
+        lightgbm = pytest.importorskip("lightgbm")
+        model = lightgbm.LGBMClassifier(n_estimators=10, num_leaves=6, verbose=-1)
+        model.fit(X, y, categorical_feature=[0, 2])
+    assert treelens.to_forest(model).has_categorical
+    rows = X[model.predict(X) == 0][:4]
+    for search in (feature_tweak, optimal_counterfactual):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            result = search(model, rows, target=1)
+        assert isinstance(result.X_cf_, np.ndarray) and result.found_.all()
+        assert (model.predict(result.X_cf_) == 1).all()
+
+
+def test_codes_given_as_an_array_to_lightgbm_fitted_on_category_columns():
+    # A numeric array is read as codes; the answers were confirmed on labels
+    # in object columns, which LightGBM refused: "train and valid dataset
+    # categorical_feature do not match".
+    lightgbm = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(
+        {
+            "job": pd.Categorical(rng.choice(["clerk", "nurse", "pilot"], 300)),
+            "income": rng.normal(50, 15, 300),
+        }
+    )
+    y = ((X["job"] == "pilot") | (X["income"] > 60)).astype(int)
+    model = lightgbm.LGBMClassifier(n_estimators=5, num_leaves=4, verbose=-1)
+    model.fit(X, y)
+    codes = treelens.to_forest(model).encode(X)
+    rows = codes[model.predict(X) == 0][:4]
+    for search in (feature_tweak, optimal_counterfactual):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", CounterfactualCheckWarning)
+            result = search(model, rows, target=1)
+        assert result.found_.all()
+        assert (result.cf_prediction_ == 1).all()

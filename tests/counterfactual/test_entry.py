@@ -75,12 +75,49 @@ def test_a_time_limit_returns_the_best_found_with_its_gap(cancer):
         ({"method": "fast"}, "method"),
         ({"method": "tweak", "margin": 0.1}, "margin"),
         ({"cost": "cosine", "margin": Margin(vote=0.1)}, "margin"),
+        # mode was dropped without a word by the exact search.
+        ({"mode": "paper"}, "`mode` chooses feature tweaking's candidates"),
+        ({"method": "optimal", "mode": "paper"}, "mode='paper'"),
+        # inf is positive: the message said "a positive number ... got inf".
+        ({"time_limit": float("inf")}, "positive, finite number of seconds; got inf"),
     ],
 )
 def test_bad_input(kwargs, match):
     model, X = _model("rf_binary", 0)
     with pytest.raises(InputError, match=match):
         counterfactual(model, X[:1], target=1, **kwargs)
+
+
+@pytest.mark.parametrize("method", ["auto", "tweak"])
+def test_reference_without_rows_or_with_other_columns_is_refused(method):
+    # An empty reference gave a "mad" cost of unit weights, leaf support 0 and
+    # numpy's "Mean of empty slice" warnings; a misfit one was called "X".
+    model, X = _model("rf_binary", 0)
+    with pytest.raises(InputError, match="`reference` must hold at least one row"):
+        counterfactual(model, X[:1], target=1, method=method, reference=X[:0])
+    with pytest.raises(InputError, match="`reference` does not fit the model"):
+        counterfactual(model, X[:1], target=1, method=method, reference=X[:, :-1])
+
+
+@pytest.mark.parametrize("method", ["auto", "tweak"])
+@pytest.mark.parametrize(
+    ("category_cost", "match"),
+    [
+        ({"x0": 2.0}, "names 'x0', which is not a categorical column"),
+        (-1.0, "must be non-negative"),
+        ("high", "must be None, a number, or a mapping"),
+    ],
+)
+def test_category_cost_is_checked_for_a_model_without_categories(
+    method, category_cost, match
+):
+    # It was only read where categories are searched, so a model without
+    # categorical columns took any value without a word.
+    model, X = _model("rf_binary", 0)
+    with pytest.raises(InputError, match=match):
+        counterfactual(
+            model, X[:1], target=1, method=method, category_cost=category_cost
+        )
 
 
 def test_auto_reaches_target_ranges_of_boosted_regressors():
@@ -102,3 +139,22 @@ def test_auto_reaches_target_ranges_of_boosted_regressors():
     assert tweak.found_.sum() < auto.found_.sum()
     found = tweak.found_
     assert (auto.cost_[found] <= tweak.cost_[found] * (1 + 1e-6)).all()
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("target", [(None, 0.0), (0.0, 0.0), (-1.0, -0.5)])
+def test_a_range_a_log_link_cannot_reach_is_infeasible_without_warnings(target):
+    # A Poisson model predicts more than 0: the raw range of (None, 0) is
+    # empty, and the local search warned "invalid value encountered in
+    # subtract" (inf - inf) on its way to "infeasible".
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = rng.poisson(np.exp(0.5 * X[:, 0] + 0.3 * X[:, 1]))
+    model = HistGradientBoostingRegressor(max_iter=15, max_depth=3, loss="poisson")
+    model.fit(X, y)
+    result = counterfactual(model, X[:3], target=target, n_counterfactuals=2)
+    assert not result.found_.any()
+    assert (result.status_ == "infeasible").all()
+    assert np.isnan(result.gap_).all()

@@ -475,6 +475,22 @@ def test_contradictory_constraints(fitted):
         )
 
 
+@pytest.mark.parametrize(
+    ("keywords", "message"),
+    [
+        ({"immutable": "x0"}, r"`immutable` .* got 'x0' \(for one, write \['x0'\]\)"),
+        ({"integer": 2}, r"`integer` .* got 2 \(for one, write \[2\]\)"),
+        ({"increase_only": None}, "`increase_only` .* got None"),
+        ({"one_hot": ["x2", "x3"]}, r"one group: one_hot=\[\['a', 'b'\]\]"),
+        ({"allowed": {"colour": "red"}}, r"`allowed\['colour'\]` .* categories"),
+    ],
+)
+def test_a_lone_name_where_a_list_is_expected_is_refused(keywords, message):
+    # list("x0") would be the features 'x' and '0': "Unknown feature 'x'".
+    with pytest.raises(InputError, match=message):
+        Constraints(**keywords)
+
+
 def test_immutable_feature_in_changing_one_hot_group(fitted):
     X, clf, _, _ = fitted
     with pytest.raises(InputError, match="immutable but belongs to the one-hot group"):
@@ -553,3 +569,33 @@ def test_every_supported_model_equals_exhaustive_search(name):
                 _check_against_reference(
                     model, rows, target, "l1", mode, None, complete
                 )
+
+
+def test_an_upper_bound_at_the_threshold_leaves_the_box_above_it_out():
+    # The box above a threshold t within a bound (None, t) holds no value; its
+    # candidate was moved just past t, out of the bound, and rejected by the
+    # final check with "this is a bug in treelens" (also from the exact
+    # search, which starts from feature tweaking's answer).  Histogram
+    # boosting compares float64: no value at most t goes right.
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = (X[:, 0] > 0.0).astype(int)
+    model = HistGradientBoostingClassifier(max_iter=1, max_depth=2, learning_rate=1.0)
+    model.fit(X, y)
+    t = float(to_forest(model).trees[0].threshold[0])
+    row = np.array([[t - 1.0, 0.0]])
+    assert model.predict(row)[0] == 0 and model.predict([[t + 1.0, 0.0]])[0] == 1
+    bounds = Constraints(bounds={0: (None, t)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CounterfactualCheckWarning)
+        tweak = feature_tweak(model, row, target=1, constraints=bounds)
+        exact = treelens.optimal_counterfactual(
+            model, row, target=1, constraints=bounds
+        )
+    assert not tweak.found_[0] and tweak.reason_[0] in (
+        REASON_NOT_REACHABLE,
+        REASON_NO_FLIP,
+    )
+    assert exact.status_[0] == "infeasible"

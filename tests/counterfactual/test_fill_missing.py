@@ -270,3 +270,32 @@ def test_a_missing_category_filled_costs_the_fill_cost(seed):
         cf = tweak.X_cf_[0]
         price = 0.5 * (not np.isnan(cf[0])) + float(cf[2] != x[2])
         assert tweak.cost_[0] == pytest.approx(abs(cf[1] - x[1]) + price, abs=1e-9)
+
+
+@pytest.mark.parametrize("search", [feature_tweak, optimal_counterfactual])
+@pytest.mark.parametrize(
+    "constraints",
+    [
+        Constraints(bounds={1: (5.0, 10.0)}),
+        Constraints(increase_only=[1]),
+        Constraints(decrease_only=[1]),
+        Constraints(integer=[1], bounds={1: (0.5, 9.5)}),
+    ],
+    ids=["bounds", "increase", "decrease", "integer"],
+)
+def test_constraints_on_a_value_kept_missing_do_not_apply_to_it(search, constraints):
+    # A value kept missing was held at 0 under its column's constraints: a
+    # bound without 0 made every such row "infeasible", and a direction raised
+    # "declared both immutable and increase-only" (never declared immutable).
+    X, y = _data()
+    model = HistGradientBoostingClassifier(max_iter=4, max_depth=2, random_state=0)
+    model.fit(X, y)
+    rows = X[np.isnan(X[:, 1]) & ~np.isnan(X[:, 0])][:6]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CounterfactualCheckWarning)
+        free = search(model, rows, target="other", cost="l1")
+        held = search(model, rows, target="other", cost="l1", constraints=constraints)
+    assert free.found_.any()
+    np.testing.assert_array_equal(held.found_, free.found_)
+    np.testing.assert_array_equal(held.cost_, free.cost_)
+    assert np.isnan(np.asarray(held.X_cf_)[held.found_, 1]).all()

@@ -195,3 +195,26 @@ def test_whole_columns_read_whole_in_the_changes_when_an_option_is_missing():
         for feature, before, after in result.changes(int(i)):
             if feature == "children":
                 assert type(after) is int
+
+
+@pytest.mark.parametrize("method", ["auto", "tweak"])
+def test_nullable_columns_with_missing_values(method: str) -> None:
+    # pd.NA in "Int64", "Float64" or "boolean" columns was refused ("X must
+    # hold numbers only ... NAType") though the model predicts such rows, and
+    # counterfactuals were handed to the model's predict as objects holding
+    # pd.NA, which it cannot read.
+    X, y = _table()
+    X = X.astype({"income": "Float64", "children": "Int64", "owner": "boolean"})
+    X.loc[::7, "income"] = pd.NA
+    X.loc[::5, "children"] = pd.NA
+    X.loc[::9, "owner"] = pd.NA
+    model = HistGradientBoostingClassifier(max_iter=15, max_depth=3, random_state=0)
+    model.fit(X, y)
+    rows = X[model.predict(X) == 0].iloc[:6]
+    assert rows.isna().any().any()
+    result = treelens.counterfactual(model, rows, target=1, method=method)
+    assert result.found_.any()
+    assert (model.predict(result.X_cf_[result.found_]) == 1).all()
+    assert (result.missing_ == rows.isna().to_numpy()).all()
+    nullable = ["income", "children", "owner"]
+    assert (result.X_cf_.dtypes[nullable] == rows.dtypes[nullable]).all()

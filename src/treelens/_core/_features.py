@@ -279,7 +279,11 @@ def decode(
     Categorical codes become their labels (the unknown code and NaN become
     missing: the missing value ``like``'s column holds, else ``nan``), booleans become ``bool``; with ``like`` (the user's frame), each
     column takes the dtype of ``like``'s column where no value changes, and
-    columns the model never reads hold ``like``'s first value.
+    columns the model never reads hold ``like``'s first value.  When ``like``
+    holds the same rows as ``codes``, those columns hold each row's own value
+    instead (missing where the row's codes are), and the unknown code of a row
+    whose own label the model never saw decodes to that label (it was kept,
+    not made missing: an encoder may send the two different ways).
     """
     codes = np.asarray(codes, dtype=np.float64)
     dtypes = {} if like is None else dict(zip(like.columns, like.dtypes))
@@ -306,6 +310,8 @@ def _decode_column(
         missing = _missing_marker(like, spec.name)
         labels = np.array(list(spec.categories) + [missing], dtype=object)
         values = labels[category_codes(x, spec.n_categories)]
+        if like is not None and len(like) == len(x) and spec.name in dtypes:
+            values = _kept_unseen(values, x, like[spec.name], spec)
     elif spec.kind == "numeric":
         values = x
     if values is not None and spec.name not in dtypes:
@@ -324,7 +330,31 @@ def _decode_column(
     if isinstance(column.dtype, pd.CategoricalDtype):
         # The user's categorical dtype, which numpy values would lose.
         return pd.Categorical(column)
+    if like is not None and not isinstance(column.dtype, np.dtype):
+        # The user's nullable dtype ("Int64", "boolean"): numpy would give
+        # int64 or bool, or objects holding pd.NA where a value is missing,
+        # which the model's own predict cannot read.
+        return column.array
     return np.asarray(column.to_numpy())
+
+
+def _kept_unseen(
+    values: NDArray[Any], x: NDArray[np.float64], own: pd.Series, spec: FeatureSpec
+) -> NDArray[Any]:
+    """``values`` with the unknown code (not NaN) of each row whose own label in
+    ``own`` is one the model never saw put back to that label."""
+    unknown = x == spec.n_categories
+    if not unknown.any():
+        return values
+    known = set(spec.categories or ())
+    labels = own.to_numpy(dtype=object)
+    unseen = np.array([not pd.isna(v) and v not in known for v in labels], dtype=bool)
+    keep = unknown & unseen
+    if not keep.any():
+        return values
+    values = values.copy()
+    values[keep] = labels[keep]
+    return values
 
 
 def _missing_marker(like: pd.DataFrame | None, name: str) -> Any:
@@ -374,6 +404,10 @@ def _like(column: pd.Series, model: pd.Series, spec: FeatureSpec) -> pd.Series:
     """``column`` in the dtype of the user's ``model`` column when no value
     changes (an integer column stays integer while the values are whole)."""
     if spec.dropped:
+        if len(model) == len(column):
+            # The same rows: each keeps its own value (missing where its codes
+            # are, a row without an answer).
+            return model.reset_index(drop=True).where(column.notna().to_numpy())
         first = model.iloc[0] if len(model) else None
         return pd.Series([first] * len(column), dtype=model.dtype)
     dtype = model.dtype

@@ -91,7 +91,11 @@ def checked_float64(forest: Forest, X: Any) -> NDArray[np.float64]:
             X = X[expected]
     source = X
     if names is not None:
-        X = X.to_numpy()
+        # pandas' missing value of nullable columns ("Int64", "Float64",
+        # "boolean") is pd.NA, which numpy cannot make a float: NaN instead,
+        # as scikit-learn reads it.
+        nullable = any(not isinstance(d, np.dtype) for d in X.dtypes)
+        X = X.to_numpy(na_value=np.nan) if nullable else X.to_numpy()
     try:
         array = np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError) as exc:

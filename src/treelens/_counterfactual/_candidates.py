@@ -108,8 +108,13 @@ def entry_values(
         ok = ok | inside
     values = land_inside(values, lower, upper, dtype, feasible_lo, feasible_hi)
     # Boxes such as (inf, inf], left by splits that only separate missing values,
-    # hold no finite value.
-    ok &= np.isfinite(values)
+    # hold no finite value; a box whose feasible part holds no value of the
+    # dtype (an upper bound at the threshold the box lies above) holds none
+    # either: its value lands outside the box or the bounds.
+    with np.errstate(over="ignore", invalid="ignore"):
+        cast = values.astype(dtype).astype(np.float64)
+    ok &= np.isfinite(values) & (cast > lower) & (cast <= upper)
+    ok &= (values >= feasible_lo) & (values <= feasible_hi)
     integer = np.broadcast_to(integer, values.shape)
     if integer.any():
         lo_int = np.maximum(np.floor(lower) + 1, feasible_lo)

@@ -61,12 +61,16 @@ from ._missing import FillPlan, resolve_fill
 from ._options import CategoryOption, Diversity, Option, option_moves
 from ._plausibility import keep_support
 from ._problem import (
+    REASON_INFEASIBLE,
+    REASON_NO_FLIP,
     REASON_NO_OPTION,
+    REASON_TIME_LIMIT,
     CounterfactualResult,
     Problem,
     as_float64,
     finish,
     prepare_problem,
+    reference_float64,
     search_at_target,
     stack_options,
 )
@@ -74,6 +78,7 @@ from ._problem import (
 __all__ = [
     "CategoryCost",
     "CategoryPlan",
+    "check_category_cost",
     "check_fill",
     "needs_fixed_search",
     "resolve_category_cost",
@@ -122,7 +127,7 @@ def check_fill(
     if (fill_missing is None or fill_missing is False) and fill_cost is None:
         return
     forest = to_forest(model)
-    ref = None if reference is None else as_float64(forest, reference)
+    ref = None if reference is None else reference_float64(forest, reference)
     resolve_fill(forest, fill_missing, fill_cost, ref, constraints)
 
 
@@ -155,6 +160,13 @@ def assigned_categorical(forest: Forest, problem: Any) -> NDArray[np.intp]:
     return split_categorical(forest, _isolation_trees(problem))
 
 
+def check_category_cost(model: Any, category_cost: CategoryCost) -> None:
+    """Check ``category_cost`` at the public boundary, whether or not the search
+    goes through categories (see :func:`resolve_category_cost`)."""
+    if category_cost is not None:
+        resolve_category_cost(to_forest(model), category_cost)
+
+
 def resolve_category_cost(
     forest: Forest, category_cost: CategoryCost
 ) -> dict[int, NDArray[np.float64]]:
@@ -180,12 +192,17 @@ def resolve_category_cost(
             "`category_cost` must be None, a number, or a mapping from column to a "
             f"number or a table of (from, to) costs; got {type(category_cost).__name__}."
         )
-    names = forest.feature_names
+    categorical = [spec.name for spec in forest.features if spec.is_categorical]
     for key in per_column:
-        if key not in names or not forest.features[names.index(key)].is_categorical:
+        if key not in categorical:
+            expected = (
+                f"one of {categorical}"
+                if categorical
+                else "a categorical column, and the model has none"
+            )
             raise InputError(
                 f"`category_cost` names {key!r}, which is not a categorical column; "
-                f"expected one of {[s.name for s in forest.features if s.is_categorical]}."
+                f"expected {expected}."
             )
     for j, spec in enumerate(forest.features):
         if not spec.is_categorical:
@@ -247,6 +264,11 @@ def allowed_codes(
                     f"which the model does not know; expected some of {labels}."
                 )
             mask[labels.index(label)] = True
+        if not mask.any():
+            raise InputError(
+                f"The allowed categories of {names[j]!r} are empty, which leaves "
+                f"every row without a value; expected some of {labels}."
+            )
         out[j] = mask
     for j, spec in enumerate(forest.features):
         if spec.is_categorical and j not in out:
@@ -443,34 +465,51 @@ def _sub_constraints(
     frame: Any = None,
 ) -> Constraints:
     """The user's constraints on numeric columns, with the fixed ones immutable;
-    integer and boolean columns of the user's ``frame`` stay whole (0 or 1)."""
+    integer and boolean columns of the user's ``frame`` stay whole (0 or 1).
+
+    A fixed column holds a placeholder (a category's assignment, or a missing
+    value kept missing, written 0), so the user's bounds, directions and
+    integrality of it are left out: they are about values it does not take.
+    """
     base = constraints or Constraints()
     names = forest.feature_names
     kinds = {name: spec.kind for name, spec in zip(names, forest.features)}
+    held = set(fixed.tolist())
+    held_names = {names[j] for j in held}
+
+    def name_of(key: Any) -> Any:
+        if isinstance(key, (int, np.integer)):
+            # An index out of range is refused when the constraints resolve.
+            return names[key] if 0 <= key < len(names) else key
+        return key
 
     def numeric(keys: Any) -> list[Any]:
         keep = []
         for key in keys:
-            name = names[key] if isinstance(key, (int, np.integer)) else key
-            if kinds.get(name) == "categorical":
+            if kinds.get(name_of(key)) == "categorical":
                 continue
             keep.append(key)
         return keep
 
-    for attribute in ("increase_only", "decrease_only", "integer"):
+    def free(keys: Any) -> list[Any]:
+        return [key for key in keys if name_of(key) not in held_names]
+
+    for attribute in ("increase_only", "decrease_only", "integer", "bounds"):
         for key in getattr(base, attribute):
-            name = names[key] if isinstance(key, (int, np.integer)) else key
+            name = name_of(key)
             if kinds.get(name) == "categorical":
                 raise InputError(
                     f"`{attribute}` applies to numeric columns; {name!r} is "
                     "categorical (restrict it with Constraints(allowed=...))."
                 )
-    bounds = {k: v for k, v in base.bounds.items() if k in numeric([k])}
-    integer = list(base.integer)
+    bounds = {k: v for k, v in base.bounds.items() if k in numeric(free([k]))}
+    integer = free(base.integer)
     if frame is not None:
         dtypes = dict(zip(frame.columns, frame.dtypes))
         for j, spec in enumerate(forest.features):
             if spec.kind != "numeric" or spec.dropped or spec.name not in dtypes:
+                continue
+            if j in held:
                 continue
             kind = dtypes[spec.name].kind
             if kind in "iub":
@@ -479,8 +518,8 @@ def _sub_constraints(
                 bounds[j] = (0, 1)
     return Constraints(
         immutable=[*numeric(base.immutable), *fixed.tolist()],
-        increase_only=base.increase_only,
-        decrease_only=base.decrease_only,
+        increase_only=free(base.increase_only),
+        decrease_only=free(base.decrease_only),
         bounds=bounds,
         integer=integer,
         one_hot=base.one_hot,
@@ -767,9 +806,14 @@ def _record(rows: NDArray[np.intp], under: _Under, price: float, state: _State) 
 
 
 def _finish(problem: Problem, state: _State, method: str) -> CounterfactualResult:
-    unresolved = (~state.found) & (state.reason == None)
-    state.reason[unresolved & ~problem.at_target] = "no candidate flips the ensemble"
     exact = method == "optimal_counterfactual"
+    unresolved = (~state.found) & (state.reason == None) & ~problem.at_target
+    if exact:
+        timed = state.status == "time_limit"
+        state.reason[unresolved & timed] = REASON_TIME_LIMIT
+        state.reason[unresolved & ~timed] = REASON_INFEASIBLE
+    else:
+        state.reason[unresolved] = REASON_NO_FLIP
     if exact:
         # The best answer is proven only if no assignment cut short by its time
         # limit may still reach below it.
@@ -791,7 +835,16 @@ def _finish(problem: Problem, state: _State, method: str) -> CounterfactualResul
         leaf=state.leaf,
         method=method,
         status=state.status if exact else None,
-        gap=np.where(state.found, state.gap, np.inf) if exact else None,
+        # As the numeric search states them: 0 where proven (a row already at
+        # the target included), NaN where proven infeasible, inf where the time
+        # ran out before any answer.
+        gap=np.where(
+            state.found | problem.at_target,
+            state.gap,
+            np.where(state.status == "infeasible", np.nan, np.inf),
+        )
+        if exact
+        else None,
     )
 
 

@@ -72,6 +72,14 @@ class Constraints:
         columns): the categories a counterfactual may hold there.  A row whose
         category is not allowed must change it.
 
+    Raises
+    ------
+    InputError
+        When a list is given as a lone name or number (``immutable="age"``,
+        which would read as the features ``'a'``, ``'g'``, ``'e'``), or a
+        one-hot group as a lone name.  Features are checked against the model
+        by :meth:`resolve`.
+
     Examples
     --------
     >>> from treelens import Constraints
@@ -90,13 +98,24 @@ class Constraints:
         one_hot: Iterable[Iterable[FeatureKey]] = (),
         allowed: Mapping[FeatureKey, Iterable[object]] | None = None,
     ) -> None:
-        self.immutable = list(immutable)
-        self.increase_only = list(increase_only)
-        self.decrease_only = list(decrease_only)
+        self.immutable = _features("immutable", immutable)
+        self.increase_only = _features("increase_only", increase_only)
+        self.decrease_only = _features("decrease_only", decrease_only)
         self.bounds = dict(bounds or {})
-        self.integer = list(integer)
-        self.one_hot = [list(group) for group in one_hot]
-        self.allowed = {key: list(values) for key, values in (allowed or {}).items()}
+        self.integer = _features("integer", integer)
+        groups = _features("one_hot", one_hot, _GROUPS)
+        if any(
+            isinstance(g, (str, bytes)) or not isinstance(g, Iterable) for g in groups
+        ):
+            raise InputError(
+                f"`one_hot` of Constraints must be {_GROUPS} (one group: "
+                f"one_hot=[['a', 'b']]); got {one_hot!r}."
+            )
+        self.one_hot = [list(group) for group in groups]
+        self.allowed = {
+            key: _features(f"allowed[{key!r}]", values, "a list of categories")
+            for key, values in (allowed or {}).items()
+        }
 
     def __repr__(self) -> str:
         parts = [
@@ -221,6 +240,23 @@ class Constraints:
             integer=integer,
             one_hot=tuple(groups),
         )
+
+
+_GROUPS = "a list of groups, each a list of features"
+
+
+def _features(
+    name: str, value: Any, expected: str = "a list of features (names or positions)"
+) -> list[Any]:
+    """``value`` as a list; a lone string or number (which ``list`` would split
+    into characters or refuse) is refused, naming the argument."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        lone = isinstance(value, (str, int)) and expected != _GROUPS
+        hint = f" (for one, write [{value!r}])" if lone else ""
+        raise InputError(
+            f"`{name}` of Constraints must be {expected}; got {value!r}{hint}."
+        )
+    return list(value)
 
 
 @dataclass(frozen=True, eq=False)
@@ -388,7 +424,12 @@ class ResolvedConstraints:
         return values, feasible
 
     def satisfied(
-        self, X: NDArray[np.float64], X_cf: NDArray[np.float64], *, atol: float = 0.0
+        self,
+        X: NDArray[np.float64],
+        X_cf: NDArray[np.float64],
+        *,
+        atol: float = 0.0,
+        missing: NDArray[np.bool_] | None = None,
     ) -> NDArray[np.bool_]:
         """Whether each counterfactual row respects every constraint.
 
@@ -396,22 +437,26 @@ class ResolvedConstraints:
         ----------
         X, X_cf : ndarray of shape (n, n_features)
             Original rows and their counterfactuals.
+        missing : ndarray of shape (n, n_features), bool, optional
+            Values missing in the row and kept missing: no value, so no
+            bound, direction or integrality applies to them.
 
         Returns
         -------
         ndarray of shape (n,), bool
         """
+        skip = np.zeros(X.shape, dtype=bool) if missing is None else missing
         ok = np.ones(X.shape[0], dtype=bool)
-        ok &= (X_cf[:, self.immutable] == X[:, self.immutable]).all(axis=1)
-        ok &= (X_cf[:, self.increase_only] >= X[:, self.increase_only] - atol).all(
-            axis=1
-        )
-        ok &= (X_cf[:, self.decrease_only] <= X[:, self.decrease_only] + atol).all(
-            axis=1
-        )
-        ok &= ((X_cf >= self.lower - atol) & (X_cf <= self.upper + atol)).all(axis=1)
-        ints = X_cf[:, self.integer]
-        ok &= (ints == np.round(ints)).all(axis=1)
+        same = (X_cf == X) | skip
+        ok &= same[:, self.immutable].all(axis=1)
+        up = (X_cf >= X - atol) | skip
+        ok &= up[:, self.increase_only].all(axis=1)
+        down = (X_cf <= X + atol) | skip
+        ok &= down[:, self.decrease_only].all(axis=1)
+        inside = (X_cf >= self.lower - atol) & (X_cf <= self.upper + atol)
+        ok &= (inside | skip).all(axis=1)
+        whole = (X_cf == np.round(X_cf)) | skip
+        ok &= whole[:, self.integer].all(axis=1)
         for group in self.one_hot:
             block = X_cf[:, group]
             ok &= np.isin(block, (0.0, 1.0)).all(axis=1) & (block.sum(axis=1) == 1)

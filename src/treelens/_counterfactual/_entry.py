@@ -127,7 +127,8 @@ def counterfactual(
         In ``(0, 1]``; by default ``-isolation_forest.offset_`` (the
         IsolationForest's ``predict`` calls the counterfactual an inlier).
     mode : {"minimal", "paper"}, default="minimal"
-        Candidates of ``"tweak"`` (see :func:`feature_tweak`).
+        Candidates of ``"tweak"`` (see :func:`feature_tweak`); the exact search
+        refuses ``"paper"``.
     memory_budget : int, default=2**30
     progress : bool, default=False
     category_cost : float, mapping or None, default=None
@@ -149,8 +150,9 @@ def counterfactual(
     Raises
     ------
     InputError
-        On an unknown ``method``, a margin with ``method="tweak"``, and every
-        bad input of the searches.
+        On an unknown ``method``, a margin with ``method="tweak"``, a ``mode``
+        other than ``"minimal"`` with the exact search, and every bad input of
+        the searches.
 
     See Also
     --------
@@ -187,6 +189,12 @@ def counterfactual(
     if method == "tweak" or (method == "auto" and not is_separable(cost)):
         _refuse_exact_options(exact, method, cost)
         return feature_tweak(model, X, mode=mode, **shared)
+    if mode != "minimal":
+        raise InputError(
+            "`mode` chooses feature tweaking's candidates; expected it with "
+            f"method='tweak' (or a cost that is not separable), got mode={mode!r} "
+            f"with method={method!r} and cost={cost!r}, the exact search."
+        )
     return optimal_counterfactual(
         model, X, time_limit=time_limit, diversity=diversity, **shared, **exact
     )

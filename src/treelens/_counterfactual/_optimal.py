@@ -49,6 +49,7 @@ from .._types import (
 )
 from ._categorical import (
     CategoryCost,
+    check_category_cost,
     check_fill,
     needs_fixed_search,
     search_with_fixed,
@@ -231,6 +232,7 @@ def optimal_counterfactual(
     _check_time_limit(time_limit)
     check_memory_budget(memory_budget)
     n_options = check_options(n_counterfactuals, diversity)
+    check_category_cost(model, category_cost)
     check_fill(model, fill_missing, fill_cost, reference, constraints)
     if needs_fixed_search(model, X, isolation_forest):
         return search_with_fixed(optimal_rows, model, X,
@@ -355,7 +357,8 @@ def _check_time_limit(time_limit: object) -> None:
         or time_limit <= 0
     ):
         raise InputError(
-            f"`time_limit` must be a positive number of seconds; got {time_limit!r}."
+            f"`time_limit` must be a positive, finite number of seconds; got "
+            f"{time_limit!r}."
         )
 
 
@@ -506,7 +509,12 @@ def _solve_rows(
     per row of the problem, the cost every answer must be under."""
     n, n_features = problem.X.shape
     out = _Answers.empty(n_options, n, n_features)
+    unreachable = _unreachable(problem)
     for position, i in enumerate(todo):  # one program per row and option
+        if unreachable:
+            out.status[:, i], out.reason[:, i] = "infeasible", REASON_INFEASIBLE
+            out.gap[:, i] = np.nan
+            continue
         row = _price_row(problem, program, int(i))
         known = None
         if tweak is not None:
@@ -560,6 +568,17 @@ def _solve_rows(
         for o in range(n_options)
     ]
     return stack_options(results, problem)
+
+
+def _unreachable(problem: Problem) -> bool:
+    """Whether no prediction lies in the target's interval whatever the trees
+    add up to: a link's range misses it (a log link predicts more than 0, so
+    ``(None, 0)`` is out of reach; its raw interval is empty)."""
+    target = problem.target
+    if target.kind != "interval":
+        return False
+    low, high = problem.forest.raw_interval(target.low, target.high)
+    return not low <= high or high == -np.inf or low == np.inf
 
 
 def _price_row(problem: Problem, program: ForestProgram, i: int) -> _Row:

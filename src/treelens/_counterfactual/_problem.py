@@ -52,6 +52,7 @@ __all__ = [
     "as_float64",
     "finish",
     "prepare_problem",
+    "reference_float64",
     "search_at_target",
     "source_predict",
     "stack_options",
@@ -405,6 +406,22 @@ def as_float64(forest: Forest, X: Any) -> NDArray[np.float64]:
     return checked_float64(forest, X)
 
 
+def reference_float64(forest: Forest, reference: Any) -> NDArray[np.float64]:
+    """``reference`` checked as the rows are (see :func:`as_float64`), the errors
+    naming it, and refused without a row: its medians, spreads and leaf counts
+    would all be empty."""
+    try:
+        ref = as_float64(forest, reference)
+    except InputError as exc:
+        raise InputError(f"`reference` does not fit the model: {exc}") from exc
+    if ref.shape[0] == 0:
+        raise InputError(
+            "`reference` must hold at least one row (typically the training "
+            "set); got 0 rows."
+        )
+    return ref
+
+
 def prepare_problem(
     model: Any,
     X: Any,
@@ -449,7 +466,7 @@ def prepare_problem(
             "missing values first)."
         )
     resolved_target = resolve_target(forest, target)
-    ref = None if reference is None else as_float64(forest, reference)
+    ref = None if reference is None else reference_float64(forest, reference)
     inferred: dict[str, Any] = {}
     if ref is not None:
         constraints, inferred = infer_constraints(
@@ -516,10 +533,14 @@ def _user_frame(forest: Forest, X: Any) -> Any:
 
 
 def source_predict(
-    problem: Problem, X: NDArray[np.float64], keep: dict[str, Any] | None = None
+    problem: Problem,
+    X: NDArray[np.float64],
+    keep: dict[str, Any] | None = None,
+    rows: NDArray[np.intp] | None = None,
 ) -> NDArray[Any]:
-    """Predictions of the source model (or the bare Forest) for rows ``X``; the
-    rows decoded to the user's columns are kept in ``keep["frame"]``.
+    """Predictions of the source model (or the bare Forest) for rows ``X`` (of
+    the user's rows ``rows``, all by default); the rows decoded to the user's
+    columns are kept in ``keep["frame"]``.
 
     What the Forest predicts: the model's ``predict``, or for an
     IsolationForest (link ``"isolation"``) its ``score_samples``.
@@ -531,14 +552,25 @@ def source_predict(
         if problem.forest.link == "isolation"
         else problem.source.predict
     )
+    # The user's own rows, so that a label the model never saw, kept, stays
+    # that label and a column the model never reads keeps the row's value.
+    like = problem.frame
+    if like is not None and rows is not None:
+        like = like.iloc[rows]
+    from .._adapters._native import booster_predict
+
     if problem.forest.has_labels:
         from .._core._features import decode
 
-        frame = decode(problem.forest, X, like=problem.frame)
+        frame = decode(problem.forest, X, like=like)
         if keep is not None:
             keep["frame"] = frame
+        numbers = _fitted_on_numbers(problem.source, frame) if like is None else None
+        if numbers is not None:
+            return np.asarray(predict(numbers))
+        if like is None:
+            frame = _categorical_dtypes(problem.forest, frame)
         return np.asarray(predict(frame))
-    from .._adapters._native import booster_predict
 
     predicted = booster_predict(problem.source, X)  # XGBoost / LightGBM Boosters
     if predicted is not None:
@@ -547,7 +579,7 @@ def source_predict(
         # The model predicts on rows in the user's columns and dtypes.
         from .._core._features import decode
 
-        frame = decode(problem.forest, X, like=problem.frame)
+        frame = decode(problem.forest, X, like=like)
         if keep is not None:
             keep["frame"] = frame
         return np.asarray(predict(frame))
@@ -557,6 +589,37 @@ def source_predict(
 
         return np.asarray(predict(pd.DataFrame(X, columns=list(names))))
     return np.asarray(predict(X))
+
+
+def _categorical_dtypes(forest: Forest, frame: Any) -> Any:
+    """``frame`` (labels decoded from codes given as an array) with each
+    categorical column a pandas Categorical of the model's categories, as a
+    model fitted on a DataFrame of ``category`` columns (LightGBM) needs."""
+    import pandas as pd
+
+    frame = frame.copy()
+    for spec in forest.features:
+        if spec.is_categorical and spec.name in frame.columns:
+            frame[spec.name] = pd.Categorical(
+                frame[spec.name], categories=list(spec.categories or ())
+            )
+    return frame
+
+
+def _fitted_on_numbers(source: Any, frame: Any) -> NDArray[np.float64] | None:
+    """``frame``'s labels as an array of numbers for an estimator fitted on an
+    array (it has ``n_features_in_`` but no column names: HistGradientBoosting
+    or LightGBM given categorical codes), which refuses a DataFrame of object
+    columns or warns on its column names; None otherwise."""
+    fitted_on_array = hasattr(source, "n_features_in_") and (
+        getattr(source, "feature_names_in_", None) is None
+    )
+    if not fitted_on_array:
+        return None
+    try:
+        return np.asarray(frame.to_numpy(dtype=np.float64, na_value=np.nan))
+    except (TypeError, ValueError):
+        return None  # labels that are not numbers
 
 
 def _filled_start(
@@ -663,7 +726,7 @@ def finish(
         predicted: NDArray[Any] = np.full(rows.size, None, dtype=object)
         ok = np.ones(rows.size, dtype=bool)
         if confirm:
-            predicted = source_predict(problem, X_cf[rows], keep=decoded)
+            predicted = source_predict(problem, X_cf[rows], keep=decoded, rows=rows)
             ok = problem.target.meets(predicted, problem.current[rows])
         # A missing value stays missing unless it may be filled (from its
         # start); every other value is finite.
@@ -675,6 +738,7 @@ def finish(
         ok &= problem.constraints.satisfied(
             np.where(kept_missing, 0.0, start),
             np.where(kept_missing, 0.0, X_cf[rows]),
+            missing=kept_missing,
         )
         ok &= (np.isfinite(X_cf[rows]) | kept_missing).all(axis=1)
         if problem.isolation is not None:

@@ -27,7 +27,7 @@ from .._core._chunks import (
 from .._core._forest import Forest
 from .._exceptions import InputError
 from ._inference import ColumnSummary, RunSummary, constraints_from, resolve_infer
-from ._problem import CounterfactualResult, as_float64
+from ._problem import CounterfactualResult, as_float64, reference_float64
 
 __all__ = [
     "check_candidate_budget",
@@ -180,7 +180,7 @@ def infer_once(
     if is_chunk_stream(X) and not isinstance(X, (list, tuple)):
         return options, None
     forest = to_forest(model)
-    blocks = [as_float64(forest, reference)]
+    blocks = [reference_float64(forest, reference)]
     blocks += [as_float64(forest, b) for b in (X if is_chunk_stream(X) else [X])]
     columns = ColumnSummary.of(blocks[0])
     for block in blocks[1:]:

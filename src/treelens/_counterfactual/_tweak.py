@@ -35,6 +35,7 @@ from ._candidates import Changes, candidate_changes, change_costs
 from ._categorical import (
     CategoryCost,
     CategoryPlan,
+    check_category_cost,
     check_fill,
     needs_fixed_search,
     search_with_fixed,
@@ -199,6 +200,7 @@ def feature_tweak(
     if mode not in ("minimal", "paper"):
         raise InputError(f"`mode` must be 'minimal' or 'paper'; got {mode!r}.")
     check_memory_budget(memory_budget)
+    check_category_cost(model, category_cost)
     check_fill(model, fill_missing, fill_cost, reference, constraints)
     if needs_fixed_search(model, X):
         return search_with_fixed(
