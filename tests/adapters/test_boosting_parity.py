@@ -315,6 +315,16 @@ def test_lightgbm_zero_as_missing_is_refused():
         treelens.to_forest(model)
 
 
+def test_lightgbm_linear_trees_are_refused():
+    # Reading only the leaf values of linear trees gave silently wrong predictions.
+    _, X, signal = _data(11)
+    model = lgb.LGBMRegressor(n_estimators=3, linear_tree=True, verbose=-1).fit(
+        X, signal
+    )
+    with pytest.raises(UnsupportedModelError, match="linear_tree=True"):
+        treelens.to_forest(model)
+
+
 def test_lightgbm_not_fitted():
     with pytest.raises(NotFittedError, match="not fitted"):
         treelens.to_forest(lgb.LGBMRegressor())
