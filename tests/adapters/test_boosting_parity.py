@@ -325,6 +325,18 @@ def test_lightgbm_linear_trees_are_refused():
         treelens.to_forest(model)
 
 
+def test_a_refit_lightgbm_wrapper_gets_a_new_forest():
+    # The wrapper keeps its booster private and shows only `fitted_ = True`,
+    # the same object after a refit: the Forest of the first fit was served.
+    _, X, signal = _data(12, missing=0.0)
+    model = lgb.LGBMRegressor(n_estimators=3, verbose=-1).fit(X, signal)
+    first = treelens.to_forest(model)
+    model.fit(X, -signal)
+    forest = treelens.to_forest(model)
+    assert forest is not first
+    np.testing.assert_array_equal(forest.predict(X), model.predict(X))
+
+
 def test_lightgbm_not_fitted():
     with pytest.raises(NotFittedError, match="not fitted"):
         treelens.to_forest(lgb.LGBMRegressor())
