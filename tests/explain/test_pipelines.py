@@ -157,3 +157,18 @@ def test_shap_values_of_a_pipeline_with_pandas_output_and_nullable_columns():
     result = treelens.shap_values(model, X)
     total = result.expected_value_ + result.values_.sum(axis=1)
     np.testing.assert_allclose(total, model.predict_proba(X), rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", sorted(PIPELINE_FACTORIES))
+def test_labels_given_as_an_object_array_reach_the_preprocessing_as_they_are(name):
+    # Decoding the routing codes turned a label the encoders never saw (the
+    # unknown code) into a missing value, which they encode differently.
+    model, X, _, _ = _case(name)
+    X = X.copy()
+    X["employment"] = "astronaut"
+    rows = X.to_numpy(dtype=object)
+    result = treelens.shap_values(model, rows)
+    total = np.asarray(result.expected_value_) + result.values_.sum(axis=1)
+    np.testing.assert_allclose(total, _output(model, X), rtol=0, atol=1e-9)
+    by_frame = treelens.shap_values(model, X)
+    np.testing.assert_allclose(result.values_, by_frame.values_, rtol=0, atol=1e-12)
