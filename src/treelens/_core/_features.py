@@ -30,6 +30,7 @@ __all__ = [
     "category_codes",
     "decode",
     "encode",
+    "feature_columns",
     "has_labels",
     "numeric_features",
     "series_as_row",
@@ -196,6 +197,31 @@ def _encode_column(spec: FeatureSpec, column: pd.Series) -> NDArray[np.float64]:
     return converted.to_numpy(dtype=np.float64, na_value=np.nan)
 
 
+def feature_columns(names: Sequence[str], features: Sequence[str]) -> list[str]:
+    """The column ``names`` of a table, read as the model's ``features``.
+
+    A name that is no feature's stands for the feature it becomes with its
+    spaces written as underscores, unless a column has that name already:
+    LightGBM stores the columns of a DataFrame so (``"mean radius"`` as
+    ``"mean_radius"``) and predicts on the user's own table.
+
+    Examples
+    --------
+    >>> feature_columns(["mean radius", "age"], ["age", "mean_radius"])
+    ['mean_radius', 'age']
+    """
+    known = set(features)
+    taken = set(names)
+    out = []
+    for name in names:
+        alias = name.replace(" ", "_")
+        if name not in known and alias in known and alias not in taken:
+            taken.add(alias)
+            name = alias
+        out.append(name)
+    return out
+
+
 def has_labels(X: Any) -> bool:
     """Whether ``X`` holds labels (a DataFrame or a non-numeric array), not codes."""
     if hasattr(X, "iloc"):
@@ -241,8 +267,8 @@ def encode(forest: Forest, X: Any) -> NDArray[np.float64]:
     X = series_as_row(X)
     if hasattr(X, "iloc"):
         frame = X
-        names = [str(c) for c in frame.columns]
         expected = list(forest.feature_names)
+        names = feature_columns([str(c) for c in frame.columns], expected)
         if names != expected:
             missing = [n for n in expected if n not in names]
             if missing and len(names) == len(expected) and not forest.has_feature_names:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -12,7 +12,13 @@ from numpy.typing import NDArray
 
 from .._adapters import to_forest
 from .._core._forest import Forest
-from .._core._validation import check_sample_weight, check_X, check_y, column_names
+from .._core._validation import (
+    check_sample_weight,
+    check_X,
+    check_y,
+    column_names,
+    in_feature_order,
+)
 from .._exceptions import InputError
 from .._types import ArrayLike, ModelLike, RandomStateLike, ScoringLike
 from ._groups import resolve_groups
@@ -102,7 +108,7 @@ def permutation_importance(
     scorer = _checked_scorer("permutation_importance", model, scoring, n_repeats)
     names = column_names(X)
     if names is not None and forest.has_feature_names:
-        X = cast(pd.DataFrame, X)[list(forest.feature_names)]
+        X = in_feature_order(forest, X)
     result = sklearn_permutation(
         model,
         X,
@@ -319,7 +325,7 @@ def grouped_permutation_importance(
     )
     names = list(forest.feature_names)
     if column_names(X) is not None and forest.has_feature_names:
-        X = cast(pd.DataFrame, X)[names]
+        X = in_feature_order(forest, X)
     elif column_names(X) is None:
         X = np.array(X, copy=True)
     found = resolve_groups(

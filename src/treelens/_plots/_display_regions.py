@@ -10,7 +10,7 @@ from numpy.typing import NDArray
 from .._adapters import to_forest
 from .._core._features import has_labels
 from .._core._forest import Forest
-from .._core._validation import column_names
+from .._core._validation import column_names, in_feature_order
 from .._exceptions import InputError, UnsupportedModelError
 from ._common import (
     RenamedAttributes,
@@ -99,7 +99,7 @@ def as_array(X: Any, forest: Forest | None) -> NDArray[np.float64]:
     if forest is not None:
         forest.validate_X(X)  # checks shape, names and values; returns the float32 cast
         if column_names(X) is not None and forest.has_feature_names:
-            X = X[list(forest.feature_names)]
+            X = in_feature_order(forest, X)
         # Keep the user's float64 values: they are drawn and reported, and cast
         # again wherever a tree routes them.
         array = np.asarray(
