@@ -407,5 +407,6 @@ def lift_to_inputs(
         features=specs,
         input_dtype=np.float64,
         allow_missing=bool(missing_ok),
+        arrays_hold_labels=True,  # the encoders read the values they are given
         source=f"{type(model).__module__}.{type(model).__qualname__}",
     )

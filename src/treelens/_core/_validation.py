@@ -13,7 +13,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from .._exceptions import InputError
-from ._features import encode, feature_columns, has_labels
+from ._features import encode, feature_columns, reads_labels
 
 if TYPE_CHECKING:
     from ._forest import Forest
@@ -85,7 +85,7 @@ def checked_float64(forest: Forest, X: Any) -> NDArray[np.float64]:
 
     The array may share memory with ``X`` (a float64 array is not copied).
     """
-    if forest.has_labels and has_labels(X):
+    if forest.has_labels and reads_labels(forest, X):
         X = encode(forest, X)
     names = column_names(X)
     if names is not None and forest.has_feature_names:

@@ -502,6 +502,11 @@ def _transformed(
             frame = pd.DataFrame(frame, columns=names).infer_objects()
     else:
         frame = decode(forest, codes)
+        # The numbers the encoders read as labels stay as given (for the same
+        # reason); the other categorical columns of an array hold codes.
+        given = np.asarray(X, dtype=np.float64).reshape(codes.shape)
+        for j in forest.label_columns:
+            frame[frame.columns[j]] = given[:, j]
         if not forest.has_feature_names:
             frame = frame.to_numpy(dtype=object)
     return parts.transform(frame).astype(parts.forest.input_dtype)
