@@ -420,3 +420,13 @@ def test_xgboost_json_deleted_nodes_are_dropped():
     full = forest_from_xgboost_json(XGB_BINARY)
     X = np.array([[0.0, 0.0], [1.0, 2.0], [NAN, NAN]])
     np.testing.assert_array_equal(forest.raw_predict(X), full.raw_predict(X))
+
+
+def test_lightgbm_dump_linear_leaves_are_refused():
+    # LightGBM 4 writes no "is_linear" in tree_info: a linear tree shows only in
+    # its leaves, whose prediction is leaf_const + leaf_coeff . x.
+    dump = copy.deepcopy(LGB_REGRESSION)
+    leaf = dump["tree_info"][0]["tree_structure"]["left_child"]
+    leaf.update(leaf_const=1.0, leaf_features=[0], leaf_coeff=[2.0])
+    with pytest.raises(UnsupportedModelError, match="linear_tree=True"):
+        forest_from_lightgbm_dump(dump)

@@ -315,6 +315,28 @@ def test_lightgbm_zero_as_missing_is_refused():
         treelens.to_forest(model)
 
 
+def test_lightgbm_linear_trees_are_refused():
+    # Reading only the leaf values of linear trees gave silently wrong predictions.
+    _, X, signal = _data(11)
+    model = lgb.LGBMRegressor(n_estimators=3, linear_tree=True, verbose=-1).fit(
+        X, signal
+    )
+    with pytest.raises(UnsupportedModelError, match="linear_tree=True"):
+        treelens.to_forest(model)
+
+
+def test_a_refit_lightgbm_wrapper_gets_a_new_forest():
+    # The wrapper keeps its booster private and shows only `fitted_ = True`,
+    # the same object after a refit: the Forest of the first fit was served.
+    _, X, signal = _data(12, missing=0.0)
+    model = lgb.LGBMRegressor(n_estimators=3, verbose=-1).fit(X, signal)
+    first = treelens.to_forest(model)
+    model.fit(X, -signal)
+    forest = treelens.to_forest(model)
+    assert forest is not first
+    np.testing.assert_array_equal(forest.predict(X), model.predict(X))
+
+
 def test_lightgbm_not_fitted():
     with pytest.raises(NotFittedError, match="not fitted"):
         treelens.to_forest(lgb.LGBMRegressor())
@@ -388,6 +410,41 @@ def test_feature_names_in_the_data_must_match_the_model(library):
         forest.predict(frame.rename(columns={"height": "weight"}))
     with pytest.raises(InputError, match="differ from"):
         treelens.to_forest(model, feature_names=["a", "b", "c"])
+
+
+def test_lightgbm_reads_column_names_with_spaces_as_it_stores_them():
+    # LightGBM stores "annual income" as "annual_income" and predicts on the
+    # user's own table; treelens refused that table for its column names.
+    rng, X, signal = _data(14, missing=0.0)
+    city = rng.choice(["north", "south", "east"], X.shape[0])
+    frame = pd.DataFrame(
+        {
+            "annual income": X[:, 0],
+            "age": X[:, 1],
+            "home city": pd.Categorical(city),
+        }
+    )
+    target = signal + (city == "south")
+    model = lgb.LGBMRegressor(
+        n_estimators=3, verbose=-1, min_child_samples=5, min_data_per_group=5
+    ).fit(frame, target)
+    forest = treelens.to_forest(model)
+    assert forest.feature_names == ("annual_income", "age", "home_city")
+    shuffled = frame[["home city", "age", "annual income"]]
+    np.testing.assert_allclose(forest.predict(shuffled), model.predict(frame))
+    result = treelens.shap_values(model, shuffled)
+    np.testing.assert_allclose(
+        result.expected_value_ + result.values_.sum(axis=1),
+        model.predict(frame),
+        rtol=0,
+        atol=1e-9,
+    )
+    importance = treelens.permutation_importance(
+        model, frame, target, n_repeats=2, random_state=0
+    )
+    assert list(importance.importances_.index) == list(forest.feature_names)
+    with pytest.raises(InputError, match=r"missing the model's column\(s\) \['annual_"):
+        forest.predict(frame.rename(columns={"annual income": "annual incomes"}))
 
 
 # ---------------------------------------------------- factory registry

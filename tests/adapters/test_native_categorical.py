@@ -115,6 +115,44 @@ def test_numeric_codes_are_codes():
         np.testing.assert_array_equal(forest.predict(probe), model.predict(probe))
 
 
+def test_numbers_other_than_codes_are_read_as_each_library_reads_them():
+    """Categories 1, 2, 3, 12: HistGradientBoosting fitted on an array maps
+    an array's numbers by value (its encoder), LightGBM fitted on a pandas
+    categorical takes an array's numbers as codes.  The Forest took both as
+    codes, so it predicted and explained the HistGradientBoosting model wrongly."""
+    import lightgbm
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    rng = np.random.default_rng(4)
+    labels = rng.choice([1.0, 2.0, 3.0, 12.0], 300)
+    X = np.column_stack([rng.normal(size=300), labels])
+    y = np.isin(labels, [2.0, 12.0]) + 0.3 * X[:, 0]
+    probe = np.column_stack([rng.normal(size=80), rng.choice([0, 1, 2, 3, 12, 5], 80)])
+    probe[::9, 1] = np.nan
+    hist = HistGradientBoostingRegressor(max_iter=5, categorical_features=[1])
+    hist.fit(X, y)
+    forest = treelens.to_forest(hist)
+    assert forest.features[1].categories == (1.0, 2.0, 3.0, 12.0)
+    np.testing.assert_array_equal(forest.predict(probe), hist.predict(probe))
+    result = treelens.shap_values(hist, probe)
+    np.testing.assert_allclose(
+        result.expected_value_ + result.values_.sum(axis=1),
+        hist.predict(probe),
+        rtol=0,
+        atol=1e-9,
+    )
+    twelve = probe[probe[:, 1] == 12][:1]
+    assert "x1 is 12.0" in treelens.decision_path(hist, twelve).sentences_[0]
+    frame = pd.DataFrame({"x": X[:, 0], "c": pd.Categorical(labels.astype(int))})
+    lgb = lightgbm.LGBMRegressor(
+        n_estimators=5, num_leaves=6, min_child_samples=3, min_data_per_group=3,
+        cat_smooth=1.0, verbose=-1,
+    ).fit(frame, y)  # fmt: skip
+    forest = treelens.to_forest(lgb)
+    assert forest.features[1].categories == (1, 2, 3, 12)
+    np.testing.assert_array_equal(forest.predict(probe), lgb.predict(probe))
+
+
 def test_unseen_categories_follow_each_library():
     """HistGradientBoosting routes an unseen category as a missing value,
     LightGBM to the right child."""

@@ -78,3 +78,16 @@ def test_counterfactuals_after_a_refit_are_the_new_pipelines(case):
     assert result.found_.any()
     found = result.X_cf_[result.found_]
     np.testing.assert_array_equal(_predict(case.model, found), 1)
+
+
+def test_refitting_a_lightgbm_final_step_alone_gets_a_new_forest(case):
+    import lightgbm
+
+    model = case.model
+    encoded = model[:-1].transform(case.X)
+    model.steps[-1] = ("model", lightgbm.LGBMClassifier(n_estimators=3, verbose=-1))
+    _refit(model[-1], encoded, case.y)
+    first = treelens.to_forest(model)
+    _refit(model[-1], encoded, 1 - case.y)
+    assert treelens.to_forest(model) is not first
+    _assert_serves_the_model(model, case.X)

@@ -11,6 +11,7 @@ from sklearn.decomposition import PCA
 from sklearn.ensemble import (
     GradientBoostingClassifier,
     HistGradientBoostingRegressor,
+    RandomForestClassifier,
     RandomForestRegressor,
 )
 from sklearn.feature_selection import SelectKBest, f_regression
@@ -274,3 +275,40 @@ def test_many_rows_route_through_the_final_model_to_the_same_leaves(name):
     # Picklable, for Dask workers.
     again = pickle.loads(pickle.dumps(forest))
     np.testing.assert_array_equal(again._apply(codes), alone._apply(codes))
+
+
+@pytest.mark.parametrize(
+    "encoder",
+    [
+        OneHotEncoder(handle_unknown="ignore"),
+        OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1),
+    ],
+)
+def test_a_pipeline_fitted_on_an_array_reads_its_numbers_as_labels(encoder):
+    # The encoders map an array's numbers by value (10, 20, 30); the lifted
+    # Forest read them as the codes 0, 1, 2, so it predicted, explained and
+    # searched counterfactuals for other rows than the pipeline's.
+    rng = np.random.default_rng(5)
+    X = np.column_stack([rng.choice([10.0, 20.0, 30.0], 300), rng.normal(size=300)])
+    y = ((X[:, 0] == 20.0) ^ (X[:, 1] > 0.5)).astype(int)
+    columns = ColumnTransformer([("code", encoder, [0])], remainder="passthrough")
+    model = make_pipeline(
+        columns, RandomForestClassifier(n_estimators=5, random_state=0)
+    ).fit(X, y)
+    probe = np.column_stack([[10.0, 20.0, 30.0, 1.0, 25.0], np.zeros(5)])
+    forest = treelens.to_forest(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # unknown categories
+        expected = model.predict_proba(probe)
+    np.testing.assert_array_equal(forest.predict_proba(probe), expected)
+    result = treelens.shap_values(model, probe)
+    np.testing.assert_allclose(
+        result.expected_value_ + result.values_.sum(axis=1), expected, atol=1e-12
+    )
+    rows = X[model.predict(X) == 0][:4]
+    found = treelens.feature_tweak(model, rows, target=1, cost="l1")
+    assert found.found_.any()
+    X_cf = np.asarray(found.X_cf_)[found.found_]
+    assert set(X_cf[:, 0]) <= {10.0, 20.0, 30.0}
+    np.testing.assert_array_equal(model.predict(X_cf), 1)
+    np.testing.assert_array_equal(found.X_, rows)

@@ -9,6 +9,7 @@ import pytest
 
 import treelens
 from tests.models import PIPELINE_FACTORIES
+from treelens._adapters._pipeline import pipeline_parts
 
 
 def _case(name):
@@ -18,7 +19,7 @@ def _case(name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         Xt = np.asarray(model[:-1].transform(X), dtype=np.float64)
-    parts = treelens._adapters._pipeline.pipeline_parts(model)
+    parts = pipeline_parts(model)
     return model, X, Xt, parts
 
 
@@ -123,3 +124,51 @@ def test_decision_path_names_categories_and_raw_units():
             assert f"employment is {own}" in sentence, sentence
             named += 1
     assert named
+
+
+def test_shap_values_of_a_pipeline_with_pandas_output_and_nullable_columns():
+    # set_output(transform="pandas") keeps Int64 and boolean columns, whose
+    # pandas.NA numpy cannot cast to float; the final model reads them as NaN.
+    import pandas as pd
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    rng = np.random.default_rng(0)
+    n = 80
+    X = pd.DataFrame(
+        {
+            "age": pd.array(rng.integers(18, 80, n), dtype="Int64"),
+            "flag": pd.array(rng.random(n) < 0.4, dtype="boolean"),
+            "city": rng.choice(["a", "b", "c"], n),
+        }
+    )
+    X.loc[[1, 5], "age"] = pd.NA
+    X.loc[[2, 7], "flag"] = pd.NA
+    y = ((X["age"].fillna(40) > 45) ^ (X["city"] == "b")).to_numpy(dtype=int)
+    encode = ColumnTransformer(
+        [("city", OneHotEncoder(sparse_output=False), ["city"])],
+        remainder="passthrough",
+    ).set_output(transform="pandas")
+    model = make_pipeline(
+        encode, RandomForestClassifier(n_estimators=4, random_state=0)
+    ).fit(X, y)
+    result = treelens.shap_values(model, X)
+    total = result.expected_value_ + result.values_.sum(axis=1)
+    np.testing.assert_allclose(total, model.predict_proba(X), rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", sorted(PIPELINE_FACTORIES))
+def test_labels_given_as_an_object_array_reach_the_preprocessing_as_they_are(name):
+    # Decoding the routing codes turned a label the encoders never saw (the
+    # unknown code) into a missing value, which they encode differently.
+    model, X, _, _ = _case(name)
+    X = X.copy()
+    X["employment"] = "astronaut"
+    rows = X.to_numpy(dtype=object)
+    result = treelens.shap_values(model, rows)
+    total = np.asarray(result.expected_value_) + result.values_.sum(axis=1)
+    np.testing.assert_allclose(total, _output(model, X), rtol=0, atol=1e-9)
+    by_frame = treelens.shap_values(model, X)
+    np.testing.assert_allclose(result.values_, by_frame.values_, rtol=0, atol=1e-12)

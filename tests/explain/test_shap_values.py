@@ -70,17 +70,18 @@ def test_toy_tree_interventional_by_hand():
 
 # -------------------------------------------------------------- brute force
 def _output(forest, X):
-    """The explained output of every row: (n_rows, n_outputs)."""
+    """The explained output of every row of codes ``X``: (n_rows, n_outputs)."""
+    leaves = forest._leaves_of_codes(X)  # codes, even where labels are numbers
     if forest.kind == "boosting":
         # Summed in float64 (XGBoost sums in float32; SHAP values are exact sums).
-        values = forest.tree_values(X)[:, :, 0] * forest.learning_rate
+        values = forest._tree_values(leaves)[:, :, 0] * forest.learning_rate
         raw = np.tile(forest.init_raw, (X.shape[0], 1))
         for j, k in enumerate(forest.tree_output):
             raw[:, k] += values[:, j]
         return raw
     if forest.is_classifier:
-        return forest.predict_proba(X)
-    return forest.predict(X)[:, None]
+        return forest._proba_from_leaves(leaves)
+    return forest._predict_from_leaves(leaves)[:, None]
 
 
 def _shapley(game, n_features):
@@ -226,14 +227,17 @@ def test_brute_force_native_categorical(name):
     forest = treelens.to_forest(
         case.model, **({"categories": case.categories} if case.categories else {})
     )
-    X = forest.validate_X(case.X.iloc[:5]).astype(np.float64)
-    background = forest.validate_X(case.X.iloc[-6:]).astype(np.float64)
+    rows, last = case.X.iloc[:5], case.X.iloc[-6:]
+    X = forest.validate_X(rows).astype(np.float64)
+    background = forest.validate_X(last).astype(np.float64)
     for method, game, bg in (
         ("path", _path_game(forest, X), None),
-        ("interventional", _interventional_game(forest, X, background), background),
+        ("interventional", _interventional_game(forest, X, background), last),
     ):
         phi, _ = _shapley(game, forest.n_features)
-        result = treelens.shap_values(forest, X, method=method, background=bg)
+        # The labelled rows: a numeric array is read by label where the model
+        # reads labels from one (HistGradientBoosting's integer categories).
+        result = treelens.shap_values(forest, rows, method=method, background=bg)
         np.testing.assert_allclose(result.values_, _squeeze(phi), atol=1e-10, rtol=0)
 
 

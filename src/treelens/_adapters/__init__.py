@@ -149,10 +149,21 @@ _FORESTS: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], Forest]] = (
     weakref.WeakKeyDictionary()
 )
 
+# Values that a refit can bind again as the very same object (True, small ints,
+# interned strings): they cannot tell one fit from the next.
+_SHARED = (bool, int, float, str, bytes, type(None))
+
 
 def _fitted_signature(model: Any) -> tuple[Any, ...] | None:
+    """What to compare to see a refit, or None when the model shows nothing
+    that a refit rebinds (it is then not cached)."""
     steps = getattr(model, "steps", None)
     if isinstance(steps, list):  # a Pipeline: the fitted attributes of its steps
+        # The trees live in the last step: without a signature of its own, a
+        # refit of it alone would go unseen.
+        final = steps[-1][1] if steps else None
+        if isinstance(final, str) or _fitted_signature(final) is None:
+            return None
         return _parts_signature(steps)
     try:
         attributes = vars(model)
@@ -163,6 +174,10 @@ def _fitted_signature(model: Any) -> tuple[Any, ...] | None:
         for name, value in sorted(attributes.items())
         if name.endswith("_") and not name.startswith("_")
     )
+    # A LightGBM wrapper, say, keeps its booster private and shows only
+    # ``fitted_ = True``, the same object after every refit.
+    if all(isinstance(value, _SHARED) for _, value, _ in own):
+        return None
     fitted = attributes.get("transformers_")
     if isinstance(fitted, list):  # a ColumnTransformer's fitted transformers
         parts = [part[:2] for part in fitted if isinstance(part, tuple)]
@@ -172,7 +187,8 @@ def _fitted_signature(model: Any) -> tuple[Any, ...] | None:
 
 def _parts_signature(parts: list[Any]) -> tuple[Any, ...]:
     """The fitted signatures of named parts ``(name, estimator)``, prefixed
-    with their names ("drop" and "passthrough" have none)."""
+    with their names ("drop" and "passthrough" have none, nor have stateless
+    transformers)."""
     out: list[Any] = []
     for name, part in parts:
         inner = _fitted_signature(part) if not isinstance(part, str) else ()

@@ -158,6 +158,8 @@ def _flatten(
             else:
                 right[parent] = node_id
         if "leaf_value" in node:
+            if "leaf_const" in node:  # how the dump writes a leaf of a linear tree
+                raise _linear_trees_refused()
             left.append(-1)
             right.append(-1)
             feature.append(-2)
@@ -222,6 +224,15 @@ def _flatten(
     )
     return tree, SplitStatistics(
         feature=feature_array, gain=np.asarray(gain), cover=cover_array
+    )
+
+
+def _linear_trees_refused() -> UnsupportedModelError:
+    # LightGBM 4 marks a linear tree only by its leaves' ``leaf_const`` and
+    # ``leaf_coeff``; reading ``leaf_value`` alone would predict wrongly.
+    return UnsupportedModelError(
+        "LightGBM linear trees (linear_tree=True) are not supported; expected "
+        "constant leaves."
     )
 
 
@@ -301,10 +312,7 @@ def _parse(
     )
     infos = dump["tree_info"]
     if any(info.get("is_linear") for info in infos):
-        raise UnsupportedModelError(
-            "LightGBM linear trees (linear_tree=True) are not supported; expected "
-            "constant leaves."
-        )
+        raise _linear_trees_refused()
     features = _features(dump, names)
     n_categories = np.array([spec.n_categories for spec in features], dtype=np.intp)
     parsed = [

@@ -308,6 +308,10 @@ class PipelineParts:
         out = self.preprocessing.transform(frame)
         if hasattr(out, "toarray"):
             out = out.toarray()
+        if hasattr(out, "to_numpy"):
+            # Output set to pandas keeps nullable columns (Int64, boolean),
+            # whose pandas.NA numpy cannot read as a float.
+            return np.asarray(out.to_numpy(dtype=np.float64, na_value=np.nan))
         return np.asarray(out, dtype=np.float64)
 
 
@@ -403,5 +407,6 @@ def lift_to_inputs(
         features=specs,
         input_dtype=np.float64,
         allow_missing=bool(missing_ok),
+        arrays_hold_labels=True,  # the encoders read the values they are given
         source=f"{type(model).__module__}.{type(model).__qualname__}",
     )

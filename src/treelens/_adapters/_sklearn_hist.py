@@ -17,7 +17,8 @@ binary and softmax for multiclass ``log_loss``.
 Categorical features.  scikit-learn encodes each categorical column with an
 ``OrdinalEncoder`` whose codes are what the trees compare (the encoder puts these
 columns first; the Forest maps feature indices back to the input columns).  Its
-categories become the column's :class:`~treelens.FeatureSpec`; a categorical node
+categories become the column's :class:`~treelens.FeatureSpec`, and the numbers of
+an array are such labels (``Forest.arrays_hold_labels``); a categorical node
 sends code ``c`` left iff ``c`` is in the node's bitset
 (``raw_left_cat_bitsets``); a category never seen in training is encoded as NaN by
 scikit-learn and so follows the missing-value side, which is the unknown code's
@@ -213,4 +214,6 @@ def _hist_gradient_boosting(model: Any, feature_names: Sequence[str] | None) -> 
         else "",
         positive_at_zero=False,
         features=info["features"],
+        # Its encoder maps the numbers of an array's categorical column by value.
+        arrays_hold_labels=True,
     )

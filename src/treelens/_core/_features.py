@@ -30,8 +30,11 @@ __all__ = [
     "category_codes",
     "decode",
     "encode",
+    "feature_columns",
     "has_labels",
     "numeric_features",
+    "numeric_labels",
+    "reads_labels",
     "series_as_row",
     "split_condition",
     "split_conditions",
@@ -108,6 +111,15 @@ def numeric_features(names: Sequence[str]) -> tuple[FeatureSpec, ...]:
     return tuple(FeatureSpec(str(name)) for name in names)
 
 
+def numeric_labels(spec: FeatureSpec) -> bool:
+    """Whether a categorical column's labels are numbers other than its codes
+    ``0 .. k - 1`` (so that a number could be read either way)."""
+    if not spec.is_categorical or spec.dropped or not spec.categories:
+        return False
+    labels = spec.categories
+    return _label_kind(labels) == "number" and list(labels) != list(range(len(labels)))
+
+
 def category_codes(x: NDArray[Any], k: NDArray[np.intp] | int) -> NDArray[np.intp]:
     """Code ``0 .. k`` of routing values ``x``: ``k`` for anything not a valid code.
 
@@ -163,6 +175,18 @@ def _encode_categorical(spec: FeatureSpec, column: pd.Series) -> NDArray[np.floa
     return out
 
 
+def _encode_numeric(forest: Forest, X: NDArray[np.float64]) -> NDArray[np.float64]:
+    """A numeric array with its ``forest.label_columns`` encoded by label (a
+    shape the forest does not take is left for the caller to refuse)."""
+    columns = forest.label_columns
+    if not columns.size or X.ndim not in (1, 2) or X.shape[-1] != forest.n_features:
+        return X
+    out = np.array(X, dtype=np.float64, ndmin=2)
+    for j in columns:
+        out[:, j] = _encode_categorical(forest.features[j], pd.Series(out[:, j]))
+    return out
+
+
 def _category_index(spec: FeatureSpec) -> pd.Index:
     """The object Index of a categorical column's labels, built once per spec
     (kept with the spec itself, not by value: labels equal as values, such as
@@ -196,12 +220,44 @@ def _encode_column(spec: FeatureSpec, column: pd.Series) -> NDArray[np.float64]:
     return converted.to_numpy(dtype=np.float64, na_value=np.nan)
 
 
+def feature_columns(names: Sequence[str], features: Sequence[str]) -> list[str]:
+    """The column ``names`` of a table, read as the model's ``features``.
+
+    A name that is no feature's stands for the feature it becomes with its
+    spaces written as underscores, unless a column has that name already:
+    LightGBM stores the columns of a DataFrame so (``"mean radius"`` as
+    ``"mean_radius"``) and predicts on the user's own table.
+
+    Examples
+    --------
+    >>> feature_columns(["mean radius", "age"], ["age", "mean_radius"])
+    ['mean_radius', 'age']
+    """
+    known = set(features)
+    taken = set(names)
+    out = []
+    for name in names:
+        alias = name.replace(" ", "_")
+        if name not in known and alias in known and alias not in taken:
+            taken.add(alias)
+            name = alias
+        out.append(name)
+    return out
+
+
 def has_labels(X: Any) -> bool:
     """Whether ``X`` holds labels (a DataFrame or a non-numeric array), not codes."""
     if hasattr(X, "iloc"):
         return True
     array = np.asarray(X)
     return array.dtype.kind not in "biuf"
+
+
+def reads_labels(forest: Forest, X: Any) -> bool:
+    """Whether ``forest`` reads ``X`` as labels in some column: a table of
+    labels (:func:`has_labels`), or a numeric array for a model that reads
+    labels from one (``Forest.label_columns``)."""
+    return has_labels(X) or bool(forest.label_columns.size)
 
 
 def series_as_row(X: Any) -> Any:
@@ -223,8 +279,9 @@ def encode(forest: Forest, X: Any) -> NDArray[np.float64]:
         knows names) and its categorical columns hold labels: each label becomes
         its code, a label the model never saw the unknown code ``k``, a missing
         value NaN; booleans become 0/1.  A numeric array is taken as already
-        encoded (codes for categorical columns); an object array holds labels,
-        column by column in the forest's order.
+        encoded (codes for categorical columns), except in the columns of
+        ``forest.label_columns``, whose numbers are labels the model reads; an
+        object array holds labels, column by column in the forest's order.
 
     Returns
     -------
@@ -237,12 +294,12 @@ def encode(forest: Forest, X: Any) -> NDArray[np.float64]:
         column with text categories is given as numbers.
     """
     if not has_labels(X):
-        return np.asarray(X, dtype=np.float64)
+        return _encode_numeric(forest, np.asarray(X, dtype=np.float64))
     X = series_as_row(X)
     if hasattr(X, "iloc"):
         frame = X
-        names = [str(c) for c in frame.columns]
         expected = list(forest.feature_names)
+        names = feature_columns([str(c) for c in frame.columns], expected)
         if names != expected:
             missing = [n for n in expected if n not in names]
             if missing and len(names) == len(expected) and not forest.has_feature_names:

@@ -22,7 +22,7 @@ from ._exponential import (
     xgboost_sigmoid,
     xgboost_softmax,
 )
-from ._features import FeatureSpec, category_codes, numeric_features
+from ._features import FeatureSpec, category_codes, numeric_features, numeric_labels
 
 __all__ = ["Forest", "Tree"]
 
@@ -367,6 +367,12 @@ class Forest:
         ``predict`` calls a row an inlier where ``score_samples >= offset``, so
         a counterfactual's ``target="inlier"`` is the interval ``[offset,
         inf)`` of the Forest's predictions and ``"outlier"`` the scores below it.
+    arrays_hold_labels : bool
+        Whether the source model reads a numeric array's values in a
+        categorical column as the column's labels (HistGradientBoosting, a
+        Pipeline's encoders) rather than as codes (LightGBM and XGBoost read
+        codes).  Where the labels are numbers other than the codes ``0 .. k -
+        1``, such an array is then encoded by label (see :meth:`encode`).
     input_map : InputMap or None
         A Forest lifted from a pipeline (see :func:`~treelens.to_forest`): the
         final model's Forest, with the same nodes, and the map from the rows
@@ -419,6 +425,7 @@ class Forest:
     # Empty by default, meaning "the trees weigh alike".
     tree_weight: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
     isolation_offset: float | None = None
+    arrays_hold_labels: bool = False
     input_map: InputMap | None = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -576,6 +583,22 @@ class Forest:
         need :meth:`encode`)."""
         return any(spec.kind != "numeric" or spec.dropped for spec in self.features)
 
+    @derived_property
+    def label_columns(self) -> NDArray[np.intp]:
+        """Categorical columns that a numeric array gives by label, not by code:
+        where ``arrays_hold_labels`` and the labels are numbers other than the
+        codes ``0 .. k - 1`` (the model reads those numbers)."""
+        out = np.array(
+            [
+                j
+                for j, spec in enumerate(self.features)
+                if self.arrays_hold_labels and numeric_labels(spec)
+            ],
+            dtype=np.intp,
+        )
+        out.setflags(write=False)
+        return out
+
     def encode(self, X: Any) -> NDArray[np.float64]:
         """The float64 matrix the trees route, from ``X`` in the model's columns.
 
@@ -678,6 +701,13 @@ class Forest:
         """
         X = self.validate_X(X)
         return self._apply(X)
+
+    def _leaves_of_codes(self, codes: NDArray[Any]) -> NDArray[np.intp]:
+        """:meth:`apply` of rows already checked and encoded (what
+        :meth:`validate_X` returns, in float64 or ``input_dtype``): internal
+        routing matrices are codes, never read by label again."""
+        rows = np.atleast_2d(np.asarray(codes, dtype=np.float64))
+        return self._apply(rows.astype(self.input_dtype, copy=False))
 
     def _apply(self, X: NDArray[Any]) -> NDArray[np.intp]:
         mapped = self.input_map

@@ -13,7 +13,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from .._exceptions import InputError
-from ._features import encode, has_labels
+from ._features import encode, feature_columns, reads_labels
 
 if TYPE_CHECKING:
     from ._forest import Forest
@@ -27,6 +27,7 @@ __all__ = [
     "checked_float64",
     "column_names",
     "feature_index",
+    "in_feature_order",
     "row_label",
 ]
 
@@ -37,6 +38,15 @@ def column_names(X: Any) -> list[str] | None:
     if columns is None or not hasattr(X, "iloc"):
         return None
     return [str(c) for c in columns]
+
+
+def in_feature_order(forest: Forest, X: Any) -> Any:
+    """The columns of DataFrame ``X`` that are the forest's features, in its
+    order and named as it names them (see
+    :func:`~treelens._core._features.feature_columns`); ``X`` was checked."""
+    expected = list(forest.feature_names)
+    names = feature_columns([str(c) for c in X.columns], expected)
+    return X.set_axis(names, axis=1)[expected]
 
 
 def row_label(X: Any, position: int) -> Any:
@@ -75,20 +85,21 @@ def checked_float64(forest: Forest, X: Any) -> NDArray[np.float64]:
 
     The array may share memory with ``X`` (a float64 array is not copied).
     """
-    if forest.has_labels and has_labels(X):
+    if forest.has_labels and reads_labels(forest, X):
         X = encode(forest, X)
     names = column_names(X)
     if names is not None and forest.has_feature_names:
         expected = list(forest.feature_names)
-        if names != expected:
-            missing = [n for n in expected if n not in names]
-            extra = [n for n in names if n not in expected]
+        read = feature_columns(names, expected)
+        if read != expected:
+            missing = [n for n in expected if n not in read]
+            extra = [n for n, r in zip(names, read) if r not in expected]
             if missing or extra or len(names) != len(expected):
                 raise InputError(
                     "The columns of X must be the model's features "
                     f"{expected}; missing {missing}, unexpected {extra}."
                 )
-            X = X[expected]
+            X = X.set_axis(read, axis=1)[expected]
     source = X
     if names is not None:
         # pandas' missing value of nullable columns ("Int64", "Float64",

@@ -301,8 +301,13 @@ def fixed_forest(forest: Forest, fixed: tuple[tuple[int, float], ...]) -> Forest
         FeatureSpec(spec.name) if j in values else spec
         for j, spec in enumerate(forest.features)
     )
+    # The searches hand it routing codes, never the user's labels.
     out = replace(
-        forest, trees=tuple(trees), features=features, has_feature_names=False
+        forest,
+        trees=tuple(trees),
+        features=features,
+        has_feature_names=False,
+        arrays_hold_labels=False,
     )
     cache[key] = out
     return out
@@ -905,7 +910,8 @@ def _search_per_missing_pattern(
             if problem.target.kind == "other" and filled.any():
                 # "Another class than the row's own prediction": rows the
                 # filled values alone move are done.
-                moved = sub.predict(X) != problem.current[members]
+                leaves = sub._leaves_of_codes(X)
+                moved = sub._predict_from_leaves(leaves) != problem.current[members]
                 under.found[moved], under.X_cf[moved] = True, X[moved]
                 under.cost[moved], under.status[moved] = 0.0, "optimal"
                 under.gap[moved] = 0.0
@@ -1222,7 +1228,8 @@ def _search_group(
         # "Another class than the row's own prediction", not than the prediction
         # under this assignment: rows this assignment already moves are done
         # (they move no number, which differs from every binding option).
-        moved = np.flatnonzero(sub.predict(X) != problem.current[rows])
+        predicted = sub._predict_from_leaves(sub._leaves_of_codes(X))
+        moved = np.flatnonzero(predicted != problem.current[rows])
         under.found[moved], under.X_cf[moved], under.cost[moved] = True, X[moved], 0.0
         under.status[moved], under.gap[moved] = "optimal", 0.0
         searches = [(target_spec, ~under.found)]

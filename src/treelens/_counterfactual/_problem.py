@@ -22,6 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._adapters import to_forest
+from .._core._features import has_labels
 from .._core._forest import Forest
 from .._core._validation import row_label
 from .._exceptions import CounterfactualCheckWarning, InputError, warn
@@ -356,6 +357,10 @@ class Problem:
         Which missing values may be filled, at what price and from where (see
         :mod:`treelens._counterfactual._missing`); None: every missing value
         stays missing.
+    given : ndarray of shape (n, n_features) or None
+        The rows as given, when an array whose numbers are labels in the
+        forest's ``label_columns`` (``X`` holds their codes): results are
+        returned in those labels.
     confirmed_by_caller : bool
         Whether the caller confirms the answers with the source model itself
         (the searches of :func:`~._categorical.search_with_fixed`, on a forest
@@ -381,6 +386,7 @@ class Problem:
     frame: Any = None
     isolation: IsolationBound | None = None
     fill: FillPlan | None = None
+    given: NDArray[np.float64] | None = None
     confirmed_by_caller: bool = False
 
 
@@ -450,6 +456,9 @@ def prepare_problem(
     source = None if isinstance(model, Forest) else model
     rows = as_float64(forest, X)
     frame = _user_frame(forest, X)
+    given = None
+    if frame is None and forest.label_columns.size and not has_labels(X):
+        given = np.array(X, dtype=np.float64, ndmin=2)
     if constraints is not None and not isinstance(constraints, Constraints):
         raise InputError(
             "`constraints` must be a treelens.Constraints or None; got "
@@ -507,7 +516,53 @@ def prepare_problem(
         min_leaf_samples=least,
         frame=frame,
         isolation=isolation,
+        given=given,
     )
+
+
+def _given_units(
+    problem: Problem, X_cf: NDArray[np.float64], predicted: Any
+) -> tuple[dict[str, Any], Any, Any]:
+    """The result's codes, ``X_`` and ``X_cf_``: in the user's table when the
+    rows were one (``predicted``: the frame the source model predicted on,
+    if it covers every row), in the labels of an array whose numbers are
+    labels, else the codes themselves."""
+    if problem.frame is None and problem.given is None:
+        return {}, problem.X.copy(), X_cf
+    codes = {
+        "X_codes_": problem.X.copy(),
+        "X_cf_codes_": X_cf,
+        "features_": problem.forest.features,
+    }
+    if problem.frame is None and problem.given is not None:
+        return codes, problem.given.copy(), _given_labels(problem, X_cf)
+    from .._core._features import decode
+
+    X_cf_given = (
+        predicted
+        if predicted is not None
+        else decode(problem.forest, X_cf, like=problem.frame)
+    )
+    return codes, problem.frame.copy(), X_cf_given
+
+
+def _given_labels(problem: Problem, X_cf: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Counterfactual codes ``X_cf`` in the units of the array given: the
+    forest's ``label_columns`` as labels (a value left as it was, a label the
+    model never saw included, as given)."""
+    assert problem.given is not None
+    out = X_cf.copy()
+    for j in problem.forest.label_columns:
+        labels = np.array(problem.forest.features[j].categories, dtype=np.float64)
+        code = X_cf[:, j]
+        kept = (code == problem.X[:, j]) | np.isnan(code)
+        known = ~np.isnan(code) & (code >= 0) & (code < labels.size)
+        out[:, j] = np.where(
+            kept,
+            np.where(np.isnan(code), np.nan, problem.given[:, j]),
+            labels[np.where(known, code, 0).astype(np.intp)],
+        )
+    return out
 
 
 def _user_frame(forest: Forest, X: Any) -> Any:
@@ -546,7 +601,8 @@ def source_predict(
     IsolationForest (link ``"isolation"``) its ``score_samples``.
     """
     if problem.source is None:
-        return problem.forest.predict(X)
+        forest = problem.forest
+        return forest._predict_from_leaves(forest._leaves_of_codes(X))
     predict = (
         problem.source.score_samples
         if problem.forest.link == "isolation"
@@ -772,25 +828,11 @@ def finish(
     leaf[~found] = -1
     reason[found] = None
     _say_kept_missing(problem, reason, found)
-    X_given: Any = problem.X.copy()
-    X_cf_given: Any = X_cf
-    codes: dict[str, Any] = {}
-    if problem.frame is not None:
-        from .._core._features import decode
-
-        codes = {
-            "X_codes_": problem.X.copy(),
-            "X_cf_codes_": X_cf,
-            "features_": problem.forest.features,
-        }
-        X_given = problem.frame.copy()
-        # Every row checked and found: the rows the source model predicted.
-        same = "frame" in decoded and bool(check.all() and found.all())
-        X_cf_given = (
-            decoded["frame"]
-            if same
-            else decode(problem.forest, X_cf, like=problem.frame)
-        )
+    # Every row checked and found: the rows the source model predicted.
+    same = "frame" in decoded and bool(check.all() and found.all())
+    codes, X_given, X_cf_given = _given_units(
+        problem, X_cf, decoded["frame"] if same else None
+    )
     missing = np.isnan(problem.X)
     return CounterfactualResult(
         **codes,

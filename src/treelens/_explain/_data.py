@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from .._core._features import category_codes, decode, has_labels
+from .._core._features import category_codes, decode, reads_labels
 from .._core._forest import Forest
-from .._core._validation import column_names
+from .._core._validation import column_names, in_feature_order
 
 __all__ = ["checked_rows", "output_names"]
 
@@ -29,9 +29,9 @@ def checked_rows(forest: Forest, X: Any) -> tuple[NDArray[Any], pd.DataFrame]:
     routed = forest.validate_X(X)
     names = list(forest.feature_names)
     if column_names(X) is not None:
-        data = (X[names] if forest.has_feature_names else X).copy()
+        data = (in_feature_order(forest, X) if forest.has_feature_names else X).copy()
         data.columns = pd.Index(names)
-    elif forest.has_labels and not has_labels(X):
+    elif forest.has_labels and not reads_labels(forest, X):
         # Codes given: shown as the labels they stand for; a code the model never
         # saw stays the number it is.
         data = decode(forest, routed)

@@ -26,7 +26,7 @@ from .._core._chunks import (
     rows_per_chunk,
     run_in_chunks,
 )
-from .._core._features import decode
+from .._core._features import decode, has_labels, series_as_row
 from .._core._forest import Forest
 from .._core._validation import check_X, column_names
 from .._exceptions import BackgroundError, InputError, OutputTooLargeError
@@ -486,12 +486,27 @@ def _transformed(
     parts: PipelineParts, forest: Forest, X: Any, codes: NDArray[Any]
 ) -> NDArray[Any]:
     """The final model's input for a pipeline's rows ``X`` (validated as
-    ``codes``): a DataFrame goes through the preprocessing as it is, codes are
-    first decoded to the labels they stand for."""
+    ``codes``): labels (a DataFrame, or an object array in the model's column
+    order) go through the preprocessing as they are, codes are first decoded to
+    the labels they stand for."""
+    X = series_as_row(X)
+    frame: Any
     if column_names(X) is not None:
-        frame: Any = X
+        frame = X
+    elif has_labels(X):
+        # Decoding the codes instead would turn a label the encoders never saw
+        # (the unknown code) into a missing value, which they encode otherwise.
+        frame = np.asarray(X, dtype=object).reshape(codes.shape)
+        if forest.has_feature_names:
+            names = list(forest.feature_names)
+            frame = pd.DataFrame(frame, columns=names).infer_objects()
     else:
         frame = decode(forest, codes)
+        # The numbers the encoders read as labels stay as given (for the same
+        # reason); the other categorical columns of an array hold codes.
+        given = np.asarray(X, dtype=np.float64).reshape(codes.shape)
+        for j in forest.label_columns:
+            frame[frame.columns[j]] = given[:, j]
         if not forest.has_feature_names:
             frame = frame.to_numpy(dtype=object)
     return parts.transform(frame).astype(parts.forest.input_dtype)

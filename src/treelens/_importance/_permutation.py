@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -12,7 +12,13 @@ from numpy.typing import NDArray
 
 from .._adapters import to_forest
 from .._core._forest import Forest
-from .._core._validation import check_sample_weight, check_X, check_y, column_names
+from .._core._validation import (
+    check_sample_weight,
+    check_X,
+    check_y,
+    column_names,
+    in_feature_order,
+)
 from .._exceptions import InputError
 from .._types import ArrayLike, ModelLike, RandomStateLike, ScoringLike
 from ._groups import resolve_groups
@@ -71,6 +77,13 @@ def permutation_importance(
         ``importances_`` the mean drop, ``std_`` its standard deviation over the
         repeats, ``per_tree_`` None, ``method`` ``"permutation"``.
 
+    Raises
+    ------
+    InputError
+        If ``X``, ``y`` or ``sample_weight`` do not fit the model, ``n_repeats``
+        is not a positive integer, ``scoring`` is not one known metric, or the
+        model is a Forest or a booster without ``fit``.
+
     See Also
     --------
     mdi_importance : importance from the trees' impurity decreases.
@@ -92,15 +105,16 @@ def permutation_importance(
     forest, _, sample_weight = _checked_data(
         "permutation_importance", model, X, y, sample_weight
     )
+    scorer = _checked_scorer("permutation_importance", model, scoring, n_repeats)
     names = column_names(X)
     if names is not None and forest.has_feature_names:
-        X = cast(pd.DataFrame, X)[list(forest.feature_names)]
+        X = in_feature_order(forest, X)
     result = sklearn_permutation(
         model,
         X,
         y,
-        scoring=scoring,
-        n_repeats=n_repeats,
+        scoring=scorer,
+        n_repeats=int(n_repeats),
         n_jobs=n_jobs,
         random_state=random_state,
         sample_weight=sample_weight,
@@ -144,6 +158,42 @@ def _checked_data(
     if sample_weight is not None:
         sample_weight = check_sample_weight(sample_weight, n_samples)
     return forest, checked, sample_weight
+
+
+def _checked_scorer(function: str, model: Any, scoring: Any, n_repeats: Any) -> Any:
+    """The scorer ``scoring`` names for ``model``, after checking ``n_repeats``.
+
+    One score per permutation is what the importances are made of, so the
+    several metrics of a list or dict (which scikit-learn accepts) are refused.
+    """
+    from sklearn.metrics import check_scoring
+
+    if (
+        isinstance(n_repeats, bool)
+        or not isinstance(n_repeats, (int, np.integer))
+        or n_repeats < 1
+    ):
+        raise InputError(f"`n_repeats` must be a positive integer; got {n_repeats!r}.")
+    if not hasattr(model, "fit"):  # scikit-learn scores estimators only
+        raise InputError(
+            f"{function} scores the model with scikit-learn; expected an estimator "
+            "with `fit` (a scikit-learn wrapper such as LGBMRegressor or "
+            f"XGBRegressor), got a {type(model).__qualname__}."
+        )
+    expected = (
+        "expected a scikit-learn scorer name (sklearn.metrics.get_scorer_names()), "
+        "a callable scorer(model, X, y) or None"
+    )
+    if scoring is not None and not isinstance(scoring, str) and not callable(scoring):
+        raise InputError(
+            f"`scoring` must name one metric; {expected}, got {scoring!r}."
+        )
+    try:
+        return check_scoring(model, scoring=scoring)
+    except ValueError as exc:  # scikit-learn's InvalidParameterError among them
+        raise InputError(
+            f"`scoring` is not a known scorer; {expected}, got {scoring!r}."
+        ) from exc
 
 
 def _repeat_interval(
@@ -264,18 +314,18 @@ def grouped_permutation_importance(
     {'x0': ['x0'], 'x1+x2+x3': ['x1', 'x2', 'x3']}
     """
     from joblib import Parallel, delayed
-    from sklearn.metrics import check_scoring
     from sklearn.utils import check_random_state
 
     check_interval_options(n_bootstrap, confidence)
     forest, checked, sample_weight = _checked_data(
         "grouped_permutation_importance", model, X, y, sample_weight
     )
-    if isinstance(n_repeats, bool) or int(n_repeats) < 1:
-        raise InputError(f"`n_repeats` must be a positive integer; got {n_repeats!r}.")
+    scorer = _checked_scorer(
+        "grouped_permutation_importance", model, scoring, n_repeats
+    )
     names = list(forest.feature_names)
     if column_names(X) is not None and forest.has_feature_names:
-        X = cast(pd.DataFrame, X)[names]
+        X = in_feature_order(forest, X)
     elif column_names(X) is None:
         X = np.array(X, copy=True)
     found = resolve_groups(
@@ -289,7 +339,6 @@ def grouped_permutation_importance(
         if forest.features
         else None,
     )
-    scorer = check_scoring(model, scoring=scoring)
     seed = check_random_state(random_state).randint(np.iinfo(np.int32).max + 1)
     baseline = _score(scorer, model, X, y, sample_weight)
     scores = Parallel(n_jobs=n_jobs)(

@@ -406,8 +406,8 @@ def _surface(
 
 
 def _predict_rows(model: Any, forest: Any, rows: NDArray[np.float64]) -> NDArray[Any]:
-    if forest is not None:
-        return forest.predict(rows)
+    if forest is not None:  # the rows are codes (as_array)
+        return forest._predict_from_leaves(forest._leaves_of_codes(rows))
     return np.asarray(model.predict(rows))
 
 

@@ -416,7 +416,7 @@ class DependenceDisplay:
         True
         """
         from .._adapters import to_forest
-        from .._core._features import has_labels
+        from .._core._features import reads_labels
         from .._explain._shap import shap_interaction_values, shap_values
 
         result = shap_values(model, X, method=method, background=background)
@@ -437,7 +437,7 @@ class DependenceDisplay:
             for j in range(forest.n_features)
             if (labels := _category_labels(forest, j)) is not None
         }
-        if categories and not has_labels(X):
+        if categories and not reads_labels(forest, X):
             # An encoded array holds the model's codes: show their labels.
             assert explanation.data is not None
             data = explanation.data.copy()

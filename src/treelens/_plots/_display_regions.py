@@ -8,9 +8,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._adapters import to_forest
-from .._core._features import has_labels, series_as_row
+from .._core._features import reads_labels, series_as_row
 from .._core._forest import Forest
-from .._core._validation import column_names
+from .._core._validation import column_names, in_feature_order
 from .._exceptions import InputError, UnsupportedModelError
 from ._common import (
     RenamedAttributes,
@@ -94,12 +94,12 @@ def check_max_cells(max_cells: Any) -> None:
 
 def as_array(X: Any, forest: Forest | None) -> NDArray[np.float64]:
     """X as a 2-D float64 array (columns matched by name for tree models)."""
-    if forest is not None and forest.has_labels and has_labels(X):
+    if forest is not None and forest.has_labels and reads_labels(forest, X):
         return np.atleast_2d(forest.encode(X))  # labels to codes (Forest.encode)
     if forest is not None:
         forest.validate_X(X)  # checks shape, names and values; returns the float32 cast
         if column_names(X) is not None and forest.has_feature_names:
-            X = X[list(forest.feature_names)]
+            X = in_feature_order(forest, X)
         # Keep the user's float64 values: they are drawn and reported, and cast
         # again wherever a tree routes them.
         array = np.asarray(

@@ -55,14 +55,22 @@ def _references(
     """The median row; the row the model is least sure of; the median row of
     each predicted class."""
     forest = forest_or_none(model)
-    source = forest if forest is not None else model
     out = [(np.median(X, axis=0), "the median of the data")]
-    if hasattr(source, "predict_proba"):
-        proba = np.sort(np.asarray(source.predict_proba(X)), axis=1)
+    proba: NDArray[np.float64] | None = None
+    if forest is not None:  # X holds codes (as_array): routed as they are
+        leaves = forest._leaves_of_codes(X)
+        if forest.is_classifier:
+            proba = forest._proba_from_leaves(leaves)
+        predicted = np.asarray(forest._predict_from_leaves(leaves))
+    else:
+        if hasattr(model, "predict_proba"):
+            proba = np.asarray(model.predict_proba(X))
+        predicted = np.asarray(model.predict(X))
+    if proba is not None:
+        proba = np.sort(proba, axis=1)
         gap = proba[:, -1] - proba[:, -2] if proba.shape[1] > 1 else proba[:, 0]
         row = int(np.argmin(gap))
         out.append((X[row], f"row {row}, the one the model is least sure of"))
-    predicted = np.asarray(source.predict(X))
     classes = list(np.asarray(model.classes_))
     names = class_labels(classes, class_names)
     for c in np.unique(predicted):  # one step per class

@@ -170,8 +170,7 @@ def decision_path(forest: Forest, tree_index: int, x: Any) -> NDArray[np.intp]:
     """Nodes the row ``x`` visits in tree ``tree_index``, root first."""
     if hasattr(x, "iloc") and getattr(x, "ndim", 2) == 1:
         x = x.to_frame().T  # one row of a DataFrame, as a one-row frame
-    row = forest.encode(x) if forest.has_labels else np.asarray(x, dtype=np.float64)
-    leaf = int(forest.apply(np.reshape(row, (1, -1)))[0, tree_index])
+    leaf = int(forest._apply(forest.validate_X(x))[0, tree_index])
     parent = forest.trees[tree_index].parent
     path = [leaf]
     while parent[path[-1]] >= 0:  # one step per level
