@@ -9,6 +9,7 @@ PNG, so the file opens anywhere without network access.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -186,17 +187,18 @@ def _summary(model: Any, forest: Any, X: Any, y: Any) -> dict[str, Any]:
 
             truth = _as_classes(truth, forest.classes_)
             scores.append(("Accuracy", f"{accuracy_score(truth, predicted):.4f}"))
-            scores.append(
-                (
-                    "Balanced accuracy",
-                    f"{balanced_accuracy_score(truth, predicted):.4f}",
-                )
-            )
+            with warnings.catch_warnings():
+                # Rows of one class: scikit-learn warns, and the score is that
+                # class's recall, as defined.
+                warnings.simplefilter("ignore", UserWarning)
+                balanced = balanced_accuracy_score(truth, predicted)
+            scores.append(("Balanced accuracy", f"{balanced:.4f}"))
         else:
             from sklearn.metrics import mean_absolute_error, r2_score
 
             truth = truth.astype(float)
-            scores.append(("R²", f"{r2_score(truth, predicted):.4f}"))
+            if truth.size > 1:  # R² is undefined on one row
+                scores.append(("R²", f"{r2_score(truth, predicted):.4f}"))
             scores.append(
                 ("Mean absolute error", f"{mean_absolute_error(truth, predicted):.4g}")
             )
@@ -926,12 +928,21 @@ def _counterfactual_section(
         "rows": table_context(
             table, headers={"prediction": "score_samples"} if isolation else None
         ),
-        "changes": table_context(tables["changes"][1], max_rows=60),
+        "changes": table_context(_changes_shown(tables["changes"][1]), max_rows=60),
         "pictures": pictures,
         "why": why_this_decision(
             model, X, chosen, result, picture=_picture, table=table_context
         ),
     }
+
+
+def _changes_shown(changes: pd.DataFrame) -> pd.DataFrame:
+    """The changes table without its ``tree`` and ``leaf`` columns when no change
+    comes from a leaf (-1: every search but feature tweaking)."""
+    sources = [c for c in ("tree", "leaf") if c in changes]
+    if sources and (changes[sources] == -1).all(axis=None):
+        return changes.drop(columns=sources)
+    return changes
 
 
 def _constraints_text(constraints: Mapping[str, Any] | None) -> str:

@@ -177,7 +177,10 @@ def importance_results(
             )
         except TreelensError as exc:
             notes.append(f"no debiased MDI: {exc}")
-        if permutation:
+        if permutation and len(X) < 2:
+            # Shuffling one row changes nothing, and R² needs two rows.
+            notes.append("no permutation importance: it needs at least two rows")
+        elif permutation:
             if not hasattr(model, "score"):
                 raise InputError(
                     "Permutation importance scores the model with its score() method; "
