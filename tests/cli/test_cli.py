@@ -772,3 +772,21 @@ def test_importance_shows_debiased_mdi(files):
         r["feature"]: r["debiased_mdi"] for r in json.loads(result.stdout)["importance"]
     }
     np.testing.assert_allclose([got[f] for f in FEATURES], oob.importances_, atol=1e-12)
+
+
+def test_oob_on_other_rows_than_the_training_data_is_refused(files, tmp_path):
+    """--oob promises out-of-bag rows of the training data: other rows are bad
+    input, not a table or picture without them."""
+    result = run(
+        "importance", files["root"] / "forest.skops", "--data",
+        files["root"] / "data.csv", "--target", "species", "--oob",
+    )  # fmt: skip
+    assert_bad_input(result, "expected 150 rows, got 15")
+    out = tmp_path / "grid.png"
+    result = run(
+        "plot", "forest-grid", files["root"] / "forest.skops",
+        files["root"] / "data.csv", "--target", "species", "--oob", "--out", out,
+    )  # fmt: skip
+    assert_bad_input(result, "--oob needs the training data")
+    assert "expected 150 rows, got 15" in result.stderr
+    assert not out.exists()

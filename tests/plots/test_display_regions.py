@@ -251,6 +251,16 @@ def test_forest_grid_without_bootstrap_or_labels(iris):
         ForestGridDisplay.from_estimator(model, X, y, n_trees=5)
 
 
+def test_forest_grid_gives_no_out_of_bag_figures_on_other_rows(iris):
+    """Rows other than the training data have no out-of-bag trees: no figures
+    in the titles rather than accuracies of bootstrap draws over other rows."""
+    X, y = iris
+    model = RandomForestClassifier(n_estimators=4, random_state=0).fit(X, y)
+    grid = ForestGridDisplay.from_estimator(model, X[::3], y[::3], n_trees=2)
+    assert grid.oob_accuracy is None and grid.forest_oob_accuracy is None
+    assert grid.titles_[0] == "tree 0"
+
+
 def test_forest_grid_warns_about_rows_without_out_of_bag_trees(iris):
     X, y = iris
     # Three trees leave some rows in every bootstrap sample.

@@ -385,6 +385,13 @@ def _forest_grid_picture(request: PictureRequest) -> Any:
     n_trees = min(3, request.forest.n_trees)
     figure, axes = new_figure(3.6 * (n_trees + 1), 3.6, ncols=n_trees + 1)
     # Out-of-bag accuracy is meaningful only on the exact training rows.
+    fitted_rows = getattr(request.model, "_n_samples", None)
+    n_rows = 0 if request.X is None else int(request.X.shape[0])
+    if request.oob and fitted_rows is not None and int(fitted_rows) != n_rows:
+        raise InputError(
+            "--oob needs the training data the forest was fitted on (out-of-bag "
+            f"rows are rows of it); expected {int(fitted_rows)} rows, got {n_rows}."
+        )
     ForestGridDisplay.from_estimator(
         request.drawn,
         request.X,

@@ -176,6 +176,10 @@ def importance_results(
                 model, X, y, oob=oob, random_state=random_state
             )
         except TreelensError as exc:
+            # Asked for out-of-bag rows of other rows than the training data:
+            # bad input, not a measure that does not apply to this model.
+            if oob and isinstance(exc, InputError):
+                raise
             notes.append(f"no debiased MDI: {exc}")
         if permutation and len(X) < 2:
             # Shuffling one row changes nothing, and R² needs two rows.
