@@ -98,11 +98,13 @@ def _command(function: F) -> F:
 def _notes() -> Iterator[None]:
     """Print treelens' warnings as one ``treelens: note:`` line each, once.
 
-    Other warnings are shown as Python shows them.
+    Other warnings are shown as Python shows them.  A treelens warning points at
+    the first line outside treelens, which under the command line is typer's:
+    shown as Python shows it, it would name that line.
     """
     import warnings
 
-    from .._exceptions import MissingValuesWarning
+    from .._exceptions import TreelensError
 
     caught: list[warnings.WarningMessage] = []
     try:
@@ -117,7 +119,7 @@ def _notes() -> Iterator[None]:
         # record each warning again, onto the very list being shown.
         seen: set[str] = set()
         for item in caught:
-            if issubclass(item.category, MissingValuesWarning):
+            if item.category.__module__ == TreelensError.__module__:
                 text = " ".join(str(item.message).split())
                 if text not in seen:
                     seen.add(text)
