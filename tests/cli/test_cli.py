@@ -790,3 +790,16 @@ def test_oob_on_other_rows_than_the_training_data_is_refused(files, tmp_path):
     assert_bad_input(result, "--oob needs the training data")
     assert "expected 150 rows, got 15" in result.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("--options", "0"), ("--min-leaf-samples", "0")],
+)
+def test_counterfactual_option_ranges_name_the_option(files, capsys, option, value):
+    code, captured = run_main(
+        capsys, "tweak", files["root"] / "forest.skops", files["root"] / "data.csv",
+        "--target", "species", "--target-class", "2", option, value,
+    )  # fmt: skip
+    assert code == 2 and captured.err.strip().count("\n") == 0, captured.err
+    assert f"Invalid value for '{option}'" in captured.err

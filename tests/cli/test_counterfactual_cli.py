@@ -71,7 +71,6 @@ def test_options_are_one_table_with_an_option_number(cancer):
 @pytest.mark.parametrize(
     ("extra", "pattern"),
     [
-        (("--options", "0"), "n_counterfactuals"),
         (("--method", "fast"), "--method"),
         (("--method", "tweak", "--options", "2"), "n_counterfactuals"),
     ],
