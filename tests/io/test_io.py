@@ -225,3 +225,15 @@ def test_discarding_the_writes_in_progress_leaves_the_destination_as_it_was(tmp_
         atomic_write(target, content)
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["out.html"]
+
+
+def test_load_data_refuses_text_that_is_not_utf8(tmp_path, iris_model):
+    _model, X, _ = iris_model
+    path = tmp_path / "latin1.csv"
+    text = X.head(3).assign(ville="Besançon").to_csv(index=False)
+    path.write_bytes(text.encode("latin-1"))
+    with pytest.raises(InputError) as info:
+        load_data(path, feature_names=FEATURES, target="ville")
+    message = str(info.value)
+    assert "must be UTF-8 text; got byte 0xe7" in message
+    assert "UnicodeDecodeError" not in message and "position" not in message

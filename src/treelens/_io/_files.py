@@ -281,6 +281,12 @@ def _read_table(path: Path, text_columns: Sequence[str] = ()) -> pd.DataFrame:
         return pd.read_csv(path, sep=separator, dtype=dtype)
     except TreelensError:
         raise
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"Data file {str(path)!r} must be UTF-8 text; got byte "
+            f"0x{exc.object[exc.start]:02x}, which UTF-8 does not allow there "
+            "(re-save the file with UTF-8 encoding)."
+        ) from exc
     except Exception as exc:  # pandas and pyarrow raise many error classes
         raise InputError(
             f"Could not read data file {str(path)!r}: {type(exc).__name__}: {exc}"
