@@ -572,7 +572,7 @@ def tweak(
 
     method = search.search()
     fmt = _format(json_out, csv_out)
-    inputs = _checked_inputs(out, model_path, data)
+    inputs = _checked_inputs(out, model_path, data, search.isolation_forest)
     constraints = search.constraints()
     if dataset_mode(
         data,
