@@ -237,3 +237,11 @@ def test_load_data_refuses_text_that_is_not_utf8(tmp_path, iris_model):
     message = str(info.value)
     assert "must be UTF-8 text; got byte 0xe7" in message
     assert "UnicodeDecodeError" not in message and "position" not in message
+
+
+def test_corrupt_catboost_file_names_catboost(tmp_path):
+    pytest.importorskip("catboost")
+    path = tmp_path / "model.cbm"
+    path.write_bytes(b"CBM1garbage")
+    with pytest.raises(InputError, match="as an XGBoost, LightGBM or CatBoost model"):
+        load_model(path)

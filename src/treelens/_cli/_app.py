@@ -169,7 +169,7 @@ ModelArg = Annotated[
     typer.Argument(
         metavar="MODEL",
         help="Fitted model: .skops; .pkl/.joblib with --trust-pickle; XGBoost "
-        ".json/.ubj or LightGBM .txt.",
+        ".json/.ubj, LightGBM .txt or CatBoost .cbm/.json.",
         show_default=False,
     ),
 ]

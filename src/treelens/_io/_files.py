@@ -12,8 +12,8 @@ Model files
   supports (:data:`TRUSTED_MODEL_TYPES`) or the caller lists them in ``trusted``.
 - ``.pkl``, ``.pickle``, ``.joblib`` (or any file that starts like a pickle):
   unpickling runs arbitrary code, so these load only with ``trust_pickle=True``.
-- XGBoost (``.json``, ``.ubj``) and LightGBM (``.txt``) native model files, through
-  the boosting adapters' loader.
+- XGBoost (``.json``, ``.ubj``), LightGBM (``.txt``) and CatBoost (``.cbm``,
+  ``.json``) native model files, through the boosting adapters' loader.
 """
 
 from __future__ import annotations
@@ -218,8 +218,8 @@ def _load_native(path: Path) -> Any:
         raise
     except Exception as exc:
         raise InputError(
-            f"Could not read model file {str(path)!r} as an XGBoost or LightGBM "
-            f"model file: {type(exc).__name__}: {exc}"
+            f"Could not read model file {str(path)!r} as an XGBoost, LightGBM or "
+            f"CatBoost model file: {type(exc).__name__}: {exc}"
         ) from exc
 
 
