@@ -245,3 +245,20 @@ def test_corrupt_catboost_file_names_catboost(tmp_path):
     path.write_bytes(b"CBM1garbage")
     with pytest.raises(InputError, match="as an XGBoost, LightGBM or CatBoost model"):
         load_model(path)
+
+
+def test_load_data_matches_names_lightgbm_stored_with_underscores(tmp_path):
+    """LightGBM stores "petal length" as "petal_length": the training file
+    still matches, spaces read as underscores, and nothing else is renamed."""
+    path = tmp_path / "spaces.csv"
+    frame = pd.DataFrame(
+        {"petal length": [1.0, 2.0], "width": [3.0, 4.0], "label": [0, 1]}
+    )
+    frame.to_csv(path, index=False)
+    X, y = load_data(path, feature_names=["width", "petal_length"], target="label")
+    assert list(X.columns) == ["width", "petal_length"]
+    assert X["petal_length"].tolist() == [1.0, 2.0] and y.tolist() == [0, 1]
+    # A column holding the model's own name keeps it; the other is extra.
+    frame.assign(petal_length=5.0).to_csv(path, index=False)
+    with pytest.raises(InputError, match=r"unexpected \['petal length'\]"):
+        load_data(path, feature_names=["width", "petal_length"], target="label")

@@ -383,8 +383,10 @@ def load_data(
         The model's features.
     has_feature_names : bool, default=True
         Whether the model knows its feature names.  If true, columns are matched by
-        name (any order); otherwise the columns other than ``target`` are taken in
-        file order and must number ``len(feature_names)``.
+        name (any order; a column named with spaces where the model has
+        underscores, as LightGBM stores names, is matched too); otherwise the
+        columns other than ``target`` are taken in file order and must number
+        ``len(feature_names)``.
     target : str, optional
         Name of the column holding the true labels or values.
     features : sequence of FeatureSpec, optional
@@ -439,6 +441,7 @@ def load_data(
         y = frame.pop(target)
     expected = [str(n) for n in feature_names]
     if has_feature_names:
+        frame = frame.rename(columns=_underscored_names(list(frame.columns), expected))
         columns = list(frame.columns)
         missing = [n for n in expected if n not in columns]
         extra = [n for n in columns if n not in expected]
@@ -458,6 +461,28 @@ def load_data(
     if mixed and features is not None and has_feature_names:
         return _mixed_frame(frame, path, features), y
     return _numeric_frame(frame, path), y
+
+
+def _underscored_names(
+    columns: Sequence[str], expected: Sequence[str]
+) -> dict[str, str]:
+    """Columns to rename to the model's names: LightGBM stores a feature name
+    with its spaces replaced by underscores ("mean radius" becomes
+    "mean_radius"), so the file that trained the model no longer matches it.
+
+    Only a column absent from ``expected`` whose name, spaces replaced, is an
+    expected name that no column holds is renamed.
+    """
+    present = set(columns)
+    wanted = {n for n in expected if n not in present}
+    renames = {
+        c: c.replace(" ", "_")
+        for c in columns
+        if c not in expected and c.replace(" ", "_") in wanted
+    }
+    # Two columns that would take the same name keep theirs (and are refused).
+    targets = list(renames.values())
+    return {c: n for c, n in renames.items() if targets.count(n) == 1}
 
 
 def check_target(
