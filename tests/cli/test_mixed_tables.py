@@ -3,6 +3,7 @@
 import json
 import warnings
 
+import numpy as np
 import pytest
 import skops.io
 from sklearn.decomposition import PCA
@@ -205,3 +206,22 @@ def test_native_categorical_model_on_a_csv(tmp_path):
     assert result.exit_code == 0, result.output
     labels = {str(label) for label in case.X["colour"].dropna().unique()}
     assert any(label in result.stdout for label in labels)
+
+
+def test_explain_writes_a_missing_value_as_missing(mixed):
+    root, case = mixed
+    row = int(np.flatnonzero(case.X["income"].isna().to_numpy())[0])
+    result = run(
+        "explain", root / "pipeline.skops", root / "loans.csv", "--target",
+        "approved", "--row", row, "--top", 7, "--cost", "l1",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stdout.splitlines() if "│ income " in line]
+    assert lines and all("missing" in line for line in lines), result.stdout
+    # JSON keeps a missing value as null.
+    result = run(
+        "explain", root / "pipeline.skops", root / "loans.csv", "--target",
+        "approved", "--row", row, "--top", 7, "--cost", "l1", "--json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert '"missing"' not in result.stdout

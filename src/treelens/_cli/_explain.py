@@ -271,6 +271,21 @@ def _regression_link(forest: Any) -> str:
     )
 
 
+def _missing_named(frame: pd.DataFrame) -> pd.DataFrame:
+    """The table with a feature's missing value written ``missing`` rather than
+    left blank (the grouped "N other features" line has no value)."""
+    if "value" not in frame:
+        return frame
+    grouped = frame["feature"].astype(str).str.fullmatch(r"\d+ other features")
+    missing = frame["value"].isna() & ~grouped
+    if not missing.any():
+        return frame
+    out = frame.copy()
+    out["value"] = out["value"].astype(object)
+    out.loc[missing, "value"] = "missing"
+    return out
+
+
 def _text(explanation: RowExplanation) -> str:
     from rich.console import Console
     from rich.table import Table
@@ -279,7 +294,7 @@ def _text(explanation: RowExplanation) -> str:
     console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
     console.print(f"Row {explanation.row}: {explanation.sentence}")
     console.print()
-    console.print(rich_table("Decision path", explanation.path))
+    console.print(rich_table("Decision path", _missing_named(explanation.path)))
     space = _SPACE_NAMES.get(explanation.output_space, explanation.output_space)
     shown = f"{space} of class {explanation.output}" if explanation.output else space
     if explanation.link in _LINK_NAMES:
@@ -287,7 +302,7 @@ def _text(explanation: RowExplanation) -> str:
     contributions = rich_table(
         f"Contributions to the {shown}: {explanation.bias:.4g} (bias) -> "
         f"{explanation.prediction:.4g}",
-        explanation.contributions,
+        _missing_named(explanation.contributions),
     )
     if explanation.counterfactual is not None and len(explanation.counterfactual):
         summary = explanation.counterfactual_summary or {}
