@@ -225,3 +225,19 @@ def test_explain_writes_a_missing_value_as_missing(mixed):
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert '"missing"' not in result.stdout
+
+
+@pytest.mark.parametrize("kind", ["partition", "forest-grid"])
+def test_partition_pictures_default_to_numeric_features(mixed, tmp_path, kind):
+    """The two columns of highest MDI are income and employment: a partition
+    draws numeric axes, so by default it takes income and the next numeric
+    column rather than refusing the user's default call."""
+    root, _ = mixed
+    out = tmp_path / f"{kind}.png"
+    result = run(
+        "plot", kind, root / "pipeline.skops", root / "loans.csv",
+        "--target", "approved", "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert out.stat().st_size > 0
+    assert "'income' or 'age'" in result.stderr  # the note on the rows drawn

@@ -78,3 +78,10 @@ def test_one_row_gives_no_undefined_scores_and_no_warnings():
             text = _text(render_report(model, X[:1], y[:1], max_counterfactuals=0))
         scores = text[text.index("Scores on this data") :][:120]
         assert "nan" not in scores and "R²" not in scores
+
+
+def test_partition_is_drawn_in_the_top_numeric_features(page):
+    text = _text(page)
+    caption = text[text.index("Tree diagram.") :][:600]
+    assert "The rectangles the first tree cuts in income and age" in caption
+    assert "is categorical" not in caption

@@ -660,13 +660,19 @@ def _pictures(model: Any, forest: Any, X: Any, y: Any) -> list[dict[str, Any]]:
         return pictures
     pair = top_features(model, 2)
     others = "the other features held at their median"
-    pictures.append(
-        _picture(
-            "Partition",
-            f"The rectangles the first tree cuts in {pair[0]} and {pair[1]}, {others}.",
-            lambda: picture_figure("partition", model, X, y, features=pair),
+    try:
+        cut = top_features(model, 2, numeric=True)
+    except InputError as exc:
+        pictures.append(_not_drawn("Partition", str(exc)))
+    else:
+        pictures.append(
+            _picture(
+                "Partition",
+                f"The rectangles the first tree cuts in {cut[0]} and {cut[1]}, "
+                f"{others}.",
+                lambda: picture_figure("partition", model, X, y, features=cut),
+            )
         )
-    )
     if forest.task == "classification":
         pictures.append(_region_picture(model, forest, X, y))
     else:
