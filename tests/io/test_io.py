@@ -262,3 +262,18 @@ def test_load_data_matches_names_lightgbm_stored_with_underscores(tmp_path):
     frame.assign(petal_length=5.0).to_csv(path, index=False)
     with pytest.raises(InputError, match=r"unexpected \['petal length'\]"):
         load_data(path, feature_names=["width", "petal_length"], target="label")
+
+
+def test_extra_column_hints_fit_the_call(tmp_path, iris_model):
+    """The hint to name the target column only when none was named; a saved
+    index is named as such."""
+    _, X, y = iris_model
+    path = tmp_path / "d.csv"
+    X.assign(species=y, extra=1.0).to_csv(path, index=False)
+    with pytest.raises(InputError) as info:
+        load_data(path, feature_names=FEATURES, target="species")
+    assert "unexpected ['extra']" in str(info.value)
+    assert "--target" not in str(info.value)
+    X.assign(species=y).to_csv(path)  # the index as a first, unnamed column
+    with pytest.raises(InputError, match=r"\['Unnamed: 0'\] .*index=False"):
+        load_data(path, feature_names=FEATURES, target="species")

@@ -446,7 +446,14 @@ def load_data(
         missing = [n for n in expected if n not in columns]
         extra = [n for n in columns if n not in expected]
         if missing or extra:
-            hint = " (name the target column with --target)" if extra else ""
+            hint = ""
+            if any(str(n).startswith("Unnamed: ") for n in extra):
+                hint = (
+                    " (a column without a name is usually an index written with "
+                    "the data: save the file with index=False)"
+                )
+            elif extra and target is None:
+                hint = " (name the target column with --target)"
             raise InputError(
                 f"The columns of {str(path)!r} must be the model's features; "
                 f"missing {missing}, unexpected {extra}{hint}."
