@@ -803,3 +803,15 @@ def test_counterfactual_option_ranges_name_the_option(files, capsys, option, val
     )  # fmt: skip
     assert code == 2 and captured.err.strip().count("\n") == 0, captured.err
     assert f"Invalid value for '{option}'" in captured.err
+
+
+def test_plot_options_name_themselves(files, tmp_path, capsys):
+    out = tmp_path / "tree.png"
+    model = files["root"] / "forest.skops"
+    result = run("plot", "tree", model, "--row", "3", "--out", out)
+    assert_bad_input(result, "--row 3 needs a data file (DATA); got none.")
+    result = run("plot", "tree", model, "--tree", "9", "--out", out)
+    assert_bad_input(result, "--tree must be in [0, 4] for this model; got 9.")
+    code, captured = run_main(capsys, "plot", "tree", model, "--max-depth", "-1")
+    assert code == 2 and "Invalid value for '--max-depth'" in captured.err
+    assert not out.exists()

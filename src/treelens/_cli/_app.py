@@ -765,7 +765,8 @@ def plot(
     ] = None,
     tree: Annotated[int | None, typer.Option("--tree", help="Tree index.")] = None,
     max_depth: Annotated[
-        int | None, typer.Option("--max-depth", help="Cut the picture at a depth.")
+        int | None,
+        typer.Option("--max-depth", min=0, help="Cut the picture at a depth."),
     ] = None,
     row: Annotated[
         int | None, typer.Option("--row", help="counterfactual/tree: the data row.")
@@ -821,9 +822,14 @@ def plot(
     model, forest, X, y = _load(
         model_path, data, target=target, trust_pickle=trust_pickle, trust=trust
     )
-    if row is not None and (X is None or not 0 <= row < X.shape[0]):
-        n = 0 if X is None else X.shape[0]
-        raise InputError(f"--row must be in [0, {n - 1}]; got {row}.")
+    if row is not None and X is None:
+        raise InputError(f"--row {row} needs a data file (DATA); got none.")
+    if row is not None and not 0 <= row < X.shape[0]:
+        raise InputError(f"--row must be in [0, {X.shape[0] - 1}]; got {row}.")
+    if tree is not None and not 0 <= tree < forest.n_trees:
+        raise InputError(
+            f"--tree must be in [0, {forest.n_trees - 1}] for this model; got {tree}."
+        )
     goal = _optional_target(forest, target_class, target_range)
     picture = draw_picture(
         kind,
