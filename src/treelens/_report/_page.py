@@ -26,6 +26,7 @@ Progress = Callable[[str], None] | None
 _HEADERS = {
     "mdi": "MDI",
     "mdi_std": "MDI std (trees)",
+    "gain_std": "gain std (trees)",
     "held_out_mdi": "held-out MDI",
     "debiased_mdi": "debiased MDI",
     "debiased_low": "debiased 95% low",
@@ -594,9 +595,10 @@ def _importance_section(
             else f"a random sample of {n_used:,} of the {total:,} rows (every row "
             "with --all-rows)"
         )
+        measure = "MDI" if results["mdi"] is not None else "Gain"
         rows_note = (
-            f"MDI is read from the trees (their training rows). The other columns "
-            f"are measured on {used}"
+            f"{measure} is read from the trees (their training rows). The other "
+            f"columns are measured on {used}"
         )
         if results["permutation"] is not None:
             n_perm = min(n_used, PERMUTATION_ROWS)
