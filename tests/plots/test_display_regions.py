@@ -415,3 +415,40 @@ def test_svm_margins_and_a_decision_function_legend_matching_its_scale():
         DecisionRegionDisplay.from_estimator(
             KNeighborsClassifier().fit(X, y), X, margins=True, grid_resolution=10
         )
+
+
+@pytest.mark.filterwarnings("ignore::treelens.MissingValuesWarning")
+def test_regions_of_numeric_features_hold_categories_where_the_reference_has_them():
+    """A slice through two numeric columns of a model that also splits on
+    categories: every grid point is predicted as the model predicts the row,
+    the reference's categories routed by each node's category set."""
+    from tests.models import PIPELINE_FACTORIES
+
+    case = PIPELINE_FACTORIES["sklearn.Pipeline"]()
+    forest = treelens.to_forest(case.model)
+    codes = forest.encode(case.X)
+    rows = np.flatnonzero(np.isfinite(codes).all(axis=1))[:8]
+    assert rows.size
+    for row in rows:
+        for exact in (False, True):
+            disp = DecisionRegionDisplay.from_estimator(
+                forest,
+                codes,
+                features=("income", "age"),
+                reference=codes[row],
+                grid_resolution=25,
+                exact=exact,
+            )
+            if exact:
+                assert disp.x_edges is not None
+                xs = (disp.x_edges[:-1] + disp.x_edges[1:]) / 2
+                ys = (disp.y_edges[:-1] + disp.y_edges[1:]) / 2
+                xx, yy = np.meshgrid(xs, ys)
+                points = np.tile(codes[row], (xx.size, 1))
+                f0, f1 = (forest.feature_names.index(n) for n in ("income", "age"))
+                points[:, f0], points[:, f1] = xx.ravel(), yy.ravel()
+            else:
+                points = disp.grid
+            np.testing.assert_array_equal(
+                disp.predictions.ravel(), forest.predict(points)
+            )
