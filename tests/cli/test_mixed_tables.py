@@ -1,6 +1,8 @@
 """The command line on a pipeline saved with skops and a mixed CSV table."""
 
+import html
 import json
+import re
 import warnings
 
 import numpy as np
@@ -241,3 +243,32 @@ def test_partition_pictures_default_to_numeric_features(mixed, tmp_path, kind):
     assert result.exit_code == 0, result.output
     assert out.stat().st_size > 0
     assert "'income' or 'age'" in result.stderr  # the note on the rows drawn
+
+
+def test_report_and_explain_fill_missing_values_as_their_advice_says(mixed, tmp_path):
+    """A row whose target needs its missing income is answered with
+    --fill-missing, which the reason of a search without it names."""
+    root, case = mixed
+    declined = case.X["income"].isna() & (case.model.predict(case.X) == 0)
+    rows = ",".join(str(r) for r in np.flatnonzero(declined)[:2])
+    fixed = ("--immutable", "age,employment,region,owner")
+    out = tmp_path / "report.html"
+    result = run(
+        "report", root / "pipeline.skops", root / "loans.csv", "--target",
+        "approved", "--rows", rows, "--target-class", "1", *fixed,
+        "--fill-missing", "income", "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    page = html.unescape(re.sub(r"<[^>]+>", " ", out.read_text()))
+    assert "income: missing -> " in page and "(filled)" in page
+    assert "`reference` must be" not in page
+    row = rows.split(",")[0]
+    result = run(
+        "explain", root / "pipeline.skops", root / "loans.csv", "--target",
+        "approved", "--row", row, "--target-class", "1", *fixed,
+        "--fill-missing-all",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "Counterfactual (cost" in result.stdout
+    lines = [line for line in result.stdout.splitlines() if "│ income " in line]
+    assert all("missing" in line for line in lines), result.stdout

@@ -3,6 +3,7 @@
 import html
 import re
 
+import numpy as np
 import pytest
 
 from tests.models import PIPELINE_FACTORIES
@@ -85,3 +86,31 @@ def test_partition_is_drawn_in_the_top_numeric_features(page):
     caption = text[text.index("Tree diagram.") :][:600]
     assert "The rectangles the first tree cuts in income and age" in caption
     assert "is categorical" not in caption
+
+
+def test_the_arrow_starts_from_the_first_complete_row_answered(case):
+    """The first row answered misses its income (the counterfactual fills it):
+    the arrow is drawn for the next row, whose values are all there."""
+    X = case.X
+    declined = case.model.predict(X) == 0
+    missing = X["income"].isna().to_numpy()
+    complete = X.notna().all(axis=1).to_numpy()
+    rows = [
+        int(np.flatnonzero(declined & missing)[0]),
+        int(np.flatnonzero(declined & complete)[0]),
+    ]
+    page = render_report(
+        case.model,
+        X,
+        case.y,
+        rows=rows,
+        target=1,
+        fill_missing=["income"],
+        constraints={"immutable": ["age", "employment", "region", "owner"]},
+    )
+    text = _text(page)
+    assert "found for 2 of 2" in text
+    assert f"Counterfactual of row {rows[1]}." in text
+    assert "`reference` must be" not in text
+    changes = text[text.index("Changes, one per feature") :][:200]
+    assert "income missing" in changes

@@ -521,6 +521,8 @@ def _one_per_row(n_counterfactuals: int, min_leaf_samples: int | None) -> None:
 _NO_SEARCH = CounterfactualOptions()
 #: Search options that explain and report both offer: the cost and the moves allowed.
 _COST_FIELDS = ("cost", "immutable", "increase_only", "decrease_only")
+# Missing values that may be filled: the advice of a search kept from them.
+_FILL_FIELDS = ("fill_missing", "fill_missing_all", "fill_cost")
 _NO_DATASET = DatasetOptions()
 
 
@@ -656,7 +658,9 @@ def tweak(
 @app.command()
 @_command
 @option_group(
-    "search", CounterfactualOptions, fields=(*_COST_FIELDS, "optimal", "time_limit")
+    "search",
+    CounterfactualOptions,
+    fields=(*_COST_FIELDS, "optimal", "time_limit", *_FILL_FIELDS),
 )
 def explain(
     model_path: ModelArg,
@@ -722,6 +726,8 @@ def explain(
             constraints=constraints,
             optimal=search.optimal,
             time_limit=search.time_limit,
+            fill_missing=search.fill(),
+            fill_cost=search.fill_cost,
         )
     _emit(render_explanation(explanation, json_out=json_out), out=out, inputs=inputs)
 
@@ -864,7 +870,14 @@ def _emit_bytes(content: bytes, *, out: Path, inputs: Sequence[Path]) -> None:
 @option_group(
     "search",
     CounterfactualOptions,
-    fields=(*_COST_FIELDS, "integer", "bounds", "optimal", "time_limit"),
+    fields=(
+        *_COST_FIELDS,
+        "integer",
+        "bounds",
+        "optimal",
+        "time_limit",
+        *_FILL_FIELDS,
+    ),
 )
 def report(
     model_path: ModelArg,
@@ -958,6 +971,8 @@ def report(
             constraints=constraints,
             optimal=search.optimal,
             time_limit=search.time_limit,
+            fill_missing=search.fill(),
+            fill_cost=search.fill_cost,
             sample_rows=None if all_rows else sample_rows,
             random_state=random_state,
             source=data.name,

@@ -144,13 +144,16 @@ def explain_row(
     reference: Any = None,
     optimal: bool = False,
     time_limit: float = 30.0,
+    fill_missing: bool | list[str] = False,
+    fill_cost: float | None = None,
 ) -> RowExplanation:
     """Everything ``treelens explain`` shows about data row ``row`` of ``X``.
 
     ``target`` is what the counterfactual aims for (a class, ``"other"``, or a
     range); None skips the counterfactual (regressors without a range).
     ``optimal`` proves the counterfactual least costly
-    (:func:`treelens.optimal_counterfactual`) instead of feature tweaking.
+    (:func:`treelens.optimal_counterfactual`) instead of feature tweaking;
+    ``fill_missing`` and ``fill_cost`` are :func:`treelens.counterfactual`'s.
     """
     from .._adapters import to_forest
     from .._explain._contributions import saabas_values
@@ -180,6 +183,8 @@ def explain_row(
             reference=X if reference is None else reference,
             optimal=optimal,
             time_limit=time_limit,
+            fill_missing=fill_missing,
+            fill_cost=fill_cost,
             notes=notes,
         )
         note = " ".join(notes)
@@ -272,17 +277,19 @@ def _regression_link(forest: Any) -> str:
 
 
 def _missing_named(frame: pd.DataFrame) -> pd.DataFrame:
-    """The table with a feature's missing value written ``missing`` rather than
-    left blank (the grouped "N other features" line has no value)."""
-    if "value" not in frame:
-        return frame
+    """The table with a feature's missing value (``value``, or ``before`` a
+    filled one) written ``missing`` rather than left blank (the grouped "N
+    other features" line has no value)."""
     grouped = frame["feature"].astype(str).str.fullmatch(r"\d+ other features")
-    missing = frame["value"].isna() & ~grouped
-    if not missing.any():
-        return frame
-    out = frame.copy()
-    out["value"] = out["value"].astype(object)
-    out.loc[missing, "value"] = "missing"
+    out = frame
+    for column in ("value", "before"):
+        if column not in frame:
+            continue
+        missing = frame[column].isna() & ~grouped
+        if missing.any():
+            out = out.copy() if out is frame else out
+            out[column] = out[column].astype(object)
+            out.loc[missing, column] = "missing"
     return out
 
 
@@ -308,7 +315,7 @@ def _text(explanation: RowExplanation) -> str:
         summary = explanation.counterfactual_summary or {}
         remedy: Any = rich_table(
             f"Counterfactual (cost {summary.get('cost', float('nan')):.4g})",
-            explanation.counterfactual,
+            _missing_named(explanation.counterfactual),
         )
     else:
         remedy = explanation.note or "no counterfactual"

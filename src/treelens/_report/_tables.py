@@ -32,6 +32,7 @@ __all__ = [
     "importance_frame",
     "importance_results",
     "importance_tables",
+    "missing_before",
     "node_frame",
     "predict",
     "render",
@@ -583,6 +584,16 @@ def counterfactual_result_tables(
     }
 
 
+def missing_before(changes: pd.DataFrame) -> pd.DataFrame:
+    """A changes table whose ``before`` reads "missing" for a value the
+    counterfactual fills (a missing value kept missing is no change)."""
+    if "before" not in changes or not changes["before"].isna().any():
+        return changes
+    out = changes.copy()
+    out["before"] = out["before"].astype(object).where(out["before"].notna(), "missing")
+    return out
+
+
 def _constraints(spec: Mapping[str, Any] | None) -> Any:
     """Build the tweak module's constraints object from plain lists, or None."""
     if not spec or not any(spec.values()):
@@ -672,6 +683,8 @@ def render(
             c for c in _TEXT_COLUMNS.get(name, frame.columns) if c in frame.columns
         ]
         shown = frame[columns].rename(columns=_TEXT_HEADERS)
+        if name == "changes":
+            shown = missing_before(shown)
         console.print(rich_table(title, shown))
         console.print()
     return console.export_text()
