@@ -272,3 +272,55 @@ def test_report_and_explain_fill_missing_values_as_their_advice_says(mixed, tmp_
     assert "Counterfactual (cost" in result.stdout
     lines = [line for line in result.stdout.splitlines() if "│ income " in line]
     assert all("missing" in line for line in lines), result.stdout
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["lightgbm.LGBMClassifier[categorical]", "xgboost.XGBClassifier[categorical]"],
+)
+def test_library_categories_read_from_a_csv_file(tmp_path, name):
+    """LightGBM and XGBoost take categories as pandas categories only, and a
+    CSV file holds text: the answers from the CSV file are those from the
+    Parquet file that keeps the categories."""
+    from tests.models import NATIVE_CATEGORICAL_FACTORIES
+
+    pytest.importorskip(name.split(".")[0])
+    case = NATIVE_CATEGORICAL_FACTORIES[name](0)
+    skops.io.dump(case.model, tmp_path / "model.skops")
+    table = case.X.assign(label=case.y)
+    table.to_csv(tmp_path / "table.csv", index=False)
+    table.to_parquet(tmp_path / "table.parquet", index=False)
+    target = str(case.model.classes_[-1])
+    answers = []
+    for data in ("table.csv", "table.parquet"):
+        result = run(
+            "tweak", tmp_path / "model.skops", tmp_path / data, "--target", "label",
+            "--target-class", target, "--max-rows", 3, "--json",
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        answers.append(json.loads(result.stdout))
+        result = run(
+            "importance", tmp_path / "model.skops", "--data", tmp_path / data,
+            "--target", "label", "--permutation", "--json",
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        answers.append(json.loads(result.stdout))
+    assert answers[0] == answers[2] and answers[1] == answers[3]
+
+
+def test_xgboost_booster_of_categories_answers(tmp_path):
+    """A categorical XGBoost model saved as JSON loads as a Booster, which
+    predicts from the categories' codes, not from a frame of labels."""
+    from tests.models import NATIVE_CATEGORICAL_FACTORIES
+
+    pytest.importorskip("xgboost")
+    case = NATIVE_CATEGORICAL_FACTORIES["xgboost.XGBClassifier[categorical]"](0)
+    case.model.save_model(tmp_path / "model.json")
+    case.X.assign(label=case.y).to_parquet(tmp_path / "table.parquet", index=False)
+    out = tmp_path / "report.html"
+    result = run(
+        "report", tmp_path / "model.json", tmp_path / "table.parquet", "--target",
+        "label", "--max-counterfactuals", 2, "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "found for 2 of 2" in html.unescape(re.sub(r"<[^>]+>", " ", out.read_text()))

@@ -225,7 +225,7 @@ def _load(
 ) -> tuple[Any, Any, Any, Any]:
     """Load the model and its forest, then the data matched to the model."""
     from .._adapters import to_forest
-    from .._io._files import check_target, load_data, load_model
+    from .._io._files import as_categories, check_target, load_data, load_model
 
     model = load_model(model_path, trust_pickle=trust_pickle, trusted=trust or ())
     forest = to_forest(model)
@@ -241,11 +241,21 @@ def _load(
         )
         if y is not None:
             y = check_target(y, classes=forest.classes_, path=data_path)
+        if forest.has_labels and _reads_category_dtype(model):
+            X = as_categories(X, forest.features)  # a CSV file's text categories
         if not forest.has_feature_names:
             X = X.to_numpy()
     elif target is not None:
         raise InputError(f"--target {target} needs a data file; got none.")
     return model, forest, X, y
+
+
+def _reads_category_dtype(model: Any) -> bool:
+    """Whether the model's own ``predict`` takes categories only as pandas
+    categories (the scikit-learn wrappers of LightGBM and XGBoost)."""
+    from .._adapters._registry import class_key
+
+    return class_key(type(model)).startswith(("lightgbm.LGBM", "xgboost.XGB"))
 
 
 def _load_model(

@@ -526,6 +526,14 @@ def source_predict(
     """
     if problem.source is None:
         return problem.forest.predict(X)
+    from .._adapters._native import booster_predict
+
+    if problem.forest.has_labels and not hasattr(problem.source, "classes_"):
+        # A Booster of categories (XGBoost, LightGBM) reads their codes: it has
+        # no predict of a frame of labels.
+        predicted = booster_predict(problem.source, X)
+        if predicted is not None:
+            return predicted
     predict = (
         problem.source.score_samples
         if problem.forest.link == "isolation"
@@ -538,8 +546,6 @@ def source_predict(
         if keep is not None:
             keep["frame"] = frame
         return np.asarray(predict(frame))
-    from .._adapters._native import booster_predict
-
     predicted = booster_predict(problem.source, X)  # XGBoost / LightGBM Boosters
     if predicted is not None:
         return predicted

@@ -32,6 +32,7 @@ from .._exceptions import InputError, TreelensError, UnsafeModelError
 
 __all__ = [
     "TRUSTED_MODEL_TYPES",
+    "as_categories",
     "atomic_write",
     "check_output_path",
     "check_target",
@@ -468,6 +469,39 @@ def load_data(
     if mixed and features is not None and has_feature_names:
         return _mixed_frame(frame, path, features), y
     return _numeric_frame(frame, path), y
+
+
+def as_categories(X: pd.DataFrame, features: Sequence[Any]) -> pd.DataFrame:
+    """``X`` with its categorical columns as pandas categories, for libraries
+    that read categories from the column's dtype only (LightGBM and XGBoost
+    refuse text): the model's labels first, so that their codes are those it
+    was fitted on, then any label it never saw (a code past them, which the
+    Forest reads as unknown too).
+
+    Parameters
+    ----------
+    X : DataFrame of shape (n_samples, n_features)
+        As :func:`load_data` returns it, in the model's column order.
+    features : sequence of FeatureSpec
+        ``Forest.features``.
+
+    Returns
+    -------
+    DataFrame
+        A copy when a column changed; columns already categories are kept.
+    """
+    out = X
+    for spec, name in zip(features, X.columns):
+        column = X[name]
+        if spec.kind != "categorical" or isinstance(column.dtype, pd.CategoricalDtype):
+            continue
+        known = list(spec.categories or ())
+        seen = set(map(str, known))
+        unseen = sorted({v for v in column.dropna() if str(v) not in seen}, key=str)
+        if out is X:
+            out = X.copy()
+        out[name] = pd.Categorical(column, categories=[*known, *unseen])
+    return out
 
 
 def _underscored_names(
