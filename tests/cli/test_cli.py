@@ -3,6 +3,7 @@
 import json
 import os
 import pickle
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -815,3 +816,25 @@ def test_plot_options_name_themselves(files, tmp_path, capsys):
     code, captured = run_main(capsys, "plot", "tree", model, "--max-depth", "-1")
     assert code == 2 and "Invalid value for '--max-depth'" in captured.err
     assert not out.exists()
+
+
+def test_report_of_a_catboost_model_file_scores_its_labels(files, tmp_path):
+    """A .cbm file loads as CatBoost's generic model, whose predict gives raw
+    scores: the model card scores the labels it predicts."""
+    catboost = pytest.importorskip("catboost")
+    X, y = files["X"], files["y"]
+    model = catboost.CatBoostClassifier(
+        iterations=5, depth=2, verbose=0, allow_writing_files=False
+    )
+    model.fit(X, y)
+    model.save_model(str(tmp_path / "model.cbm"))
+    out = tmp_path / "report.html"
+    result = run(
+        "report", tmp_path / "model.cbm", files["root"] / "data.csv", "--target",
+        "species", "--max-counterfactuals", 0, "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = files["rows"]
+    accuracy = (model.predict(rows[FEATURES]).ravel() == rows["species"]).mean()
+    page = re.sub(r"<[^>]+>", " ", out.read_text())
+    assert re.search(rf"Accuracy\s+{accuracy:.4f}", page)

@@ -283,10 +283,15 @@ def predict(model: Any, X: Any) -> Any:
     (an IsolationForest's ``score_samples``), through treelens for boosters
     without ``predict(X)``."""
     from .._adapters import to_forest
+    from .._adapters._native import booster_predict
 
     if hasattr(model, "classes_") or hasattr(model, "n_features_in_"):
         if to_forest(model).link == "isolation":
             return np.asarray(model.score_samples(X))
+        # CatBoost's predict of a model read from a file gives raw scores.
+        predicted = booster_predict(model, X)
+        if predicted is not None:
+            return np.asarray(predicted)
         return np.asarray(model.predict(X))
     return np.asarray(to_forest(model).predict(X))
 
