@@ -3,6 +3,7 @@
 import json
 import os
 import pickle
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -772,3 +773,68 @@ def test_importance_shows_debiased_mdi(files):
         r["feature"]: r["debiased_mdi"] for r in json.loads(result.stdout)["importance"]
     }
     np.testing.assert_allclose([got[f] for f in FEATURES], oob.importances_, atol=1e-12)
+
+
+def test_oob_on_other_rows_than_the_training_data_is_refused(files, tmp_path):
+    """--oob promises out-of-bag rows of the training data: other rows are bad
+    input, not a table or picture without them."""
+    result = run(
+        "importance", files["root"] / "forest.skops", "--data",
+        files["root"] / "data.csv", "--target", "species", "--oob",
+    )  # fmt: skip
+    assert_bad_input(result, "expected 150 rows, got 15")
+    out = tmp_path / "grid.png"
+    result = run(
+        "plot", "forest-grid", files["root"] / "forest.skops",
+        files["root"] / "data.csv", "--target", "species", "--oob", "--out", out,
+    )  # fmt: skip
+    assert_bad_input(result, "--oob needs the training data")
+    assert "expected 150 rows, got 15" in result.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("--options", "0"), ("--min-leaf-samples", "0")],
+)
+def test_counterfactual_option_ranges_name_the_option(files, capsys, option, value):
+    code, captured = run_main(
+        capsys, "tweak", files["root"] / "forest.skops", files["root"] / "data.csv",
+        "--target", "species", "--target-class", "2", option, value,
+    )  # fmt: skip
+    assert code == 2 and captured.err.strip().count("\n") == 0, captured.err
+    assert f"Invalid value for '{option}'" in captured.err
+
+
+def test_plot_options_name_themselves(files, tmp_path, capsys):
+    out = tmp_path / "tree.png"
+    model = files["root"] / "forest.skops"
+    result = run("plot", "tree", model, "--row", "3", "--out", out)
+    assert_bad_input(result, "--row 3 needs a data file (DATA); got none.")
+    result = run("plot", "tree", model, "--tree", "9", "--out", out)
+    assert_bad_input(result, "--tree must be in [0, 4] for this model; got 9.")
+    code, captured = run_main(capsys, "plot", "tree", model, "--max-depth", "-1")
+    assert code == 2 and "Invalid value for '--max-depth'" in captured.err
+    assert not out.exists()
+
+
+def test_report_of_a_catboost_model_file_scores_its_labels(files, tmp_path):
+    """A .cbm file loads as CatBoost's generic model, whose predict gives raw
+    scores: the model card scores the labels it predicts."""
+    catboost = pytest.importorskip("catboost")
+    X, y = files["X"], files["y"]
+    model = catboost.CatBoostClassifier(
+        iterations=5, depth=2, verbose=0, allow_writing_files=False
+    )
+    model.fit(X, y)
+    model.save_model(str(tmp_path / "model.cbm"))
+    out = tmp_path / "report.html"
+    result = run(
+        "report", tmp_path / "model.cbm", files["root"] / "data.csv", "--target",
+        "species", "--max-counterfactuals", 0, "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = files["rows"]
+    accuracy = (model.predict(rows[FEATURES]).ravel() == rows["species"]).mean()
+    page = re.sub(r"<[^>]+>", " ", out.read_text())
+    assert re.search(rf"Accuracy\s+{accuracy:.4f}", page)

@@ -1,8 +1,11 @@
 """The command line on a pipeline saved with skops and a mixed CSV table."""
 
+import html
 import json
+import re
 import warnings
 
+import numpy as np
 import pytest
 import skops.io
 from sklearn.decomposition import PCA
@@ -205,3 +208,119 @@ def test_native_categorical_model_on_a_csv(tmp_path):
     assert result.exit_code == 0, result.output
     labels = {str(label) for label in case.X["colour"].dropna().unique()}
     assert any(label in result.stdout for label in labels)
+
+
+def test_explain_writes_a_missing_value_as_missing(mixed):
+    root, case = mixed
+    row = int(np.flatnonzero(case.X["income"].isna().to_numpy())[0])
+    result = run(
+        "explain", root / "pipeline.skops", root / "loans.csv", "--target",
+        "approved", "--row", row, "--top", 7, "--cost", "l1",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stdout.splitlines() if "│ income " in line]
+    assert lines and all("missing" in line for line in lines), result.stdout
+    # JSON keeps a missing value as null.
+    result = run(
+        "explain", root / "pipeline.skops", root / "loans.csv", "--target",
+        "approved", "--row", row, "--top", 7, "--cost", "l1", "--json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert '"missing"' not in result.stdout
+
+
+@pytest.mark.parametrize("kind", ["partition", "forest-grid"])
+def test_partition_pictures_default_to_numeric_features(mixed, tmp_path, kind):
+    """The two columns of highest MDI are income and employment: a partition
+    draws numeric axes, so by default it takes income and the next numeric
+    column rather than refusing the user's default call."""
+    root, _ = mixed
+    out = tmp_path / f"{kind}.png"
+    result = run(
+        "plot", kind, root / "pipeline.skops", root / "loans.csv",
+        "--target", "approved", "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert out.stat().st_size > 0
+    assert "'income' or 'age'" in result.stderr  # the note on the rows drawn
+
+
+def test_report_and_explain_fill_missing_values_as_their_advice_says(mixed, tmp_path):
+    """A row whose target needs its missing income is answered with
+    --fill-missing, which the reason of a search without it names."""
+    root, case = mixed
+    declined = case.X["income"].isna() & (case.model.predict(case.X) == 0)
+    rows = ",".join(str(r) for r in np.flatnonzero(declined)[:2])
+    fixed = ("--immutable", "age,employment,region,owner")
+    out = tmp_path / "report.html"
+    result = run(
+        "report", root / "pipeline.skops", root / "loans.csv", "--target",
+        "approved", "--rows", rows, "--target-class", "1", *fixed,
+        "--fill-missing", "income", "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    page = html.unescape(re.sub(r"<[^>]+>", " ", out.read_text()))
+    assert "income: missing -> " in page and "(filled)" in page
+    assert "`reference` must be" not in page
+    row = rows.split(",")[0]
+    result = run(
+        "explain", root / "pipeline.skops", root / "loans.csv", "--target",
+        "approved", "--row", row, "--target-class", "1", *fixed,
+        "--fill-missing-all",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "Counterfactual (cost" in result.stdout
+    lines = [line for line in result.stdout.splitlines() if "│ income " in line]
+    assert all("missing" in line for line in lines), result.stdout
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["lightgbm.LGBMClassifier[categorical]", "xgboost.XGBClassifier[categorical]"],
+)
+def test_library_categories_read_from_a_csv_file(tmp_path, name):
+    """LightGBM and XGBoost take categories as pandas categories only, and a
+    CSV file holds text: the answers from the CSV file are those from the
+    Parquet file that keeps the categories."""
+    from tests.models import NATIVE_CATEGORICAL_FACTORIES
+
+    pytest.importorskip(name.split(".")[0])
+    case = NATIVE_CATEGORICAL_FACTORIES[name](0)
+    skops.io.dump(case.model, tmp_path / "model.skops")
+    table = case.X.assign(label=case.y)
+    table.to_csv(tmp_path / "table.csv", index=False)
+    table.to_parquet(tmp_path / "table.parquet", index=False)
+    target = str(case.model.classes_[-1])
+    answers = []
+    for data in ("table.csv", "table.parquet"):
+        result = run(
+            "tweak", tmp_path / "model.skops", tmp_path / data, "--target", "label",
+            "--target-class", target, "--max-rows", 3, "--json",
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        answers.append(json.loads(result.stdout))
+        result = run(
+            "importance", tmp_path / "model.skops", "--data", tmp_path / data,
+            "--target", "label", "--permutation", "--json",
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        answers.append(json.loads(result.stdout))
+    assert answers[0] == answers[2] and answers[1] == answers[3]
+
+
+def test_xgboost_booster_of_categories_answers(tmp_path):
+    """A categorical XGBoost model saved as JSON loads as a Booster, which
+    predicts from the categories' codes, not from a frame of labels."""
+    from tests.models import NATIVE_CATEGORICAL_FACTORIES
+
+    pytest.importorskip("xgboost")
+    case = NATIVE_CATEGORICAL_FACTORIES["xgboost.XGBClassifier[categorical]"](0)
+    case.model.save_model(tmp_path / "model.json")
+    case.X.assign(label=case.y).to_parquet(tmp_path / "table.parquet", index=False)
+    out = tmp_path / "report.html"
+    result = run(
+        "report", tmp_path / "model.json", tmp_path / "table.parquet", "--target",
+        "label", "--max-counterfactuals", 2, "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "found for 2 of 2" in html.unescape(re.sub(r"<[^>]+>", " ", out.read_text()))

@@ -34,3 +34,26 @@ def test_other_warnings_are_shown_once_and_notes_once():
     assert done.stdout.strip() == "done"
     assert done.stderr.count("UserWarning: first of its kind") == 1
     assert done.stderr.count("treelens: note: rows have no value") == 1
+
+
+def test_treelens_warnings_are_notes_not_python_warnings():
+    """A treelens warning names the first line outside treelens, typer's under
+    the command line: it is shown as a note instead."""
+    script = textwrap.dedent(
+        """
+        import warnings
+        from treelens._cli._app import _notes
+        from treelens._exceptions import OutOfBagWarning
+        with _notes():
+            warnings.warn("50 of 143 rows have no out-of-bag tree", OutOfBagWarning)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stderr == "treelens: note: 50 of 143 rows have no out-of-bag tree\n"

@@ -9,7 +9,7 @@ from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
 from sklearn.tree import DecisionTreeRegressor
 
 from treelens import Constraints, CounterfactualResult, InputError, to_forest
-from treelens._counterfactual._costs import resolve_cost
+from treelens._counterfactual._costs import mad_weights, resolve_cost
 from treelens._counterfactual._epsilon import land_inside, resolve_epsilon
 from treelens._counterfactual._problem import (
     REASON_CHECK_FAILED,
@@ -56,6 +56,18 @@ def test_costs_by_hand(model):
     # MAD of x0 is 1, of x1 is 10; x2 has none and no spread: weight 1.
     np.testing.assert_allclose(mad.weights, [1.0, 0.1, 1.0])
     assert not resolve_cost(forest, "cosine").separable
+
+
+def test_mad_cost_over_a_column_without_values_is_quiet():
+    """A reference (one row of a file, say) with a column of missing values
+    only: that column weighs 1, and numpy's all-NaN warnings stay inside."""
+    import warnings
+
+    reference = np.array([[np.nan, 0.0, 5], [np.nan, 10, 5], [np.nan, 20, 5]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        weights = mad_weights(reference)
+    np.testing.assert_allclose(weights, [1.0, 0.1, 1.0])
 
 
 def test_epsilon_auto_and_float32_landing(model):

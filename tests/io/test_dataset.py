@@ -152,6 +152,21 @@ def test_bad_datasets_are_refused(case, tmp_path):
         importance_dataset(model, directory, tmp_path / "sums", target="nope")
 
 
+def test_parts_that_are_not_parquet_are_refused_before_any_output(case, tmp_path):
+    model, _, data, _ = case
+    text = tmp_path / "rows.csv"
+    data.to_csv(text, index=False)
+    with pytest.raises(InputError, match="'.*rows.csv' is not a readable Parquet"):
+        tweak_dataset(model, text, tmp_path / "out", target=1)
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    data.to_parquet(broken / "a.parquet", index=False)
+    (broken / "b.parquet").write_bytes(b"PAR1 cut short")
+    with pytest.raises(InputError, match="b.parquet' is not a readable Parquet"):
+        importance_dataset(model, broken, tmp_path / "sums", target="label")
+    assert not (tmp_path / "out").exists() and not (tmp_path / "sums").exists()
+
+
 # ------------------------------------------------------------- command line
 @pytest.fixture(scope="module")
 def model_file(case, tmp_path_factory):

@@ -225,3 +225,55 @@ def test_discarding_the_writes_in_progress_leaves_the_destination_as_it_was(tmp_
         atomic_write(target, content)
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["out.html"]
+
+
+def test_load_data_refuses_text_that_is_not_utf8(tmp_path, iris_model):
+    _model, X, _ = iris_model
+    path = tmp_path / "latin1.csv"
+    text = X.head(3).assign(ville="Besançon").to_csv(index=False)
+    path.write_bytes(text.encode("latin-1"))
+    with pytest.raises(InputError) as info:
+        load_data(path, feature_names=FEATURES, target="ville")
+    message = str(info.value)
+    assert "must be UTF-8 text; got byte 0xe7" in message
+    assert "UnicodeDecodeError" not in message and "position" not in message
+
+
+def test_corrupt_catboost_file_names_catboost(tmp_path):
+    pytest.importorskip("catboost")
+    path = tmp_path / "model.cbm"
+    path.write_bytes(b"CBM1garbage")
+    with pytest.raises(InputError, match="as an XGBoost, LightGBM or CatBoost model"):
+        load_model(path)
+
+
+def test_load_data_matches_names_lightgbm_stored_with_underscores(tmp_path):
+    """LightGBM stores "petal length" as "petal_length": the training file
+    still matches, spaces read as underscores, and nothing else is renamed."""
+    path = tmp_path / "spaces.csv"
+    frame = pd.DataFrame(
+        {"petal length": [1.0, 2.0], "width": [3.0, 4.0], "label": [0, 1]}
+    )
+    frame.to_csv(path, index=False)
+    X, y = load_data(path, feature_names=["width", "petal_length"], target="label")
+    assert list(X.columns) == ["width", "petal_length"]
+    assert X["petal_length"].tolist() == [1.0, 2.0] and y.tolist() == [0, 1]
+    # A column holding the model's own name keeps it; the other is extra.
+    frame.assign(petal_length=5.0).to_csv(path, index=False)
+    with pytest.raises(InputError, match=r"unexpected \['petal length'\]"):
+        load_data(path, feature_names=["width", "petal_length"], target="label")
+
+
+def test_extra_column_hints_fit_the_call(tmp_path, iris_model):
+    """The hint to name the target column only when none was named; a saved
+    index is named as such."""
+    _, X, y = iris_model
+    path = tmp_path / "d.csv"
+    X.assign(species=y, extra=1.0).to_csv(path, index=False)
+    with pytest.raises(InputError) as info:
+        load_data(path, feature_names=FEATURES, target="species")
+    assert "unexpected ['extra']" in str(info.value)
+    assert "--target" not in str(info.value)
+    X.assign(species=y).to_csv(path)  # the index as a first, unnamed column
+    with pytest.raises(InputError, match=r"\['Unnamed: 0'\] .*index=False"):
+        load_data(path, feature_names=FEATURES, target="species")

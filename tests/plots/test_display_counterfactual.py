@@ -314,3 +314,30 @@ def test_a_row_with_a_missing_value_is_drawn_through_its_own_slice(iris):
         _region_class(display.background, display.end)
         == forest.predict(probe[None, :])[0]
     )
+
+
+def test_rows_left_out_for_missing_values_are_counted_in_the_background(iris):
+    """The row and its counterfactual are the arrow's ends, not rows of the
+    background: the note counts the background's rows alone."""
+    from treelens import MissingValuesWarning
+
+    X, y = iris
+    forest = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(
+        X, y
+    )
+    background = X.copy()
+    background[[4, 9, 20], 3] = np.nan
+    x = X[[10]]
+    x_cf = x.copy()
+    x_cf[0, 3] += 1.5
+    with pytest.warns(MissingValuesWarning, match=f"3 of {len(X)} rows") as caught:
+        disp = CounterfactualDisplay.from_result(
+            forest,
+            result_for(x, x_cf),
+            features=(2, 3),
+            X_background=background,
+            y_background=y,
+        )
+    assert all(f"of {len(X) + 2} rows" not in str(w.message) for w in caught)
+    assert len(disp.background.X) == len(X) and len(disp.background.y) == len(X)
+    np.testing.assert_array_equal(disp.background.skipped_rows_, [4, 9, 20])

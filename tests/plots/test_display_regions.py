@@ -251,6 +251,16 @@ def test_forest_grid_without_bootstrap_or_labels(iris):
         ForestGridDisplay.from_estimator(model, X, y, n_trees=5)
 
 
+def test_forest_grid_gives_no_out_of_bag_figures_on_other_rows(iris):
+    """Rows other than the training data have no out-of-bag trees: no figures
+    in the titles rather than accuracies of bootstrap draws over other rows."""
+    X, y = iris
+    model = RandomForestClassifier(n_estimators=4, random_state=0).fit(X, y)
+    grid = ForestGridDisplay.from_estimator(model, X[::3], y[::3], n_trees=2)
+    assert grid.oob_accuracy is None and grid.forest_oob_accuracy is None
+    assert grid.titles_[0] == "tree 0"
+
+
 def test_forest_grid_warns_about_rows_without_out_of_bag_trees(iris):
     X, y = iris
     # Three trees leave some rows in every bootstrap sample.
@@ -502,3 +512,40 @@ def test_data_display_draws_categories_at_their_codes():
     assert numeric.category_labels == (None, ("blue", "green", "red"))
     with pytest.raises(InputError, match="not numbers"):
         DataDisplay.from_data(frame.to_numpy(), features=(0, 1))
+
+
+@pytest.mark.filterwarnings("ignore::treelens.MissingValuesWarning")
+def test_regions_of_numeric_features_hold_categories_where_the_reference_has_them():
+    """A slice through two numeric columns of a model that also splits on
+    categories: every grid point is predicted as the model predicts the row,
+    the reference's categories routed by each node's category set."""
+    from tests.models import PIPELINE_FACTORIES
+
+    case = PIPELINE_FACTORIES["sklearn.Pipeline"]()
+    forest = treelens.to_forest(case.model)
+    codes = forest.encode(case.X)
+    rows = np.flatnonzero(np.isfinite(codes).all(axis=1))[:8]
+    assert rows.size
+    for row in rows:
+        for exact in (False, True):
+            disp = DecisionRegionDisplay.from_estimator(
+                forest,
+                codes,
+                features=("income", "age"),
+                reference=codes[row],
+                grid_resolution=25,
+                exact=exact,
+            )
+            if exact:
+                assert disp.x_edges is not None
+                xs = (disp.x_edges[:-1] + disp.x_edges[1:]) / 2
+                ys = (disp.y_edges[:-1] + disp.y_edges[1:]) / 2
+                xx, yy = np.meshgrid(xs, ys)
+                points = np.tile(codes[row], (xx.size, 1))
+                f0, f1 = (forest.feature_names.index(n) for n in ("income", "age"))
+                points[:, f0], points[:, f1] = xx.ravel(), yy.ravel()
+            else:
+                points = disp.grid
+            np.testing.assert_array_equal(
+                disp.predictions.ravel(), forest.predict(points)
+            )

@@ -5,7 +5,7 @@ import pytest
 from sklearn.datasets import load_breast_cancer
 from sklearn.ensemble import RandomForestClassifier
 
-from treelens import DecisionRegionDisplay, InputError, mdi_importance
+from treelens import DecisionRegionDisplay, InputError, mdi_importance, to_forest
 from treelens._plots._region_view import choose_region_view
 
 
@@ -45,3 +45,22 @@ def test_needs_two_candidates(cancer_forest):
     forest, X, _y = cancer_forest
     with pytest.raises(InputError, match="at least two features"):
         choose_region_view(forest, X, ["mean radius"])
+
+
+def test_missing_values_and_categories_still_give_a_view():
+    """A pipeline's table with missing values: the medians leave them out and a
+    categorical column is held at its most frequent category."""
+    from tests.models import PIPELINE_FACTORIES
+
+    case = PIPELINE_FACTORIES["sklearn.Pipeline"]()
+    candidates = ["income", "employment", "age", "region"]
+    view = choose_region_view(case.model, case.X, candidates)
+    assert np.isfinite(view.reference).all()
+    forest = to_forest(case.model)
+    codes = forest.encode(case.X)
+    j = forest.feature_names.index("region")
+    present = codes[:, j][np.isfinite(codes[:, j])].astype(int)
+    if view.reference_label == "the median of the data":
+        assert view.reference[j] == np.bincount(present).argmax()
+    else:  # a complete row of the data, or a class's typical row
+        assert view.reference[j] in set(present)

@@ -59,6 +59,8 @@ def test_card_counts_outliers_and_scores_the_known_anomalies(cancer, page):
     assert f"Average precision {ap:.4f}" in text
     assert f"Known anomalies {int(malignant.sum()):,}" in text
     assert "isolation forest (anomaly scores)" in text
+    # max_samples=64 grows every tree to depth ceil(log2(64)) = 6: one depth.
+    assert "Depth 6 " in text and "6 to 6" not in text
     # Nothing of a classifier's or of impurity: no accuracy, MDI or node table.
     for absent in ("Accuracy", "How MDI is computed", 'id="nodes"', "impurity ="):
         assert absent not in page

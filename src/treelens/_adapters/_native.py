@@ -222,7 +222,14 @@ def booster_predict(model: Any, X: Any) -> Any:
     if key == "xgboost.Booster":
         import xgboost
 
-        matrix = xgboost.DMatrix(np.asarray(X), feature_names=model.feature_names)
+        # Categorical features take their codes, as the Forest routes them.
+        types = model.feature_types
+        matrix = xgboost.DMatrix(
+            np.asarray(X),
+            feature_names=model.feature_names,
+            feature_types=types,
+            enable_categorical=bool(types) and "c" in types,
+        )
         output = model.predict(matrix)
         objective = json.loads(model.save_config())["learner"]["objective"]["name"]
     elif key == "lightgbm.Booster":

@@ -98,11 +98,13 @@ def _command(function: F) -> F:
 def _notes() -> Iterator[None]:
     """Print treelens' warnings as one ``treelens: note:`` line each, once.
 
-    Other warnings are shown as Python shows them.
+    Other warnings are shown as Python shows them.  A treelens warning points at
+    the first line outside treelens, which under the command line is typer's:
+    shown as Python shows it, it would name that line.
     """
     import warnings
 
-    from .._exceptions import MissingValuesWarning
+    from .._exceptions import TreelensError
 
     caught: list[warnings.WarningMessage] = []
     try:
@@ -117,7 +119,7 @@ def _notes() -> Iterator[None]:
         # record each warning again, onto the very list being shown.
         seen: set[str] = set()
         for item in caught:
-            if issubclass(item.category, MissingValuesWarning):
+            if item.category.__module__ == TreelensError.__module__:
                 text = " ".join(str(item.message).split())
                 if text not in seen:
                     seen.add(text)
@@ -167,7 +169,7 @@ ModelArg = Annotated[
     typer.Argument(
         metavar="MODEL",
         help="Fitted model: .skops; .pkl/.joblib with --trust-pickle; XGBoost "
-        ".json/.ubj or LightGBM .txt.",
+        ".json/.ubj, LightGBM .txt or CatBoost .cbm/.json.",
         show_default=False,
     ),
 ]
@@ -223,7 +225,7 @@ def _load(
 ) -> tuple[Any, Any, Any, Any]:
     """Load the model and its forest, then the data matched to the model."""
     from .._adapters import to_forest
-    from .._io._files import check_target, load_data, load_model
+    from .._io._files import as_categories, check_target, load_data, load_model
 
     model = load_model(model_path, trust_pickle=trust_pickle, trusted=trust or ())
     forest = to_forest(model)
@@ -239,11 +241,21 @@ def _load(
         )
         if y is not None:
             y = check_target(y, classes=forest.classes_, path=data_path)
+        if forest.has_labels and _reads_category_dtype(model):
+            X = as_categories(X, forest.features)  # a CSV file's text categories
         if not forest.has_feature_names:
             X = X.to_numpy()
     elif target is not None:
         raise InputError(f"--target {target} needs a data file; got none.")
     return model, forest, X, y
+
+
+def _reads_category_dtype(model: Any) -> bool:
+    """Whether the model's own ``predict`` takes categories only as pandas
+    categories (the scikit-learn wrappers of LightGBM and XGBoost)."""
+    from .._adapters._registry import class_key
+
+    return class_key(type(model)).startswith(("lightgbm.LGBM", "xgboost.XGB"))
 
 
 def _load_model(
@@ -519,6 +531,8 @@ def _one_per_row(n_counterfactuals: int, min_leaf_samples: int | None) -> None:
 _NO_SEARCH = CounterfactualOptions()
 #: Search options that explain and report both offer: the cost and the moves allowed.
 _COST_FIELDS = ("cost", "immutable", "increase_only", "decrease_only")
+# Missing values that may be filled: the advice of a search kept from them.
+_FILL_FIELDS = ("fill_missing", "fill_missing_all", "fill_cost")
 _NO_DATASET = DatasetOptions()
 
 
@@ -570,7 +584,7 @@ def tweak(
 
     method = search.search()
     fmt = _format(json_out, csv_out)
-    inputs = _checked_inputs(out, model_path, data)
+    inputs = _checked_inputs(out, model_path, data, search.isolation_forest)
     constraints = search.constraints()
     if dataset_mode(
         data,
@@ -654,7 +668,9 @@ def tweak(
 @app.command()
 @_command
 @option_group(
-    "search", CounterfactualOptions, fields=(*_COST_FIELDS, "optimal", "time_limit")
+    "search",
+    CounterfactualOptions,
+    fields=(*_COST_FIELDS, "optimal", "time_limit", *_FILL_FIELDS),
 )
 def explain(
     model_path: ModelArg,
@@ -720,6 +736,8 @@ def explain(
             constraints=constraints,
             optimal=search.optimal,
             time_limit=search.time_limit,
+            fill_missing=search.fill(),
+            fill_cost=search.fill_cost,
         )
     _emit(render_explanation(explanation, json_out=json_out), out=out, inputs=inputs)
 
@@ -763,7 +781,8 @@ def plot(
     ] = None,
     tree: Annotated[int | None, typer.Option("--tree", help="Tree index.")] = None,
     max_depth: Annotated[
-        int | None, typer.Option("--max-depth", help="Cut the picture at a depth.")
+        int | None,
+        typer.Option("--max-depth", min=0, help="Cut the picture at a depth."),
     ] = None,
     row: Annotated[
         int | None, typer.Option("--row", help="counterfactual/tree: the data row.")
@@ -819,9 +838,14 @@ def plot(
     model, forest, X, y = _load(
         model_path, data, target=target, trust_pickle=trust_pickle, trust=trust
     )
-    if row is not None and (X is None or not 0 <= row < X.shape[0]):
-        n = 0 if X is None else X.shape[0]
-        raise InputError(f"--row must be in [0, {n - 1}]; got {row}.")
+    if row is not None and X is None:
+        raise InputError(f"--row {row} needs a data file (DATA); got none.")
+    if row is not None and not 0 <= row < X.shape[0]:
+        raise InputError(f"--row must be in [0, {X.shape[0] - 1}]; got {row}.")
+    if tree is not None and not 0 <= tree < forest.n_trees:
+        raise InputError(
+            f"--tree must be in [0, {forest.n_trees - 1}] for this model; got {tree}."
+        )
     goal = _optional_target(forest, target_class, target_range)
     picture = draw_picture(
         kind,
@@ -856,7 +880,14 @@ def _emit_bytes(content: bytes, *, out: Path, inputs: Sequence[Path]) -> None:
 @option_group(
     "search",
     CounterfactualOptions,
-    fields=(*_COST_FIELDS, "integer", "bounds", "optimal", "time_limit"),
+    fields=(
+        *_COST_FIELDS,
+        "integer",
+        "bounds",
+        "optimal",
+        "time_limit",
+        *_FILL_FIELDS,
+    ),
 )
 def report(
     model_path: ModelArg,
@@ -950,6 +981,8 @@ def report(
             constraints=constraints,
             optimal=search.optimal,
             time_limit=search.time_limit,
+            fill_missing=search.fill(),
+            fill_cost=search.fill_cost,
             sample_rows=None if all_rows else sample_rows,
             random_state=random_state,
             source=data.name,

@@ -144,13 +144,16 @@ def explain_row(
     reference: Any = None,
     optimal: bool = False,
     time_limit: float = 30.0,
+    fill_missing: bool | list[str] = False,
+    fill_cost: float | None = None,
 ) -> RowExplanation:
     """Everything ``treelens explain`` shows about data row ``row`` of ``X``.
 
     ``target`` is what the counterfactual aims for (a class, ``"other"``, or a
     range); None skips the counterfactual (regressors without a range).
     ``optimal`` proves the counterfactual least costly
-    (:func:`treelens.optimal_counterfactual`) instead of feature tweaking.
+    (:func:`treelens.optimal_counterfactual`) instead of feature tweaking;
+    ``fill_missing`` and ``fill_cost`` are :func:`treelens.counterfactual`'s.
     """
     from .._adapters import to_forest
     from .._explain._contributions import saabas_values
@@ -180,6 +183,8 @@ def explain_row(
             reference=X if reference is None else reference,
             optimal=optimal,
             time_limit=time_limit,
+            fill_missing=fill_missing,
+            fill_cost=fill_cost,
             notes=notes,
         )
         note = " ".join(notes)
@@ -271,6 +276,23 @@ def _regression_link(forest: Any) -> str:
     )
 
 
+def _missing_named(frame: pd.DataFrame) -> pd.DataFrame:
+    """The table with a feature's missing value (``value``, or ``before`` a
+    filled one) written ``missing`` rather than left blank (the grouped "N
+    other features" line has no value)."""
+    grouped = frame["feature"].astype(str).str.fullmatch(r"\d+ other features")
+    out = frame
+    for column in ("value", "before"):
+        if column not in frame:
+            continue
+        missing = frame[column].isna() & ~grouped
+        if missing.any():
+            out = out.copy() if out is frame else out
+            out[column] = out[column].astype(object)
+            out.loc[missing, column] = "missing"
+    return out
+
+
 def _text(explanation: RowExplanation) -> str:
     from rich.console import Console
     from rich.table import Table
@@ -279,7 +301,7 @@ def _text(explanation: RowExplanation) -> str:
     console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
     console.print(f"Row {explanation.row}: {explanation.sentence}")
     console.print()
-    console.print(rich_table("Decision path", explanation.path))
+    console.print(rich_table("Decision path", _missing_named(explanation.path)))
     space = _SPACE_NAMES.get(explanation.output_space, explanation.output_space)
     shown = f"{space} of class {explanation.output}" if explanation.output else space
     if explanation.link in _LINK_NAMES:
@@ -287,13 +309,13 @@ def _text(explanation: RowExplanation) -> str:
     contributions = rich_table(
         f"Contributions to the {shown}: {explanation.bias:.4g} (bias) -> "
         f"{explanation.prediction:.4g}",
-        explanation.contributions,
+        _missing_named(explanation.contributions),
     )
     if explanation.counterfactual is not None and len(explanation.counterfactual):
         summary = explanation.counterfactual_summary or {}
         remedy: Any = rich_table(
             f"Counterfactual (cost {summary.get('cost', float('nan')):.4g})",
-            explanation.counterfactual,
+            _missing_named(explanation.counterfactual),
         )
     else:
         remedy = explanation.note or "no counterfactual"

@@ -210,6 +210,7 @@ COUNTERFACTUAL_OPTIONS: dict[str, Any] = {
         typer.Option(
             "--options",
             metavar="K",
+            min=1,
             help="Different options per row, each proven least-cost given the "
             "earlier ones (one table, an option number per row).",
         ),
@@ -226,6 +227,7 @@ COUNTERFACTUAL_OPTIONS: dict[str, Any] = {
         typer.Option(
             "--min-leaf-samples",
             metavar="N",
+            min=1,
             help="Plausibility: every reached leaf holds at least N rows of DATA.",
         ),
     ],

@@ -254,11 +254,19 @@ def _weights(forest: Forest, weights: Any) -> NDArray[np.float64]:
 
 
 def mad_weights(reference: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``1 / MAD`` per feature (``1 / std`` where the MAD is 0, else 1)."""
-    median = np.nanmedian(reference, axis=0)
-    mad = np.nanmedian(np.abs(reference - median), axis=0)
-    std = np.nanstd(reference, axis=0)
-    scale = np.where(mad > 0, mad, np.where(std > 0, std, 1.0))
+    """``1 / MAD`` per feature (``1 / std`` where the MAD is 0, else 1).
+
+    Missing values (NaN) are left out; a feature with no value at all weighs 1.
+    """
+    reference = np.asarray(reference, dtype=np.float64)
+    scale = np.ones(reference.shape[1])
+    # numpy warns on a column of NaN only: such columns keep the scale 1.
+    present = ~np.isnan(reference).all(axis=0)
+    values = reference[:, present]
+    median = np.nanmedian(values, axis=0)
+    mad = np.nanmedian(np.abs(values - median), axis=0)
+    std = np.nanstd(values, axis=0)
+    scale[present] = np.where(mad > 0, mad, np.where(std > 0, std, 1.0))
     return 1.0 / scale
 
 

@@ -171,9 +171,7 @@ def counterfactual(
     >>> result.status_.tolist(), result.cost_name_, model.predict(result.X_cf_).tolist()
     (['optimal', 'optimal'], 'mad', [2, 2])
     """
-    if method not in _METHODS:
-        raise InputError(f"`method` must be one of {list(_METHODS)}; got {method!r}.")
-    check_options(n_counterfactuals, diversity)
+    exact_search = _check_call(method, mode, cost, n_counterfactuals, diversity)
     shared: dict[str, Any] = {"target": target, "cost": cost, "epsilon": epsilon}
     shared.update(constraints=constraints, reference=reference, infer=infer)
     shared.update(memory_budget=memory_budget, progress=progress)
@@ -186,18 +184,29 @@ def counterfactual(
         "isolation_forest": isolation_forest,
         "max_anomaly_score": max_anomaly_score,
     }
-    if method == "tweak" or (method == "auto" and not is_separable(cost)):
+    if not exact_search:
         _refuse_exact_options(exact, method, cost)
         return feature_tweak(model, X, mode=mode, **shared)
-    if mode != "minimal":
+    return optimal_counterfactual(
+        model, X, time_limit=time_limit, diversity=diversity, **shared, **exact
+    )
+
+
+def _check_call(
+    method: Any, mode: Any, cost: Any, n_counterfactuals: Any, diversity: Any
+) -> bool:
+    """Check the options of :func:`counterfactual`; whether the exact search runs."""
+    if method not in _METHODS:
+        raise InputError(f"`method` must be one of {list(_METHODS)}; got {method!r}.")
+    check_options(n_counterfactuals, diversity)
+    exact = not (method == "tweak" or (method == "auto" and not is_separable(cost)))
+    if exact and mode != "minimal":
         raise InputError(
             "`mode` chooses feature tweaking's candidates; expected it with "
             f"method='tweak' (or a cost that is not separable), got mode={mode!r} "
             f"with method={method!r} and cost={cost!r}, the exact search."
         )
-    return optimal_counterfactual(
-        model, X, time_limit=time_limit, diversity=diversity, **shared, **exact
-    )
+    return exact
 
 
 def _refuse_exact_options(options: dict[str, Any], method: str, cost: Any) -> None:

@@ -220,7 +220,6 @@ def optimal_counterfactual(
     --------
     >>> from sklearn.datasets import load_iris
     >>> from sklearn.ensemble import RandomForestClassifier
-    >>> from treelens import optimal_counterfactual
     >>> X, y = load_iris(return_X_y=True)
     >>> model = RandomForestClassifier(10, max_depth=3, random_state=0).fit(X, y)
     >>> result = optimal_counterfactual(model, X[:2], target=2, reference=X)

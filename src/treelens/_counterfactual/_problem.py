@@ -603,6 +603,14 @@ def source_predict(
     if problem.source is None:
         forest = problem.forest
         return forest._predict_from_leaves(forest._leaves_of_codes(X))
+    from .._adapters._native import booster_predict
+
+    if problem.forest.has_labels and not hasattr(problem.source, "classes_"):
+        # A Booster of categories (XGBoost, LightGBM) reads their codes: it has
+        # no predict of a frame of labels.
+        predicted = booster_predict(problem.source, X)
+        if predicted is not None:
+            return predicted
     predict = (
         problem.source.score_samples
         if problem.forest.link == "isolation"
@@ -613,8 +621,6 @@ def source_predict(
     like = problem.frame
     if like is not None and rows is not None:
         like = like.iloc[rows]
-    from .._adapters._native import booster_predict
-
     if problem.forest.has_labels:
         from .._core._features import decode
 

@@ -87,10 +87,12 @@ def dataset_parts(path: str | os.PathLike[str]) -> list[Path]:
     Raises
     ------
     InputError
-        If the path does not exist or holds no Parquet file.
+        If the path does not exist, holds no Parquet file, or a part is not a
+        readable Parquet file (a CSV file, a truncated part).
     """
     path = Path(path)
     if path.is_file():
+        _check_parquet(path)
         return [path]
     if not path.is_dir():
         raise InputError(
@@ -109,7 +111,23 @@ def dataset_parts(path: str | os.PathLike[str]) -> list[Path]:
             f"The directory {str(path)!r} holds no Parquet file; expected files "
             "named *.parquet."
         )
+    for part in parts:
+        _check_parquet(part)
     return parts
+
+
+def _check_parquet(part: Path) -> None:
+    """Refuse a part whose Parquet footer cannot be read, before any work."""
+    import pyarrow.parquet as pq
+
+    try:
+        pq.read_metadata(str(part))
+    except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ...
+        raise InputError(
+            f"The dataset part {str(part)!r} is not a readable Parquet file "
+            f"({type(exc).__name__}: {exc}); expected Parquet files (--out-dir "
+            "processes Parquet datasets; give a CSV file without --out-dir)."
+        ) from exc
 
 
 def _output_dir(out: str | os.PathLike[str], inputs: Sequence[Path]) -> Path:

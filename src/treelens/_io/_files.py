@@ -12,8 +12,8 @@ Model files
   supports (:data:`TRUSTED_MODEL_TYPES`) or the caller lists them in ``trusted``.
 - ``.pkl``, ``.pickle``, ``.joblib`` (or any file that starts like a pickle):
   unpickling runs arbitrary code, so these load only with ``trust_pickle=True``.
-- XGBoost (``.json``, ``.ubj``) and LightGBM (``.txt``) native model files, through
-  the boosting adapters' loader.
+- XGBoost (``.json``, ``.ubj``), LightGBM (``.txt``) and CatBoost (``.cbm``,
+  ``.json``) native model files, through the boosting adapters' loader.
 """
 
 from __future__ import annotations
@@ -28,10 +28,12 @@ from typing import IO, Any
 import numpy as np
 import pandas as pd
 
+from .._core._features import feature_columns
 from .._exceptions import InputError, TreelensError, UnsafeModelError
 
 __all__ = [
     "TRUSTED_MODEL_TYPES",
+    "as_categories",
     "atomic_write",
     "check_output_path",
     "check_target",
@@ -218,8 +220,8 @@ def _load_native(path: Path) -> Any:
         raise
     except Exception as exc:
         raise InputError(
-            f"Could not read model file {str(path)!r} as an XGBoost or LightGBM "
-            f"model file: {type(exc).__name__}: {exc}"
+            f"Could not read model file {str(path)!r} as an XGBoost, LightGBM or "
+            f"CatBoost model file: {type(exc).__name__}: {exc}"
         ) from exc
 
 
@@ -281,6 +283,12 @@ def _read_table(path: Path, text_columns: Sequence[str] = ()) -> pd.DataFrame:
         return pd.read_csv(path, sep=separator, dtype=dtype)
     except TreelensError:
         raise
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"Data file {str(path)!r} must be UTF-8 text; got byte "
+            f"0x{exc.object[exc.start]:02x}, which UTF-8 does not allow there "
+            "(re-save the file with UTF-8 encoding)."
+        ) from exc
     except Exception as exc:  # pandas and pyarrow raise many error classes
         raise InputError(
             f"Could not read data file {str(path)!r}: {type(exc).__name__}: {exc}"
@@ -377,8 +385,10 @@ def load_data(
         The model's features.
     has_feature_names : bool, default=True
         Whether the model knows its feature names.  If true, columns are matched by
-        name (any order); otherwise the columns other than ``target`` are taken in
-        file order and must number ``len(feature_names)``.
+        name (any order; a column named with spaces where the model has
+        underscores, as LightGBM stores names, is matched too); otherwise the
+        columns other than ``target`` are taken in file order and must number
+        ``len(feature_names)``.
     target : str, optional
         Name of the column holding the true labels or values.
     features : sequence of FeatureSpec, optional
@@ -433,11 +443,21 @@ def load_data(
         y = frame.pop(target)
     expected = [str(n) for n in feature_names]
     if has_feature_names:
+        frame = frame.set_axis(
+            feature_columns([str(c) for c in frame.columns], expected), axis=1
+        )
         columns = list(frame.columns)
         missing = [n for n in expected if n not in columns]
         extra = [n for n in columns if n not in expected]
         if missing or extra:
-            hint = " (name the target column with --target)" if extra else ""
+            hint = ""
+            if any(str(n).startswith("Unnamed: ") for n in extra):
+                hint = (
+                    " (a column without a name is usually an index written with "
+                    "the data: save the file with index=False)"
+                )
+            elif extra and target is None:
+                hint = " (name the target column with --target)"
             raise InputError(
                 f"The columns of {str(path)!r} must be the model's features; "
                 f"missing {missing}, unexpected {extra}{hint}."
@@ -452,6 +472,39 @@ def load_data(
     if mixed and features is not None and has_feature_names:
         return _mixed_frame(frame, path, features), y
     return _numeric_frame(frame, path), y
+
+
+def as_categories(X: pd.DataFrame, features: Sequence[Any]) -> pd.DataFrame:
+    """``X`` with its categorical columns as pandas categories, for libraries
+    that read categories from the column's dtype only (LightGBM and XGBoost
+    refuse text): the model's labels first, so that their codes are those it
+    was fitted on, then any label it never saw (a code past them, which the
+    Forest reads as unknown too).
+
+    Parameters
+    ----------
+    X : DataFrame of shape (n_samples, n_features)
+        As :func:`load_data` returns it, in the model's column order.
+    features : sequence of FeatureSpec
+        ``Forest.features``.
+
+    Returns
+    -------
+    DataFrame
+        A copy when a column changed; columns already categories are kept.
+    """
+    out = X
+    for spec, name in zip(features, X.columns):
+        column = X[name]
+        if spec.kind != "categorical" or isinstance(column.dtype, pd.CategoricalDtype):
+            continue
+        known = list(spec.categories or ())
+        seen = set(map(str, known))
+        unseen = sorted({v for v in column.dropna() if str(v) not in seen}, key=str)
+        if out is X:
+            out = X.copy()
+        out[name] = pd.Categorical(column, categories=[*known, *unseen])
+    return out
 
 
 def check_target(

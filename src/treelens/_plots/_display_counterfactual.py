@@ -264,6 +264,13 @@ class CounterfactualDisplay(RenamedAttributes):
             bg, background_kwargs = _surface(
                 model, forest, result, window_data, y_bg, X_background, common
             )
+        # The row and its counterfactual widen the window and are drawn as the
+        # arrow's ends: the points, and the rows counted as left out for missing
+        # values, are the background's own.
+        n_background = background.shape[0]
+        bg.X = bg.X[:n_background]
+        if bg.y is not None:
+            bg.y = bg.y[:n_background]
         display = cls(
             features=(f0, f1),
             feature_names=(names[f0], names[f1]),

@@ -721,6 +721,9 @@ def _oob_masks(estimator: Any, n_samples: int) -> NDArray[np.bool_] | None:
         estimator, "estimators_"
     ):
         return None
+    fitted_rows = getattr(estimator, "_n_samples", None)
+    if fitted_rows is not None and int(fitted_rows) != n_samples:
+        return None  # other rows than the training data have no out-of-bag trees
     n_boot = getattr(estimator, "_n_samples_bootstrap", None)
     sample_weight = getattr(estimator, "_sample_weight", None)
     if sample_weight is not None and len(sample_weight) != n_samples:

@@ -680,6 +680,8 @@ def slice_leaves(
         goes_left = _left_of(
             ref[np.where(plotted, 0, feat)], thr, flat["missing_go_left"][inner]
         )
+        if "is_categorical" in flat:
+            goes_left = _flat_categorical_left(flat, inner, plotted, ref, goes_left)
         frontier = np.concatenate(
             [left[plotted | goes_left], right[plotted | ~goes_left]]
         )
@@ -688,6 +690,33 @@ def slice_leaves(
     return SliceLeaves(
         tree=tree, node=ids - flat["offsets"][tree], lower=lower[ids], upper=upper[ids]
     )
+
+
+def _flat_categorical_left(
+    flat: dict[str, NDArray[Any]],
+    inner: NDArray[np.intp],
+    plotted: NDArray[np.bool_],
+    ref: NDArray[Any],
+    goes_left: NDArray[np.bool_],
+) -> NDArray[np.bool_]:
+    """Where the reference goes at the categorical nodes of other features than
+    the plotted ones: by the node's category set, as the forest routes it
+    (``_categorical_left`` for the nodes of one tree)."""
+    from .._core._features import category_codes
+
+    categorical = flat["is_categorical"][inner] & ~plotted
+    if not categorical.any():
+        return goes_left
+    nodes = inner[categorical]
+    x = ref[flat["feature"][nodes]].astype(np.float64)
+    code = category_codes(x, flat["k"][nodes])
+    out = goes_left.copy()
+    out[categorical] = np.where(
+        np.isnan(x),
+        flat["missing_go_left"][nodes],
+        flat["categorical_left"][nodes, code],
+    )
+    return out
 
 
 # Trees times grid cells rasterized at once; bounds the integer buffer.

@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 from .._exceptions import InputError
 from ._common import class_labels
 from ._display_regions import DecisionRegionDisplay, as_array, forest_or_none
+from ._partition import resolve_reference
 
 __all__ = ["RegionView", "choose_region_view"]
 
@@ -49,13 +50,31 @@ class RegionView:
     caption: str
 
 
+def _typical_row(X: NDArray[np.float64], forest: Any) -> NDArray[np.float64] | None:
+    """The median row of ``X`` (missing values left out, the most frequent
+    category of a categorical column), or None when a column has no value."""
+    n_categories = forest.n_categories if forest is not None else None
+    try:
+        return resolve_reference(X, None, X.shape[1], n_categories)
+    except InputError:
+        return None
+
+
 def _references(
     model: Any, X: NDArray[np.float64], class_names: Sequence[str] | None
 ) -> list[tuple[NDArray[np.float64], str]]:
     """The median row; the row the model is least sure of; the median row of
-    each predicted class."""
+    each predicted class.
+
+    Medians leave missing values out and take a categorical column's most
+    frequent category; the least sure row is one with every value present.
+    """
     forest = forest_or_none(model)
-    out = [(np.median(X, axis=0), "the median of the data")]
+    n_categories = forest.n_categories if forest is not None else None
+    # A column with no value at all leaves no reference: refused, naming it.
+    median = resolve_reference(X, None, X.shape[1], n_categories)
+    out = [(median, "the median of the data")]
+    complete = np.isfinite(X).all(axis=1)
     proba: NDArray[np.float64] | None = None
     if forest is not None:  # X holds codes (as_array): routed as they are
         leaves = forest._leaves_of_codes(X)
@@ -66,19 +85,19 @@ def _references(
         if hasattr(model, "predict_proba"):
             proba = np.asarray(model.predict_proba(X))
         predicted = np.asarray(model.predict(X))
-    if proba is not None:
+    if proba is not None and complete.any():
         proba = np.sort(proba, axis=1)
         gap = proba[:, -1] - proba[:, -2] if proba.shape[1] > 1 else proba[:, 0]
-        row = int(np.argmin(gap))
+        row = int(np.flatnonzero(complete)[np.argmin(gap[complete])])
         out.append((X[row], f"row {row}, the one the model is least sure of"))
     classes = list(np.asarray(model.classes_))
     names = class_labels(classes, class_names)
     for c in np.unique(predicted):  # one step per class
-        rows = X[predicted == c]
+        typical = _typical_row(X[predicted == c], forest)
+        if typical is None:
+            continue
         name = names[classes.index(c)] if c in classes else str(c)
-        out.append(
-            (np.median(rows, axis=0), f"the median of the rows predicted {name}")
-        )
+        out.append((typical, f"the median of the rows predicted {name}"))
     return out
 
 

@@ -73,7 +73,12 @@ def _card(
         ("Model", name),
         ("Kind", "isolation forest (anomaly scores)"),
         ("Trees", str(forest.n_trees)),
-        ("Depth", f"{min(depths)} to {max(depths)}"),
+        (
+            "Depth",
+            f"{min(depths)} to {max(depths)}"
+            if min(depths) != max(depths)
+            else str(max(depths)),
+        ),
         ("Leaves", f"{sum(t.n_leaves for t in forest.trees):,} in all"),
         ("Features", str(forest.n_features)),
     ]

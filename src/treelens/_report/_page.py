@@ -9,6 +9,7 @@ PNG, so the file opens anywhere without network access.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -25,6 +26,7 @@ Progress = Callable[[str], None] | None
 _HEADERS = {
     "mdi": "MDI",
     "mdi_std": "MDI std (trees)",
+    "gain_std": "gain std (trees)",
     "held_out_mdi": "held-out MDI",
     "debiased_mdi": "debiased MDI",
     "debiased_low": "debiased 95% low",
@@ -186,17 +188,18 @@ def _summary(model: Any, forest: Any, X: Any, y: Any) -> dict[str, Any]:
 
             truth = _as_classes(truth, forest.classes_)
             scores.append(("Accuracy", f"{accuracy_score(truth, predicted):.4f}"))
-            scores.append(
-                (
-                    "Balanced accuracy",
-                    f"{balanced_accuracy_score(truth, predicted):.4f}",
-                )
-            )
+            with warnings.catch_warnings():
+                # Rows of one class: scikit-learn warns, and the score is that
+                # class's recall, as defined.
+                warnings.simplefilter("ignore", UserWarning)
+                balanced = balanced_accuracy_score(truth, predicted)
+            scores.append(("Balanced accuracy", f"{balanced:.4f}"))
         else:
             from sklearn.metrics import mean_absolute_error, r2_score
 
             truth = truth.astype(float)
-            scores.append(("R²", f"{r2_score(truth, predicted):.4f}"))
+            if truth.size > 1:  # R² is undefined on one row
+                scores.append(("R²", f"{r2_score(truth, predicted):.4f}"))
             scores.append(
                 ("Mean absolute error", f"{mean_absolute_error(truth, predicted):.4g}")
             )
@@ -281,6 +284,8 @@ def render_report(
     reference: Any = None,
     optimal: bool = False,
     time_limit: float = 10.0,
+    fill_missing: bool | list[str] = False,
+    fill_cost: float | None = None,
     sample_rows: int | None = DEFAULT_SAMPLE_ROWS,
     random_state: int = 0,
     source: str | None = None,
@@ -334,6 +339,10 @@ def render_report(
         them within ``time_limit`` and else the best found with its gap.
     time_limit : float, default=10.0
         Seconds per row.
+    fill_missing : bool or list of str, default=False
+        Missing values the counterfactuals may fill (all, or those of the columns
+        named), at ``fill_cost`` each (default 1), as :func:`treelens.counterfactual`.
+    fill_cost : float, optional
     sample_rows : int or None, default=5000
         Held-out and debiased MDI use a random sample of this many rows (all
         rows when there are fewer, or with None), and permutation importance
@@ -370,6 +379,8 @@ def render_report(
         "reference": reference,
         "optimal": optimal,
         "time_limit": time_limit,
+        "fill_missing": fill_missing,
+        "fill_cost": fill_cost,
     }
     if forest.link == "isolation":
         _step(progress, "model card, answer, importance and pictures of the scores")
@@ -405,15 +416,18 @@ def render_report(
     # the same bounded sample: a scatter of every row of a large table adds
     # seconds and nothing a reader can see.
     context["pictures"] = _pictures(model, forest, X_used, y_used)
-    context["pictures_note"] = (
-        ""
-        if X_used is X
-        else f"The points drawn and the median row are those of {_rows_text(X_used, X)}."
-    )
+    context["pictures_note"] = _points_note(X_used, X)
     _step(progress, "per-node breakdown")
     context["nodes"] = _nodes_section(mdi, forest)
     _step(progress, "writing the page")
     return _render(context)
+
+
+def _points_note(X_used: Any, X: Any) -> str:
+    """Which rows the pictures draw, when a sample of ``X``."""
+    if X_used is X:
+        return ""
+    return f"The points drawn and the median row are those of {_rows_text(X_used, X)}."
 
 
 def _check_arguments(
@@ -592,9 +606,10 @@ def _importance_section(
             else f"a random sample of {n_used:,} of the {total:,} rows (every row "
             "with --all-rows)"
         )
+        measure = "MDI" if results["mdi"] is not None else "Gain"
         rows_note = (
-            f"MDI is read from the trees (their training rows). The other columns "
-            f"are measured on {used}"
+            f"{measure} is read from the trees (their training rows). The other "
+            f"columns are measured on {used}"
         )
         if results["permutation"] is not None:
             n_perm = min(n_used, PERMUTATION_ROWS)
@@ -658,13 +673,19 @@ def _pictures(model: Any, forest: Any, X: Any, y: Any) -> list[dict[str, Any]]:
         return pictures
     pair = top_features(model, 2)
     others = "the other features held at their median"
-    pictures.append(
-        _picture(
-            "Partition",
-            f"The rectangles the first tree cuts in {pair[0]} and {pair[1]}, {others}.",
-            lambda: picture_figure("partition", model, X, y, features=pair),
+    try:
+        cut = top_features(model, 2, numeric=True)
+    except InputError as exc:
+        pictures.append(_not_drawn("Partition", str(exc)))
+    else:
+        pictures.append(
+            _picture(
+                "Partition",
+                f"The rectangles the first tree cuts in {cut[0]} and {cut[1]}, "
+                f"{others}.",
+                lambda: picture_figure("partition", model, X, y, features=cut),
+            )
         )
-    )
     if forest.task == "classification":
         pictures.append(_region_picture(model, forest, X, y))
     else:
@@ -803,6 +824,8 @@ def _counterfactual_section(
     reference: Any,
     optimal: bool,
     time_limit: float,
+    fill_missing: bool | list[str] = False,
+    fill_cost: float | None = None,
     background: tuple[Any, Any] | None = None,
     which: str | None = None,
 ) -> dict[str, Any]:
@@ -814,8 +837,6 @@ def _counterfactual_section(
 
     from .._adapters import to_forest
     from .._exceptions import MemoryBudgetError, MissingValuesWarning
-    from .._plots._display_counterfactual import CounterfactualDisplay
-    from ._pictures import new_figure
     from ._tables import counterfactual_result_tables, counterfactuals
 
     method = "least-cost counterfactuals (mixed-integer program)"
@@ -837,6 +858,8 @@ def _counterfactual_section(
                 reference=reference,
                 optimal=optimal,
                 time_limit=time_limit,
+                fill_missing=fill_missing,
+                fill_cost=fill_cost,
                 notes=method_notes,
             )
         except MemoryBudgetError as exc:
@@ -877,47 +900,11 @@ def _counterfactual_section(
         f"{result.cost_name_} cost{fixed}) that makes the model {reach}; found for "
         f"{found} of {len(table)}. Row numbers count data rows from 0."
     )
-    pictures = []
-    if found:
-        index = int(np.flatnonzero(result.found_)[0])
-        # With more than the two drawn features changed, the slice through the
-        # row can show the counterfactual outside the target's region; the slice
-        # through the counterfactual shows it inside.
-        n_changed = int(np.asarray(result.changed_)[index].sum())
-        through: Literal["instance", "counterfactual"] = (
-            "counterfactual" if n_changed > 2 else "instance"
-        )
-
-        def arrow() -> Any:
-            figure, ax = new_figure(6.4, 5)
-            drawn = model if hasattr(model, "n_features_in_") else forest
-            points, targets = (X, y) if background is None else background
-            CounterfactualDisplay.from_result(
-                drawn,
-                result,
-                index=index,
-                X_background=points,
-                y_background=targets,
-                slice_at=through,
-                ax=ax,
-            )
-            return figure
-
-        held = (
-            f"every other feature at the counterfactual's value ({n_changed - 2} "
-            f"more changed), so the end of the arrow lies where the model would {reach}"
-            if through == "counterfactual"
-            else "every other feature at the row's value"
-        )
-        pictures.append(
-            _picture(
-                f"Counterfactual of row {chosen[index]}",
-                "The row (start of the arrow) and its counterfactual (end), over the "
-                f"model's {_under_arrow(forest)} in the two features that changed "
-                f"most, {held}.",
-                arrow,
-            )
-        )
+    pictures = (
+        _arrow_pictures(model, forest, result, chosen, background or (X, y), reach)
+        if found
+        else []
+    )
     from ._why import why_this_decision
 
     return {
@@ -926,12 +913,91 @@ def _counterfactual_section(
         "rows": table_context(
             table, headers={"prediction": "score_samples"} if isolation else None
         ),
-        "changes": table_context(tables["changes"][1], max_rows=60),
+        "changes": table_context(_changes_shown(tables["changes"][1]), max_rows=60),
         "pictures": pictures,
         "why": why_this_decision(
             model, X, chosen, result, picture=_picture, table=table_context
         ),
     }
+
+
+def _arrow_pictures(
+    model: Any,
+    forest: Any,
+    result: Any,
+    chosen: Sequence[int],
+    background: tuple[Any, Any],
+    reach: str,
+) -> list[dict[str, Any]]:
+    """The first counterfactual found, drawn as an arrow from its row over the
+    model's regions: the first one whose row has every value, since the
+    picture holds the features it does not draw at the row's values (a row
+    missing one, kept or filled, has none to hold it at)."""
+    from .._plots._display_counterfactual import CounterfactualDisplay
+    from ._pictures import new_figure
+
+    rows = pd.DataFrame(np.asarray(result.X_, dtype=object))
+    complete = rows.notna().all(axis=1).to_numpy()
+    candidates = np.flatnonzero(np.asarray(result.found_, dtype=bool) & complete)
+    if not candidates.size:
+        return [
+            _not_drawn(
+                "Counterfactual",
+                "every row with a counterfactual misses a value, and the picture "
+                "holds the features it does not draw at the row's values",
+            )
+        ]
+    index = int(candidates[0])
+    # With more than the two drawn features changed, the slice through the
+    # row can show the counterfactual outside the target's region; the slice
+    # through the counterfactual shows it inside.
+    n_changed = int(np.asarray(result.changed_)[index].sum())
+    through: Literal["instance", "counterfactual"] = (
+        "counterfactual" if n_changed > 2 else "instance"
+    )
+
+    def arrow() -> Any:
+        figure, ax = new_figure(6.4, 5)
+        drawn = model if hasattr(model, "n_features_in_") else forest
+        points, targets = background
+        CounterfactualDisplay.from_result(
+            drawn,
+            result,
+            index=index,
+            X_background=points,
+            y_background=targets,
+            slice_at=through,
+            ax=ax,
+        )
+        return figure
+
+    held = (
+        f"every other feature at the counterfactual's value ({n_changed - 2} "
+        f"more changed), so the end of the arrow lies where the model would {reach}"
+        if through == "counterfactual"
+        else "every other feature at the row's value"
+    )
+    return [
+        _picture(
+            f"Counterfactual of row {chosen[index]}",
+            "The row (start of the arrow) and its counterfactual (end), over the "
+            f"model's {_under_arrow(forest)} in the two features that changed "
+            f"most, {held}.",
+            arrow,
+        )
+    ]
+
+
+def _changes_shown(changes: pd.DataFrame) -> pd.DataFrame:
+    """The changes table without its ``tree`` and ``leaf`` columns when no change
+    comes from a leaf (-1: every search but feature tweaking), a filled value's
+    ``before`` reading "missing"."""
+    from ._tables import missing_before
+
+    sources = [c for c in ("tree", "leaf") if c in changes]
+    if sources and (changes[sources] == -1).all(axis=None):
+        changes = changes.drop(columns=sources)
+    return missing_before(changes)
 
 
 def _constraints_text(constraints: Mapping[str, Any] | None) -> str:

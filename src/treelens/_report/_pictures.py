@@ -68,8 +68,9 @@ def figure_png_base64(figure: Any, *, dpi: int = 80) -> tuple[str, int, int]:
     return base64.b64encode(data).decode("ascii"), width, height
 
 
-def top_features(model: Any, k: int = 2) -> list[str]:
-    """Names of the ``k`` features of highest MDI (ties in feature order)."""
+def top_features(model: Any, k: int = 2, *, numeric: bool = False) -> list[str]:
+    """Names of the ``k`` features of highest MDI (ties in feature order); with
+    ``numeric``, of the numeric features only (a partition's axes)."""
     from .._adapters import to_forest
 
     forest = to_forest(model)
@@ -79,8 +80,16 @@ def top_features(model: Any, k: int = 2) -> list[str]:
         )
     primary = importance_results(model)["primary"]
     values = np.asarray(primary.importances_, dtype=float)
-    order = np.argsort(-values, kind="stable")[:k]
-    return [forest.feature_names[i] for i in order]
+    order = np.argsort(-values, kind="stable")
+    if numeric:
+        order = order[[forest.features[i].kind == "numeric" for i in order]]
+        if order.size < k:
+            raise InputError(
+                f"A partition draws {k} numeric features; this model has "
+                f"{order.size} ({', '.join(forest.feature_names[i] for i in order)}"
+                "). Draw its categories with the region picture instead."
+            )
+    return [forest.feature_names[i] for i in order[:k]]
 
 
 def top_score_features(
@@ -105,9 +114,11 @@ def top_score_features(
     return [str(importances.index[i]) for i in order]
 
 
-def _pair(model: Any, features: Sequence[str] | None) -> tuple[str, str]:
+def _pair(
+    model: Any, features: Sequence[str] | None, *, numeric: bool = False
+) -> tuple[str, str]:
     if features is None:
-        first, second = top_features(model, 2)
+        first, second = top_features(model, 2, numeric=numeric)
         return first, second
     if len(features) != 2:
         raise InputError(
@@ -151,9 +162,10 @@ class PictureRequest:
     def drawn(self) -> Any:
         return self.model if hasattr(self.model, "n_features_in_") else self.forest
 
-    def pair(self) -> tuple[str, str]:
+    def pair(self, *, numeric: bool = False) -> tuple[str, str]:
         """The two features drawn: those asked for, else the two of highest MDI
-        (of an IsolationForest, of highest mean |SHAP| over the data)."""
+        (of an IsolationForest, of highest mean |SHAP| over the data); with
+        ``numeric``, the two numeric ones of highest MDI (a partition's axes)."""
         if (
             self.features is None
             and self.forest.link == "isolation"
@@ -161,7 +173,7 @@ class PictureRequest:
         ):
             first, second = top_score_features(self.model, self.X, 2)
             return first, second
-        return _pair(self.model, self.features)
+        return _pair(self.model, self.features, numeric=numeric)
 
 
 def picture_figure(
@@ -269,7 +281,7 @@ def _partition_picture(request: PictureRequest) -> Any:
     PartitionDisplay.from_estimator(
         request.drawn,
         request.X,
-        features=request.pair(),
+        features=request.pair(numeric=True),
         y=request.y,
         tree_index=_tree_index(request.tree),
         max_depth=request.max_depth,
@@ -385,11 +397,18 @@ def _forest_grid_picture(request: PictureRequest) -> Any:
     n_trees = min(3, request.forest.n_trees)
     figure, axes = new_figure(3.6 * (n_trees + 1), 3.6, ncols=n_trees + 1)
     # Out-of-bag accuracy is meaningful only on the exact training rows.
+    fitted_rows = getattr(request.model, "_n_samples", None)
+    n_rows = 0 if request.X is None else int(request.X.shape[0])
+    if request.oob and fitted_rows is not None and int(fitted_rows) != n_rows:
+        raise InputError(
+            "--oob needs the training data the forest was fitted on (out-of-bag "
+            f"rows are rows of it); expected {int(fitted_rows)} rows, got {n_rows}."
+        )
     ForestGridDisplay.from_estimator(
         request.drawn,
         request.X,
         request.y if request.oob else None,
-        features=request.pair(),
+        features=request.pair(numeric=True),
         n_trees=n_trees,
         max_depth=request.max_depth,
         axes=axes,

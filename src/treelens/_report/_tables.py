@@ -32,6 +32,7 @@ __all__ = [
     "importance_frame",
     "importance_results",
     "importance_tables",
+    "missing_before",
     "node_frame",
     "predict",
     "render",
@@ -176,8 +177,15 @@ def importance_results(
                 model, X, y, oob=oob, random_state=random_state
             )
         except TreelensError as exc:
+            # Asked for out-of-bag rows of other rows than the training data:
+            # bad input, not a measure that does not apply to this model.
+            if oob and isinstance(exc, InputError):
+                raise
             notes.append(f"no debiased MDI: {exc}")
-        if permutation:
+        if permutation and len(X) < 2:
+            # Shuffling one row changes nothing, and R² needs two rows.
+            notes.append("no permutation importance: it needs at least two rows")
+        elif permutation:
             if not hasattr(model, "score"):
                 raise InputError(
                     "Permutation importance scores the model with its score() method; "
@@ -275,10 +283,15 @@ def predict(model: Any, X: Any) -> Any:
     (an IsolationForest's ``score_samples``), through treelens for boosters
     without ``predict(X)``."""
     from .._adapters import to_forest
+    from .._adapters._native import booster_predict
 
     if hasattr(model, "classes_") or hasattr(model, "n_features_in_"):
         if to_forest(model).link == "isolation":
             return np.asarray(model.score_samples(X))
+        # CatBoost's predict of a model read from a file gives raw scores.
+        predicted = booster_predict(model, X)
+        if predicted is not None:
+            return np.asarray(predicted)
         return np.asarray(model.predict(X))
     return np.asarray(to_forest(model).predict(X))
 
@@ -576,6 +589,16 @@ def counterfactual_result_tables(
     }
 
 
+def missing_before(changes: pd.DataFrame) -> pd.DataFrame:
+    """A changes table whose ``before`` reads "missing" for a value the
+    counterfactual fills (a missing value kept missing is no change)."""
+    if "before" not in changes or not changes["before"].isna().any():
+        return changes
+    out = changes.copy()
+    out["before"] = out["before"].astype(object).where(out["before"].notna(), "missing")
+    return out
+
+
 def _constraints(spec: Mapping[str, Any] | None) -> Any:
     """Build the tweak module's constraints object from plain lists, or None."""
     if not spec or not any(spec.values()):
@@ -665,6 +688,8 @@ def render(
             c for c in _TEXT_COLUMNS.get(name, frame.columns) if c in frame.columns
         ]
         shown = frame[columns].rename(columns=_TEXT_HEADERS)
+        if name == "changes":
+            shown = missing_before(shown)
         console.print(rich_table(title, shown))
         console.print()
     return console.export_text()

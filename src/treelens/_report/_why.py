@@ -36,6 +36,7 @@ def why_this_decision(
     from .._explain._path import decision_path
     from .._plots._display_contributions import WaterfallDisplay
     from ._pictures import new_figure
+    from ._tables import missing_before
 
     subset = X.iloc[list(rows)] if hasattr(X, "iloc") else np.asarray(X)[list(rows)]
     paths = decision_path(model, subset)
@@ -66,7 +67,7 @@ def why_this_decision(
                 ),
                 "found": bool(result.found_[i]),
                 "reason": result.reason_[i] or "",
-                "changes": table(mine[shown].reset_index(drop=True)),
+                "changes": table(missing_before(mine[shown].reset_index(drop=True))),
             }
         )
     return blocks
