@@ -996,7 +996,13 @@ def _highs_options(
     and 0.168): HiGHS's default ``mip_pscost_minreliable=8`` proved the third
     (29.5 s, a point 0.3% cheaper than the one found) but left the others at
     0.270 and 0.252; cuts at the nodes 0.138, 0.210, 0.186; restarts 0.181,
-    0.232, 0.205.
+    0.232, 0.205.  On four 500-tree rows that are proven in 7 s to 27 s (the
+    rows around the median), each solved both ways in turn: with
+    ``mip_pscost_minreliable=8`` 29.7 s (out of time, gap 0.268), 8.6 s, 29.8 s
+    (out of time, gap 0.139) and 11.7 s against 26.9, 8.1, 9.6 and 7.9 s;
+    with ``=4`` two rows out of time as well; with restarts 27.0, 8.5, 26.1
+    and 6.6 s against 22.2, 7.1, 8.2 and 7.4 s.  The interior point solver
+    ``hipo`` is not built into highspy 1.16's wheels.
     """
     options: dict[str, Any] = {
         "time_limit": float(time_limit),
