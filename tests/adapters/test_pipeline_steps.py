@@ -581,3 +581,66 @@ def test_target_encodings_predict_as_the_pipeline(target, labels, missing):
     parts = pipeline_parts(model)
     width = len(np.unique(y)) if target == "multiclass" else 1
     assert parts.source.tolist() == [2] * width + [3] * width + [0, 1]
+
+
+def test_an_encoder_refusing_an_indicator_refuses_the_columns_missing_values():
+    # "b" was complete when fitted: its indicator's encoder knows only False, so
+    # the pipeline refuses a missing "b" (and nothing else).
+    X, y = _missing_data(10)
+    X = X[["income", "age"]]
+    indicator = make_pipeline(MissingIndicator(features="all"), OneHotEncoder())
+    columns = ColumnTransformer(
+        [("m", indicator, ["income", "age"]), ("n", SimpleImputer(), ["age"])]
+    )
+    model = _fit(make_pipeline(columns, DecisionTreeClassifier(max_depth=4)), X, y)
+    forest = _assert_parity(model, X)
+    assert [s.accepts_missing for s in forest.features] == [True, False]
+    rows = X.iloc[:3].assign(age=np.nan)
+    with pytest.raises(ValueError):
+        model.predict(rows)
+    with pytest.raises(InputError, match="NaN .*'age'"):
+        forest.predict(rows)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10_000),
+    n_categories=st.integers(2, 9),
+    target=st.sampled_from(["binary", "multiclass", "continuous"]),
+    rate=st.floats(0.0, 0.3),
+    smooth=st.sampled_from(["auto", 0.0, 5.0]),
+)
+def test_random_target_encodings_predict_as_the_pipeline(
+    seed, n_categories, target, rate, smooth
+):
+    rng = np.random.default_rng(seed)
+    n = 200
+    labels = np.array([f"c{i}" for i in range(n_categories)], dtype=object)
+    X = pd.DataFrame(
+        {
+            "k": rng.choice(labels, n),
+            "m": rng.choice(labels[:3], n),
+            "x": rng.normal(size=n).round(2),
+        }
+    )
+    X["k"] = X["k"].mask(rng.random(n) < rate)
+    effect = rng.normal(size=n_categories)
+    score = effect[X["k"].fillna("c0").str[1:].astype(int)] + X["x"]
+    score = score + rng.normal(size=n) * 0.3
+    if target == "binary":
+        y, final = (score > 0).astype(int), RandomForestClassifier(5, random_state=seed)
+    elif target == "multiclass":
+        y = np.digitize(score, np.quantile(score, [0.3, 0.6]))
+        final = RandomForestClassifier(5, random_state=seed)
+    else:
+        y, final = score, RandomForestRegressor(5, random_state=seed)
+    encoder = TargetEncoder(smooth=smooth, random_state=seed)
+    columns = ColumnTransformer(
+        [("t", encoder, ["k", "m"]), ("x", "passthrough", ["x"])]
+    )
+    model = _fit(make_pipeline(columns, final), X, y)
+    probe = pd.concat(
+        [X, X.iloc[:4].assign(k=["never seen", None, np.nan, "c0"])],
+        ignore_index=True,
+    )
+    _assert_parity(model, X, probe=probe)

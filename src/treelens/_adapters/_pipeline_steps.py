@@ -221,7 +221,7 @@ def _lift_scaler(name: str, step: Any, maps: list[ColumnMap]) -> list[ColumnMap]
     out = []
     for i, column in enumerate(maps):
         if column.is_categorical:
-            raise _refuse(name, step, "scales a one-hot or ordinal encoded column")
+            raise _refuse(name, step, "scales an encoded (categorical) column")
         function = _scaler_function(step, i)
         out.append(replace(column, functions=(*column.functions, function)))
     return out
@@ -309,7 +309,7 @@ def _lift_bins(name: str, step: Any, maps: list[ColumnMap]) -> list[ColumnMap]:
     out = []
     for edges, column in zip(step.bin_edges_, maps):
         if column.is_categorical:
-            raise _refuse(name, step, "bins a one-hot or ordinal encoded column")
+            raise _refuse(name, step, "bins an encoded (categorical) column")
         bins = _Bins(np.asarray(edges, dtype=np.float64)[1:-1], dtype)
         out.append(replace(column, functions=(*column.functions, bins)))
     return _mark_missing(step, out)
@@ -376,7 +376,8 @@ def _encoded_indicator(
     name: str, step: Any, maps: list[ColumnMap], i: int, block_of: slice
 ) -> list[ColumnMap]:
     """Encoder outputs of column ``i``, a missing indicator: the encoder's
-    output for the indicator's value on a number and on a missing value."""
+    output for the indicator's value on a number and on a missing value (an
+    encoder refusing the latter refuses missing values, as the pipeline does)."""
     column = maps[i]
     categories = [c for c in step.categories_[i] if not pd.isna(c)]
     is_bool = bool(categories) and all(
@@ -385,17 +386,26 @@ def _encoded_indicator(
     base = [
         next((c for c in cats if not pd.isna(c)), np.nan) for cats in step.categories_
     ]
-    outputs = []
+    outputs: list[NDArray[np.float64]] = []
+    refuses = False
     for value in column.numeric(np.array([0.0, np.nan])):
         # The value as the encoder received it: False/True from an object array.
         row = np.array([base], dtype=object)
         row[0, i] = bool(value) if is_bool and value in (0.0, 1.0) else float(value)
         encoded = _transform_rows(step, row)
-        if encoded is None:
+        if encoded is None and not outputs:
             raise _refuse(name, step, f"refuses the missing indicator's value {value}")
-        outputs.append(encoded[0, block_of])
+        refuses = encoded is None
+        width = block_of.stop - block_of.start
+        outputs.append(
+            np.full(width, np.nan) if encoded is None else encoded[0, block_of]
+        )
     return [
-        replace(column, functions=(_Indicator(float(p), float(m)),))
+        replace(
+            column,
+            functions=(_Indicator(float(p), float(m)),),
+            refuses_missing=column.refuses_missing or refuses,
+        )
         for p, m in zip(*outputs)
     ]
 
