@@ -23,6 +23,7 @@ from sklearn.preprocessing import KBinsDiscretizer
 
 import treelens
 from tests.counterfactual.brute import assert_proven_optimal
+from tests.models import PIPELINE_FACTORIES
 from treelens._counterfactual._problem import CounterfactualCheckWarning
 
 COLUMNS = ["a", "b"]
@@ -155,3 +156,35 @@ def test_a_row_that_only_a_missing_value_would_flip_is_not_found():
     filled = _search(model, X, rows, fill_missing=True)
     np.testing.assert_array_equal(filled.found_, missing)
     assert (model.predict(filled.X_cf_[missing]) == 0).all()
+
+
+@pytest.mark.parametrize("fill_missing", [False, True])
+def test_counterfactuals_through_indicators_target_encodings_and_bins(fill_missing):
+    # Numeric and categorical columns with their indicators, a target-encoded
+    # and a binned one: each counterfactual flips the pipeline's own predict, a
+    # present value stays present, a missing one stays missing unless filled.
+    case = PIPELINE_FACTORIES["sklearn.Pipeline[indicators+bins+target]"]()
+    X = case.X
+    missing = X["income"].isna() | X["employment"].isna()
+    rows = pd.concat([X[missing].iloc[:6], X[~missing].iloc[:3]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = treelens.optimal_counterfactual(
+            case.model,
+            rows,
+            target="other",
+            cost="l1",
+            reference=X,
+            infer=False,
+            fill_missing=fill_missing,
+        )
+        before = case.model.predict(rows)
+        after = case.model.predict(result.X_cf_)
+    assert result.found_.all()
+    np.testing.assert_array_equal(after != before, result.found_)
+    was, now = rows.isna().to_numpy(), result.X_cf_.isna().to_numpy()
+    assert not (now & ~was).any()
+    if fill_missing:
+        assert (was & ~now).any()
+    else:
+        np.testing.assert_array_equal(now, was)
