@@ -17,13 +17,15 @@ from sklearn.ensemble import (
     RandomForestClassifier,
     RandomForestRegressor,
 )
-from sklearn.impute import MissingIndicator, SimpleImputer
+from sklearn.impute import KNNImputer, MissingIndicator, SimpleImputer
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import (
     KBinsDiscretizer,
     MinMaxScaler,
     OneHotEncoder,
     OrdinalEncoder,
+    QuantileTransformer,
+    SplineTransformer,
     StandardScaler,
     TargetEncoder,
 )
@@ -644,3 +646,54 @@ def test_random_target_encodings_predict_as_the_pipeline(
         ignore_index=True,
     )
     _assert_parity(model, X, probe=probe)
+
+
+# ---------------------------------------------------------------------- refusals
+def _refused_cases():
+    n = ["income", "age"]
+    return {
+        "knn-imputer": (KNNImputer(), n, r"'knnimputer' \(KNNImputer\) cannot be"),
+        "spline": (
+            make_pipeline(SimpleImputer(), SplineTransformer(n_knots=3)),
+            n,
+            r"'pipeline/splinetransformer' \(SplineTransformer\) cannot be",
+        ),
+        "quantile": (
+            make_pipeline(SimpleImputer(), QuantileTransformer(n_quantiles=20)),
+            n,
+            r"'pipeline/quantiletransformer' \(QuantileTransformer\) cannot be",
+        ),
+        "indicator-of-codes": (
+            make_pipeline(
+                OrdinalEncoder(encoded_missing_value=np.nan), MissingIndicator()
+            ),
+            ["employment"],
+            r"'pipeline/missingindicator' \(MissingIndicator\) marks missing",
+        ),
+        "scaled-target-encoding": (
+            make_pipeline(TargetEncoder(random_state=0), StandardScaler()),
+            ["region"],
+            r"'pipeline/standardscaler' \(StandardScaler\) scales an encoded",
+        ),
+        "binned-codes": (
+            make_pipeline(OrdinalEncoder(), KBinsDiscretizer(3, encode="ordinal")),
+            ["region"],
+            r"'pipeline/kbinsdiscretizer' \(KBinsDiscretizer\) bins an encoded",
+        ),
+        "indicator-of-zeros": (
+            SimpleImputer(missing_values=0.0, add_indicator=True),
+            ["age"],
+            r"'simpleimputer' \(SimpleImputer\) treats 0.0 as missing",
+        ),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_refused_cases()))
+def test_steps_that_cannot_be_lifted_are_refused_naming_the_step(case):
+    X, y = _missing_data(11)
+    step, columns, message = _refused_cases()[case]
+    model = _fit(
+        make_pipeline(step, DecisionTreeClassifier(max_depth=3)), X[columns], y
+    )
+    with pytest.raises(UnsupportedModelError, match=rf"{message}.*pipeline\[-1\]"):
+        treelens.to_forest(model)
