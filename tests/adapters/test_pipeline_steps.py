@@ -697,3 +697,47 @@ def test_steps_that_cannot_be_lifted_are_refused_naming_the_step(case):
     )
     with pytest.raises(UnsupportedModelError, match=rf"{message}.*pipeline\[-1\]"):
         treelens.to_forest(model)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10_000),
+    scaler=st.sampled_from(["standard", "min-max", "clipped"]),
+    dtype=st.sampled_from([np.float64, np.float32]),
+    strategy=st.sampled_from(["uniform", "quantile", "kmeans"]),
+)
+def test_bins_of_imputed_scaled_columns_predict_as_the_pipeline(
+    seed, scaler, dtype, strategy
+):
+    # Imputer, scaler and bins composed: parity at, just below and just above
+    # every lifted threshold, and at every bin edge mapped back through the
+    # scaler's own inverse (then its float64 neighbours).
+    X, y = _missing_data(seed % 50, n_samples=200, task="regression")
+    X = X[["income", "age"]]
+    scale = {
+        "standard": StandardScaler(),
+        "min-max": MinMaxScaler(),
+        "clipped": MinMaxScaler(feature_range=(-1, 1), clip=True),
+    }[scaler]
+    bins = KBinsDiscretizer(
+        n_bins=6,
+        encode="ordinal",
+        strategy=strategy,
+        dtype=dtype,
+        quantile_method="averaged_inverted_cdf",
+    )
+    steps = make_pipeline(SimpleImputer(add_indicator=True), scale, bins)
+    model = _fit(
+        make_pipeline(steps, RandomForestRegressor(4, random_state=seed)), X, y
+    )
+    _assert_parity(model, X)
+    fitted_scaler, fitted_bins = model[0][1], model[0][2]
+    inner = fitted_bins.bin_edges_[:2]
+    width = max(len(e) for e in inner)
+    edges = np.column_stack([np.resize(e, width) for e in inner])
+    indicators = np.zeros((width, fitted_scaler.n_features_in_ - 2))
+    raw = fitted_scaler.inverse_transform(np.column_stack([edges, indicators]))
+    raw = raw[:, :2]
+    near = [np.nextafter(raw, -np.inf), raw, np.nextafter(raw, np.inf)]
+    probe = pd.DataFrame(np.vstack(near), columns=["income", "age"])
+    _assert_parity(model, X, probe=probe)
