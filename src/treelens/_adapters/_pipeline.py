@@ -29,7 +29,9 @@ filled value is then a number, whose indicator is 0, as in the pipeline.
 
 A column that reaches the model only through its missing indicator is read as
 numbers (the fitted pipeline keeps no dtypes): give NaN for missing and any
-number otherwise.
+number otherwise.  An encoder after an indicator that it never saw set (the
+column was complete when fitted) refuses the column's missing values, and so
+does the Forest.
 """
 
 from __future__ import annotations
