@@ -581,6 +581,57 @@ def _ordinal_boosting_pipeline(seed: int = 0) -> FittedCase:
     return FittedCase(_fit_pipeline(model, X, y), X, y, None, True)
 
 
+def _indicator_bins_pipeline(seed: int = 0) -> FittedCase:
+    """Missing indicators (numeric and categorical), ordinal bins and a target
+    encoder + a forest, on a target that reads whether income is missing."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import Pipeline, make_pipeline
+    from sklearn.preprocessing import (
+        KBinsDiscretizer,
+        OneHotEncoder,
+        StandardScaler,
+        TargetEncoder,
+    )
+
+    X, y = make_mixed_data(seed, task="classification")
+    y = np.where(X["income"].isna() | X["employment"].isna(), 1 - y, y)
+    columns = ColumnTransformer(
+        [
+            (
+                "income",
+                make_pipeline(SimpleImputer(add_indicator=True), StandardScaler()),
+                ["income"],
+            ),
+            (
+                "employment",
+                make_pipeline(
+                    SimpleImputer(strategy="most_frequent", add_indicator=True),
+                    OneHotEncoder(handle_unknown="ignore"),
+                ),
+                ["employment"],
+            ),
+            ("region", TargetEncoder(random_state=seed), ["region"]),
+            (
+                "age",
+                KBinsDiscretizer(
+                    n_bins=5, encode="ordinal", quantile_method="averaged_inverted_cdf"
+                ),
+                ["age"],
+            ),
+        ],
+        remainder="drop",
+    )
+    model = Pipeline(
+        [
+            ("columns", columns),
+            ("forest", RandomForestClassifier(5, max_depth=5, random_state=seed)),
+        ]
+    )
+    return FittedCase(_fit_pipeline(model, X, y), X, y, None, True)
+
+
 def _fit_pipeline(model: Any, X: Any, y: Any) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -591,6 +642,7 @@ def _fit_pipeline(model: Any, X: Any, y: Any) -> Any:
 PIPELINE_FACTORIES: dict[str, Callable[..., FittedCase]] = {
     "sklearn.Pipeline": _one_hot_forest_pipeline,
     "sklearn.Pipeline[ordinal+boosting]": _ordinal_boosting_pipeline,
+    "sklearn.Pipeline[indicators+bins+target]": _indicator_bins_pipeline,
 }
 MODEL_FACTORIES.update(PIPELINE_FACTORIES)
 

@@ -99,3 +99,37 @@ def test_reference_row_in_the_users_columns():
             features=("income", "employment"),
             reference=case.X.iloc[:2],
         )
+
+
+@pytest.mark.filterwarnings("ignore::treelens.MissingValuesWarning")
+def test_exact_regions_through_missing_indicators_and_bins_are_the_pipelines():
+    """Income reaches the model with its missing indicator, age as bins: the
+    exact regions' split lines are raw incomes and bin edges (no line at an
+    indicator's infinite threshold), and every cell is predicted as the
+    pipeline predicts it, with the reference's employment present or missing."""
+    case = PIPELINE_FACTORIES["sklearn.Pipeline[indicators+bins+target]"]()
+    X = case.X
+    for employment in ("salaried", np.nan):
+        reference = X.iloc[[0]].assign(employment=employment, income=50_000.0)
+        display = DecisionRegionDisplay.from_estimator(
+            case.model,
+            X,
+            features=("income", "age"),
+            reference=reference,
+            exact=True,
+        )
+        assert np.isfinite(display.x_edges).all() and np.isfinite(display.y_edges).all()
+        xs = (display.x_edges[:-1] + display.x_edges[1:]) / 2
+        ys = (display.y_edges[:-1] + display.y_edges[1:]) / 2
+        xx, yy = np.meshgrid(xs, ys)
+        rows = reference.iloc[np.zeros(xx.size, dtype=int)].reset_index(drop=True)
+        rows["income"], rows["age"] = xx.ravel(), yy.ravel()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expected = case.model.predict(rows)
+        np.testing.assert_array_equal(display.predictions.ravel(), expected)
+    # The age lines are the bin edges the trees read: the last age of a bin
+    # (ages equal to an edge belong to the bin above).
+    edges = case.model[0].named_transformers_["age"].bin_edges_[0][1:-1]
+    lines = np.nextafter(display.y_edges[1:-1], np.inf)
+    assert lines.size and np.isin(lines, edges).all()

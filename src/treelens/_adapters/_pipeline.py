@@ -8,9 +8,30 @@ DataFrame the pipeline is given:
   split on the raw column, at the largest raw value that still goes left (found
   by bisection over doubles with the steps' own ``transform``, so exact), with
   missing values sent where the imputed value goes;
-- a split on a one-hot or ordinal column becomes a categorical split on the
-  encoded input column: each category, an unknown category (code ``k``) and a
-  missing value go where their encoded value goes.
+- a split on a one-hot, ordinal or target-encoded column becomes a categorical
+  split on the encoded input column: each category, an unknown category (code
+  ``k``) and a missing value go where their encoded value goes;
+- a split on a ``KBinsDiscretizer(encode="ordinal")`` bin index becomes a split
+  on the raw column just below a bin edge (a value equal to an edge is in the bin
+  above it, as scikit-learn's ``searchsorted(..., side="right")`` puts it);
+- a split on a missing indicator (``SimpleImputer(add_indicator=True)``,
+  ``MissingIndicator``) becomes a split on "is missing" of the input column:
+  every number goes one way (threshold ``+inf``, or ``-inf``), a missing value
+  the other; on a categorical column every category, and one never seen, goes
+  one way.  The indicator's columns belong to their input column, so
+  contributions, SHAP values and importances of an indicator are credited to it.
+
+Counterfactuals search the lifted Forest, so they honour the indicators
+exactly: a present value is never made missing (a leaf reached only by
+missing values is out of its reach), a missing value stays missing, routed as
+the pipeline routes it, unless ``fill_missing`` allows it to be filled, and a
+filled value is then a number, whose indicator is 0, as in the pipeline.
+
+A column that reaches the model only through its missing indicator is read as
+numbers (the fitted pipeline keeps no dtypes): give NaN for missing and any
+number otherwise.  An encoder after an indicator that it never saw set (the
+column was complete when fitted) refuses the column's missing values, and so
+does the Forest.
 """
 
 from __future__ import annotations
@@ -140,16 +161,18 @@ def _lift_feature(
 def _column_specs(
     names: Sequence[str], maps: list[ColumnMap], n_inputs: int
 ) -> tuple[FeatureSpec, ...]:
+    """One spec per input column, from the maps reading it: a missing indicator
+    takes its column's kind from the other maps (numeric when it is alone)."""
     specs: list[FeatureSpec | None] = [None] * n_inputs
-    used = np.zeros(n_inputs, dtype=bool)
-    for column in maps:
-        used[column.source] = True
+    for column in sorted(maps, key=lambda c: c.flags_missing):
+        previous = specs[column.source]
+        if column.flags_missing and previous is not None:
+            continue
         spec = FeatureSpec(
             names[column.source],
             "categorical" if column.is_categorical else "numeric",
             column.categories,
         )
-        previous = specs[column.source]
         if previous is not None and previous != spec:
             raise UnsupportedModelError(
                 f"Column {names[column.source]!r} reaches the model both as "
@@ -162,6 +185,19 @@ def _column_specs(
         spec if spec is not None else FeatureSpec(names[i], dropped=True)
         for i, spec in enumerate(specs)
     )
+
+
+def _indicators_on_categories(
+    maps: list[ColumnMap], specs: tuple[FeatureSpec, ...]
+) -> list[ColumnMap]:
+    """Missing indicators of categorical columns as categorical maps (every
+    category, and one never seen, is a present value)."""
+    return [
+        column.on_categories(specs[column.source].categories or ())
+        if column.flags_missing and specs[column.source].is_categorical
+        else column
+        for column in maps
+    ]
 
 
 def _with_missing(
@@ -394,7 +430,9 @@ def lift_to_inputs(
             f"The preprocessing of the Pipeline outputs {len(maps)} columns but its "
             f"last step {final_name!r} reads {inner.n_features}; expected the same."
         )
-    specs = _with_missing(_column_specs(names, maps, len(names)), maps, inner)
+    specs = _column_specs(names, maps, len(names))
+    maps = _indicators_on_categories(maps, specs)
+    specs = _with_missing(specs, maps, inner)
     trees = _lift_trees(inner, maps, specs)
     missing_ok = any(spec.accepts_missing for spec in specs if not spec.dropped)
     return replace(

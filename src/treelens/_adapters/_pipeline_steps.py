@@ -5,14 +5,24 @@ The lifting walks the steps with a list of :class:`ColumnMap`, one per column th
 current step outputs: which input column it comes from, and either
 
 - a numeric map: the raw value (missing values first replaced by ``fill``, as a
-  ``SimpleImputer`` does) passed through increasing functions (the scalers); or
+  ``SimpleImputer`` does) passed through non-decreasing functions (the scalers,
+  a ``KBinsDiscretizer``'s ordinal bins);
+- a missing-indicator map (``flags_missing``): a function of whether the input
+  value is missing only, one value for every number and one for a missing value
+  (``SimpleImputer(add_indicator=True)``, ``MissingIndicator``, possibly scaled
+  or encoded after); or
 - a categorical map: the value the step outputs for each category of the input
   column, for a category the encoder never saw, and for a missing value (probed
-  through the encoder's own ``transform``, so ``drop``, ``handle_unknown`` and
-  infrequent categories are as scikit-learn computes them).
+  through the encoder's own ``transform``, so ``drop``, ``handle_unknown``,
+  infrequent categories and a ``TargetEncoder``'s encodings are as scikit-learn
+  computes them).
 
-Numeric functions repeat the fitted scalers' own float64 operations in their
-order, so the lifted thresholds reproduce scikit-learn's arithmetic bit for bit.
+Numeric functions repeat the fitted steps' own float64 operations in their
+order, so the lifted thresholds reproduce scikit-learn's arithmetic bit for bit:
+a threshold on a scaled column, or on a bin index, becomes the largest raw value
+that still goes left.  A split on a missing indicator becomes a split whose
+numbers all go one way and whose missing value goes the other way ("is
+missing"); on a categorical column every category goes one way.
 """
 
 from __future__ import annotations
@@ -31,6 +41,7 @@ from .._exceptions import UnsupportedModelError
 __all__ = ["ColumnMap", "input_maps", "lift_step"]
 
 _SCALERS = ("StandardScaler", "MinMaxScaler", "MaxAbsScaler", "RobustScaler")
+_ENCODERS = ("OneHotEncoder", "OrdinalEncoder", "TargetEncoder")
 _UNKNOWN_LABEL = "\x00treelens: a category never seen"
 
 
@@ -47,8 +58,9 @@ class ColumnMap:
         Value a missing input is replaced with before anything else (a
         ``SimpleImputer`` on the raw column), or None.
     functions : tuple of callables
-        Increasing functions applied in order to the (filled) raw value, each
-        ``f(values: ndarray of float64) -> ndarray of float64``.
+        Non-decreasing functions applied in order to the (filled) raw value, each
+        ``f(values: ndarray of float64) -> ndarray of float64`` (NaN in, NaN out,
+        except a missing indicator's, which reads NaN as missing).
     categories : tuple or None
         For a categorical map: the input column's categories (missing values
         excluded), in code order.
@@ -57,6 +69,9 @@ class ColumnMap:
         for an unknown category (code ``k``), and for a missing value.
     refuses_missing : bool
         Whether a step the missing value reaches refuses NaN.
+    flags_missing : bool
+        Whether the column depends only on whether the input value is missing
+        (a missing indicator): one value for every number, one for NaN.
     """
 
     source: int
@@ -65,6 +80,7 @@ class ColumnMap:
     categories: tuple[Any, ...] | None = None
     values: NDArray[np.float64] | None = field(default=None, compare=False)
     refuses_missing: bool = False
+    flags_missing: bool = False
 
     @property
     def is_categorical(self) -> bool:
@@ -74,6 +90,14 @@ class ColumnMap:
     def is_raw(self) -> bool:
         """Whether the column is still the raw input (possibly imputed)."""
         return not self.functions and self.categories is None
+
+    def on_categories(self, categories: tuple[Any, ...]) -> ColumnMap:
+        """A missing-indicator map as a categorical map over the input column's
+        ``categories``: every category, and one never seen, is a present value."""
+        present, missing = self.numeric(np.array([0.0, np.nan]))
+        values = np.full(len(categories) + 2, present)
+        values[-1] = missing
+        return replace(self, functions=(), categories=categories, values=values)
 
     def numeric(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         """The column's value for raw numbers ``x`` (NaN is a missing value)."""
@@ -88,10 +112,12 @@ class ColumnMap:
 def _refuse(step_name: str, step: Any, reason: str) -> UnsupportedModelError:
     return UnsupportedModelError(
         f"Pipeline step {step_name!r} ({type(step).__name__}) {reason}; expected "
-        "ColumnTransformer, OneHotEncoder, OrdinalEncoder, StandardScaler, "
-        "MinMaxScaler, MaxAbsScaler, RobustScaler, SimpleImputer, a feature "
-        "selector, 'passthrough' or 'drop'. To explain the model alone, give "
-        "`pipeline[-1]` and the transformed data `pipeline[:-1].transform(X)`."
+        "ColumnTransformer, OneHotEncoder, OrdinalEncoder, TargetEncoder, "
+        "StandardScaler, MinMaxScaler, MaxAbsScaler, RobustScaler, SimpleImputer "
+        "(add_indicator too), MissingIndicator, KBinsDiscretizer "
+        "(encode='ordinal'), a feature selector, 'passthrough' or 'drop'. To "
+        "explain the model alone, give `pipeline[-1]` and the transformed data "
+        "`pipeline[:-1].transform(X)`."
     )
 
 
@@ -138,6 +164,34 @@ class _Fill:
         return np.where(np.isnan(x), self.value, x)
 
 
+@dataclass(frozen=True)
+class _Indicator:
+    """A missing indicator: ``missing`` where the value is NaN, else ``present``
+    (a ``MissingIndicator``'s 0 and 1, or what a later encoder makes of them)."""
+
+    present: float = 0.0
+    missing: float = 1.0
+
+    def __call__(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.where(np.isnan(x), self.missing, self.present)
+
+
+@dataclass(frozen=True, eq=False)
+class _Bins:
+    """A ``KBinsDiscretizer``'s ordinal bin index, as its ``transform`` computes
+    it: ``searchsorted(bin_edges[1:-1], x, side="right")``, so a value equal to
+    an edge goes to the bin above it (after the cast to the step's ``dtype``)."""
+
+    inner_edges: NDArray[np.float64]
+    dtype: Any = np.float64
+
+    def __call__(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
+        with np.errstate(over="ignore"):  # the bisection's ends, in float32
+            cast = np.asarray(x).astype(self.dtype)
+        index = np.searchsorted(self.inner_edges, cast, side="right")
+        return np.where(np.isnan(x), np.nan, index.astype(np.float64))
+
+
 def _scaler_function(step: Any, i: int) -> _Scale:
     """Column ``i`` of a fitted scaler's ``transform`` (see :class:`_Scale`)."""
     name = type(step).__qualname__
@@ -167,7 +221,7 @@ def _lift_scaler(name: str, step: Any, maps: list[ColumnMap]) -> list[ColumnMap]
     out = []
     for i, column in enumerate(maps):
         if column.is_categorical:
-            raise _refuse(name, step, "scales a one-hot or ordinal encoded column")
+            raise _refuse(name, step, "scales an encoded (categorical) column")
         function = _scaler_function(step, i)
         out.append(replace(column, functions=(*column.functions, function)))
     return out
@@ -177,8 +231,6 @@ def _lift_imputer(name: str, step: Any, maps: list[ColumnMap]) -> list[ColumnMap
     missing = step.missing_values
     if not (missing is None or (isinstance(missing, float) and np.isnan(missing))):
         raise _refuse(name, step, f"treats {missing!r} as missing (only NaN is read)")
-    if step.add_indicator:
-        raise _refuse(name, step, "adds missing indicators (add_indicator=True)")
     statistics = np.asarray(step.statistics_, dtype=object)
     keep = np.ones(len(maps), dtype=bool)
     if step.strategy != "constant" and not getattr(step, "keep_empty_features", False):
@@ -194,7 +246,73 @@ def _lift_imputer(name: str, step: Any, maps: list[ColumnMap]) -> list[ColumnMap
         else:
             column = replace(column, functions=(*column.functions, _Fill(float(fill))))
         out.append(column)
+    if step.add_indicator:
+        # scikit-learn appends the indicator's columns after the imputed ones.
+        out.extend(_lift_missing_indicator(name, step.indicator_, maps))
     return out
+
+
+def _reaches_as_missing(column: ColumnMap) -> bool:
+    """Whether a missing input value is still missing in this column."""
+    if column.is_categorical:
+        assert column.values is not None
+        return bool(np.isnan(column.values[-1]))
+    if column.fill is not None:
+        return False
+    return bool(np.isnan(column.numeric(np.array([np.nan])))[0])
+
+
+def _lift_missing_indicator(
+    name: str, step: Any, maps: list[ColumnMap]
+) -> list[ColumnMap]:
+    """A ``MissingIndicator`` (alone or an imputer's ``indicator_``): one
+    missing-indicator map per column in ``features_``."""
+    missing = step.missing_values
+    if not (missing is None or (isinstance(missing, float) and np.isnan(missing))):
+        raise _refuse(name, step, f"treats {missing!r} as missing (only NaN is read)")
+    features = np.asarray(step.features_, dtype=np.intp)
+    if any(maps[i].is_categorical for i in features):
+        raise _refuse(name, step, "marks missing values of an encoded column")
+    unmarked = np.setdiff1d(np.arange(len(maps)), features)
+    refused = [int(i) for i in unmarked if _reaches_as_missing(maps[i])]
+    if step.error_on_new and refused:
+        raise _refuse(
+            name,
+            step,
+            f"refuses missing values in its input columns {refused}, which were "
+            "complete when it was fitted (error_on_new=True; give error_on_new="
+            "False or features='all')",
+        )
+    return [
+        ColumnMap(
+            maps[i].source,
+            functions=(_Indicator(0.0, 1.0 if _reaches_as_missing(maps[i]) else 0.0),),
+            refuses_missing=maps[i].refuses_missing,
+            flags_missing=True,
+        )
+        for i in features
+    ]
+
+
+def _lift_bins(name: str, step: Any, maps: list[ColumnMap]) -> list[ColumnMap]:
+    """A ``KBinsDiscretizer(encode="ordinal")``: each column's bin index, a
+    non-decreasing step function of the raw value (NaN refused, as it is)."""
+    if step.encode != "ordinal":
+        raise _refuse(
+            name,
+            step,
+            f"encodes its bins with encode={step.encode!r}: a split on one bin's "
+            "column tests an interval of the raw column, which no single threshold "
+            "states; expected encode='ordinal'",
+        )
+    dtype = np.float64 if step.dtype is None else step.dtype
+    out = []
+    for edges, column in zip(step.bin_edges_, maps):
+        if column.is_categorical:
+            raise _refuse(name, step, "bins an encoded (categorical) column")
+        bins = _Bins(np.asarray(edges, dtype=np.float64)[1:-1], dtype)
+        out.append(replace(column, functions=(*column.functions, bins)))
+    return _mark_missing(step, out)
 
 
 def _probe_rows(categories: list[NDArray[Any]], i: int, fill: Any) -> list[Any]:
@@ -247,27 +365,69 @@ def _probe(step: Any, maps: list[ColumnMap], i: int) -> NDArray[np.float64]:
 def _output_slices(step: Any, n_inputs: int) -> list[slice]:
     counts = getattr(step, "_n_features_outs", None)
     if counts is None:
-        counts = [1] * n_inputs
+        # A multiclass TargetEncoder outputs one column per class, input by input.
+        multiclass = getattr(step, "target_type_", None) == "multiclass"
+        counts = [len(step.classes_) if multiclass else 1] * n_inputs
     ends = np.cumsum(counts)
     return [slice(int(e - c), int(e)) for c, e in zip(counts, ends)]
+
+
+def _encoded_indicator(
+    name: str, step: Any, maps: list[ColumnMap], i: int, block_of: slice
+) -> list[ColumnMap]:
+    """Encoder outputs of column ``i``, a missing indicator: the encoder's
+    output for the indicator's value on a number and on a missing value (an
+    encoder refusing the latter refuses missing values, as the pipeline does)."""
+    column = maps[i]
+    categories = [c for c in step.categories_[i] if not pd.isna(c)]
+    is_bool = bool(categories) and all(
+        isinstance(c, (bool, np.bool_)) for c in categories
+    )
+    base = [
+        next((c for c in cats if not pd.isna(c)), np.nan) for cats in step.categories_
+    ]
+    outputs: list[NDArray[np.float64]] = []
+    refuses = False
+    for value in column.numeric(np.array([0.0, np.nan])):
+        # The value as the encoder received it: False/True from an object array.
+        row = np.array([base], dtype=object)
+        row[0, i] = bool(value) if is_bool and value in (0.0, 1.0) else float(value)
+        encoded = _transform_rows(step, row)
+        if encoded is None and not outputs:
+            raise _refuse(name, step, f"refuses the missing indicator's value {value}")
+        refuses = encoded is None
+        width = block_of.stop - block_of.start
+        outputs.append(
+            np.full(width, np.nan) if encoded is None else encoded[0, block_of]
+        )
+    return [
+        replace(
+            column,
+            functions=(_Indicator(float(p), float(m)),),
+            refuses_missing=column.refuses_missing or refuses,
+        )
+        for p, m in zip(*outputs)
+    ]
 
 
 def _lift_encoder(
     name: str, step: Any, maps: list[ColumnMap], one_hot: bool
 ) -> list[ColumnMap]:
     for column in maps:
-        if not column.is_raw:
+        if not (column.is_raw or column.flags_missing):
             raise _refuse(name, step, "encodes a column that an earlier step changed")
-    probes = [_probe(step, maps, i) for i in range(len(maps))]
     slices = _output_slices(step, len(maps))
     out = []
     for i, column in enumerate(maps):
+        if column.flags_missing:
+            out.extend(_encoded_indicator(name, step, maps, i, slices[i]))
+            continue
         categories = tuple(
             c.item() if isinstance(c, np.generic) else c
             for c in step.categories_[i]
             if not pd.isna(c)
         )
-        block = probes[i][:, slices[i]]
+        block = _probe(step, maps, i)[:, slices[i]]
         if one_hot:
             # A probe the encoder refuses is sent where "no category" goes.
             block = np.where(np.isnan(block), 0.0, block)
@@ -312,12 +472,16 @@ def lift_step(name: str, step: Any, maps: list[ColumnMap]) -> list[ColumnMap]:
         return maps
     if qualname == "ColumnTransformer":
         return _lift_column_transformer(name, step, maps)
-    if qualname in ("OneHotEncoder", "OrdinalEncoder"):
+    if qualname in _ENCODERS:
         return _lift_encoder(name, step, maps, qualname == "OneHotEncoder")
     if qualname in _SCALERS:
         return _lift_scaler(name, step, maps)
     if qualname == "SimpleImputer":
         return _lift_imputer(name, step, maps)
+    if qualname == "MissingIndicator":
+        return _lift_missing_indicator(name, step, maps)
+    if qualname == "KBinsDiscretizer":
+        return _lift_bins(name, step, maps)
     from sklearn.feature_selection import SelectorMixin
 
     if isinstance(step, SelectorMixin):
