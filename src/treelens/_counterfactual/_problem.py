@@ -28,6 +28,7 @@ from .._core._validation import row_label
 from .._exceptions import CounterfactualCheckWarning, InputError, warn
 from ._constraints import Constraints, ResolvedConstraints
 from ._costs import Cost, resolve_cost
+from ._dtypes import nullable_like
 from ._epsilon import ResolvedMargin, resolve_epsilon, resolve_margin
 from ._inference import infer_constraints, resolve_infer
 from ._isolation import IsolationBound, resolve_isolation
@@ -541,7 +542,9 @@ def _given_units(
     X_cf_given = (
         predicted
         if predicted is not None
-        else decode(problem.forest, X_cf, like=problem.frame)
+        else nullable_like(
+            decode(problem.forest, X_cf, like=problem.frame), problem.frame
+        )
     )
     return codes, problem.frame.copy(), X_cf_given
 
@@ -940,7 +943,9 @@ def stack_options(
 
         frame = problem.frame.iloc[changes["row_"]]
         changes["X_"] = frame.copy()
-        X_cf = decode(problem.forest, changes["X_cf_codes_"], like=frame)
+        X_cf = nullable_like(
+            decode(problem.forest, changes["X_cf_codes_"], like=frame), frame
+        )
         X_cf.index = frame.index
         changes["X_cf_"] = X_cf
     return dataclasses.replace(results[0], **changes)
