@@ -69,6 +69,7 @@ from ._milp._solve import (
 from ._missing import FillCost, FillMissing
 from ._options import Diversity, Option, check_options, option_cut
 from ._problem import (
+    REASON_AT_TARGET,
     REASON_INFEASIBLE,
     REASON_NO_OPTION,
     REASON_TIME_LIMIT,
@@ -528,6 +529,18 @@ def _solve_rows(
                 out.status[option, i] = out.status[option - 1, i]
                 out.reason[option, i] = out.reason[option - 1, i] or REASON_NO_OPTION
                 out.gap[option, i] = out.gap[option - 1, i]
+                continue
+            if option and np.array_equal(
+                out.X_cf[option - 1, i], row.x, equal_nan=True
+            ):
+                # The row itself (already at the target, and meeting the margin
+                # and plausibility bounds): a further option would have to
+                # leave out one of its moves, and it makes none.
+                out.status[option, i], out.reason[option, i] = (
+                    "optimal",
+                    REASON_AT_TARGET,
+                )
+                out.gap[option, i] = np.nan
                 continue
             outcome = _solve_option(
                 problem, program, row, known, earlier, n_given, time_limit,
