@@ -623,8 +623,12 @@ def _unreachable(problem: Problem) -> bool:
         assert problem.support is not None
         flat = forest._flat["offsets"][boxes.tree] + boxes.node
         keep = problem.support[flat] >= problem.min_leaf_samples
-    scores = decision.scores[:, 0]
-    per_tree = [scores[keep & (boxes.tree == t)] for t in range(forest.n_trees)]
+    # The leaves grouped by tree with one sort, not one mask per tree (500
+    # masks over 100,000 leaves on every search of a large forest).
+    tree = boxes.tree[keep]
+    counts = np.bincount(tree, minlength=forest.n_trees)
+    order = np.argsort(tree, kind="stable")
+    per_tree = np.split(decision.scores[keep, 0][order], np.cumsum(counts)[:-1])
     return no_leaves_meet(
         per_tree,
         float(decision.base[0]),
