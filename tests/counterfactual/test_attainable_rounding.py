@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sklearn.ensemble import RandomForestRegressor
 
 from treelens import optimal_counterfactual
 from treelens._counterfactual._attainable import no_leaves_meet
@@ -47,3 +48,20 @@ def test_xgboost_predictions_are_attainable_targets():
         if result.found_[0]:
             predicted = float(model.predict(result.X_cf_)[0])
             assert target[0] <= predicted <= target[1]
+
+
+def test_a_tree_without_supported_leaves_admits_no_choice():
+    # min_leaf_samples above every leaf's count of one tree leaves that tree no
+    # leaf: no point meets it (this raised numpy's "zero-size array" ValueError).
+    assert no_leaves_meet([np.array([1.0]), np.array([])], 0.0, -np.inf, np.inf)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = X[:, 0] + 0.1 * rng.normal(size=200)
+    model = RandomForestRegressor(3, max_depth=6, random_state=0).fit(X, y)
+    leaves = model.apply(X)
+    largest = max(np.bincount(leaves[:, t]).max() for t in range(3))
+    result = optimal_counterfactual(
+        model, X[:2], target=(0.5, 2.0), reference=X, infer=False,
+        min_leaf_samples=int(largest) + 1, time_limit=20,
+    )  # fmt: skip
+    assert (result.status_ == "infeasible").all() and not result.found_.any()

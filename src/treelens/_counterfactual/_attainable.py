@@ -51,6 +51,7 @@ def no_leaves_meet(
     ----------
     scores : list of ndarray
         Per tree, the scores of its leaves (in any order, repeats allowed).
+        A tree with none (every leaf left out) admits no choice: True.
     base : float
         What the model adds to every sum.
     low, high : float
@@ -76,6 +77,9 @@ def no_leaves_meet(
     if not scores:
         return not low <= base <= high
     values = [np.unique(np.asarray(s, dtype=np.float64)) for s in scores]
+    if any(v.size == 0 for v in values):
+        # A tree with no leaf left (none of enough support): no choice exists.
+        return True
     size = float(np.prod([v.size for v in values], dtype=np.float64))
     if size > float(MAX_SUMS) ** 2:
         return False
