@@ -15,6 +15,7 @@ import pytest
 from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 
 import treelens
+from treelens._counterfactual._frame import counterfactual_table
 
 
 def _table(n: int = 300, seed: int = 0) -> tuple[pd.DataFrame, np.ndarray]:
@@ -172,8 +173,9 @@ def test_one_row_of_a_labelled_pipeline_as_a_series() -> None:
 
 
 def test_whole_columns_read_whole_in_the_changes_when_an_option_is_missing():
-    # Options that run out leave NaN rows in X_cf_, which turn its integer
-    # columns to floats; the changes still show them as the input's integers.
+    # Options that run out leave missing rows in X_cf_, whose integer and flag
+    # columns are then pandas' nullable ones; the changes show the input's
+    # integers and booleans.
     X, y = _table(seed=3)
     X["owner"] = X["owner"].astype(bool)
     model = RandomForestClassifier(3, max_depth=3, random_state=0).fit(X, y)
@@ -182,7 +184,8 @@ def test_whole_columns_read_whole_in_the_changes_when_an_option_is_missing():
         model, declined, target=1, reference=X, n_counterfactuals=8
     )
     assert not result.found_.all()  # some options ran out
-    assert result.X_cf_["children"].dtype.kind == "f"
+    assert result.X_cf_["children"].dtype == "Int64"
+    assert result.X_cf_["owner"].dtype == "boolean"
     changes = result.to_frame()
     whole = changes[changes.feature.isin(["children", "owner"])]
     assert set(whole.feature) == {"children", "owner"}
@@ -218,3 +221,66 @@ def test_nullable_columns_with_missing_values(method: str) -> None:
     assert (result.missing_ == rows.isna().to_numpy()).all()
     nullable = ["income", "children", "owner"]
     assert (result.X_cf_.dtypes[nullable] == rows.dtypes[nullable]).all()
+
+
+@pytest.mark.parametrize("method", ["optimal", "tweak"])
+def test_integer_and_flag_columns_stay_integer_and_flag_with_rows_missing(
+    method: str,
+) -> None:
+    # A row without a counterfactual turned every whole-number column of X_cf_
+    # to float64; it is now pandas' nullable counterpart of the user's dtype,
+    # <NA> where no counterfactual was found.
+    X, y = _table(seed=4)
+    X["owner"] = X["owner"].astype(bool)
+    X["children"] = X["children"].astype(np.int32)
+    model = RandomForestClassifier(20, max_depth=4, random_state=0).fit(X, y)
+    predicted = model.predict(X)
+    # Two rows the model declines, two it approves; nothing may move, so the
+    # declined rows have no counterfactual and the approved are their own.
+    rows = pd.concat([X[predicted == 0].iloc[:2], X[predicted == 1].iloc[:2]])
+    result = treelens.counterfactual(
+        model, rows, target=1, method=method, reference=X,
+        constraints=treelens.Constraints(immutable=list(X.columns)),
+    )  # fmt: skip
+    assert result.found_.tolist() == [False, False, True, True]
+    cf = result.X_cf_
+    assert cf["children"].dtype == "Int32"
+    assert cf["owner"].dtype == "boolean"
+    assert cf["income"].dtype == np.float64
+    missing = ~result.found_
+    assert cf.loc[missing, ["children", "owner"]].isna().all().all()
+    assert cf.loc[missing, "income"].isna().all()
+    found = cf[result.found_]
+    # The found rows hold the rows' own values and predict as they are.
+    np.testing.assert_array_equal(
+        found.astype({"children": np.int32, "owner": bool}).to_numpy(),
+        rows[result.found_].to_numpy(),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert (model.predict(found) == 1).all()
+    # The flat table of Parquet parts and Dask reads <NA> as NaN.
+    table = counterfactual_table(
+        result, treelens.to_forest(model), 0, optimal=method == "optimal"
+    )
+    assert table["cf_children"].dtype == np.float64
+    assert table["cf_children"].isna().tolist() == [True, True, False, False]
+
+
+def test_a_moved_integer_column_that_is_not_whole_stays_float() -> None:
+    # Without an integer constraint (infer=False) a whole-number column may
+    # move to a fraction: no integer dtype holds it, so it stays float64.
+    X, y = _table(seed=4)
+    model = RandomForestClassifier(20, max_depth=4, random_state=0).fit(X, y)
+    declined = X[model.predict(X) == 0].iloc[:12]
+    result = treelens.counterfactual(
+        model, declined, target=1, infer=False, cost="l1",
+        constraints=treelens.Constraints(immutable=["income", "ratio", "owner"]),
+    )  # fmt: skip
+    cf = result.X_cf_
+    assert result.found_.any() and not result.found_.all()
+    moved = cf.loc[result.found_, "children"].to_numpy()
+    assert not np.equal(moved, np.round(moved)).all()
+    assert cf["children"].dtype == np.float64
+    assert cf["owner"].dtype == "Int64"  # unmoved: whole, some rows missing
+    assert (model.predict(cf[result.found_]) == 1).all()

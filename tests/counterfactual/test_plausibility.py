@@ -51,8 +51,9 @@ def test_min_leaf_samples_is_the_optimum_over_supported_points(kind, seed, least
     expected, _ = brute.least_cost(
         model, x, target, "l1", keep=lambda P: _support(model, X, P) >= least
     )
-    if result.cost_[0] == 0 and brute.meets(model, x[None, :], x, target)[0]:
-        return  # the row already has the target: nothing to change, whatever its leaves
+    # A row already at the target is searched too: its leaves must be supported.
+    at_target = brute.meets(model, x[None, :], x, target)[0] and target != "other"
+    assert result.at_target_[0] == at_target
     if np.isinf(expected):
         assert result.status_[0] == "infeasible"
         return

@@ -71,7 +71,6 @@ from ._problem import (
     finish,
     prepare_problem,
     reference_float64,
-    search_at_target,
     stack_options,
 )
 
@@ -901,7 +900,6 @@ def _search_per_missing_pattern(
             fixed = tuple((int(j), np.nan) for j in nan_j)
             sub = fixed_forest(forest, fixed)
             keep_support(sub, problem.support)
-            search_at_target(sub, False)
             X = codes[members].copy()
             X[:, nan_j] = 0.0  # never read: every node on them is constant
             plan = _filled_plan(forest, problem.fill, categorical, filled, X)
@@ -1056,6 +1054,11 @@ def _search_options(
             state.reason[lost] = REASON_NO_OPTION
         results.append(_finish(problem, state, method))
         active &= results[-1].found_
+        if not option:
+            # A row that is its own answer has no further option (see
+            # stack_options).
+            same = (state.X_cf == codes) | (np.isnan(state.X_cf) & np.isnan(codes))
+            active &= ~same.all(axis=1)
         for i in np.flatnonzero(active).tolist():
             x, x_cf, held = codes[i], state.X_cf[i], fixed_columns[i]
             moves = option_moves(
@@ -1216,8 +1219,8 @@ def _search_group(
         bound = fixed_isolation(forest, problem.isolation, fixed)
         options = {**options, "isolation_forest": bound, "max_anomaly_score": None}
     # A row the change of category alone gives the target must still keep the
-    # margin and the leaf support.
-    search_at_target(sub, strict)
+    # margin and the leaf support: the search on ``sub`` is given them, so it
+    # searches such rows too (see prepare_problem).
     if target.kind == "other" and strict:
         # "Another class than the row's own prediction" with a margin or leaf
         # support to keep: one search per class the row may move to.

@@ -77,8 +77,8 @@ def counterfactual(
         Rows given as a DataFrame that names the model's columns give ``X_cf_``
         as a DataFrame in them (categories as labels).
     target : class label, "other", (low, high), "inlier" or "outlier"
-        A class (or ``"other"``); a closed interval of a regressor's prediction
-        (``None``: open); ``"inlier"``/``"outlier"`` for an IsolationForest.
+        A class (or ``"other"``); a range ``low < high`` of a regressor's
+        prediction (``None``: open); ``"inlier"``/``"outlier"`` (IsolationForest).
     method : {"auto", "tweak", "optimal"}, default="auto"
         ``"auto"``: the proven least-cost change, or when ``time_limit`` stops
         the search first, the best change found with its proven gap
@@ -95,8 +95,8 @@ def counterfactual(
         How far past a threshold a moved value lands; ``0``: as close as the
         model's arithmetic allows (see :func:`optimal_counterfactual`).
     margin : float, array-like or Margin, optional
-        A robustness margin (see :class:`~treelens.Margin`); not for
-        ``method="tweak"``.
+        A robustness margin (:class:`~treelens.Margin`), sought also for rows
+        already at the target (``at_target_``); not for ``method="tweak"``.
     constraints : Constraints, optional
     reference : array-like of shape (n_reference, n_features), optional
         Typically the training set: it makes the default cost scale-free.

@@ -75,7 +75,11 @@ def counterfactual_table(
             if result.gap_ is None
             else np.asarray(result.gap_, dtype=np.float64)
         )
-    X_cf = np.asarray(result.X_cf_, dtype=np.float64).reshape(found.size, -1)
+    X_cf = result.X_cf_
+    if hasattr(X_cf, "to_numpy"):
+        # Nullable columns (rows not found are <NA> in "Int64"): NaN here.
+        X_cf = X_cf.to_numpy(dtype=np.float64, na_value=np.nan)
+    X_cf = np.asarray(X_cf, dtype=np.float64).reshape(found.size, -1)
     for j, name in enumerate(forest.feature_names):
         data[f"cf_{name}"] = X_cf[:, j]
     return pd.DataFrame(data)

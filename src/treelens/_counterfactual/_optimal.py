@@ -19,6 +19,24 @@ range of that score difference: ``2e-4`` of summed probabilities, that is
 HiGHS's integrality tolerance cannot fake a win.  Answers are exact up to
 that margin; in the rare case the model's own prediction still disagrees,
 the margin is raised and the row solved again.
+
+Rows already at the target.  A row the model already assigns to the target is
+its own answer at cost 0, unless a ``margin``, ``min_leaf_samples`` or
+``isolation_forest`` is asked: then it is searched like any other row, and the
+answer is the least-cost point meeting the target and those conditions (the
+row itself, at cost 0, where it meets them); ``at_target_`` marks such rows.
+
+Ranges no prediction meets.  A regressor's target range that no prediction can
+reach is reported ``"infeasible"`` at once, before any search: when the link's
+range misses it, or when no choice of one leaf per tree (ignoring which leaves
+a point can reach together) adds up to a prediction inside it, enumerated for
+models of at most about ``2**32`` leaf combinations (a single tree, or a few
+small ones; see :mod:`._attainable`).  On larger models a range between
+attainable predictions is left to the solver, which may run to ``time_limit``
+before it proves that nothing meets it.  A point range (``low == high``) is
+refused: a prediction is a float64 sum of leaf values rounded in the model's
+own order, equal to a given value in every bit only by chance, and the solver
+works within tolerances of about ``1e-7``; ask for a range around the value.
 """
 
 from __future__ import annotations
@@ -47,6 +65,7 @@ from .._types import (
     ModelLike,
     TargetLike,
 )
+from ._attainable import no_leaves_meet
 from ._categorical import (
     CategoryCost,
     check_category_cost,
@@ -69,6 +88,7 @@ from ._milp._solve import (
 from ._missing import FillCost, FillMissing
 from ._options import Diversity, Option, check_options, option_cut
 from ._problem import (
+    REASON_AT_TARGET,
     REASON_INFEASIBLE,
     REASON_NO_OPTION,
     REASON_TIME_LIMIT,
@@ -123,16 +143,16 @@ def optimal_counterfactual(
 ) -> CounterfactualResult:
     """Least-cost counterfactuals over the whole ensemble, proven optimal.
 
-    For each row ``x`` not already assigned to ``target``, the point ``x'`` of
-    least ``cost`` that the model assigns to the target: a choice of one *cell*
-    per feature (values between consecutive thresholds of all trees) written as
-    a mixed-integer program and solved by HiGHS (see the module docstring).  A
-    moved value lands on the float64 value nearest the threshold that the model
-    still routes past it after its own cast (float32 for scikit-learn, XGBoost
-    and CatBoost: up to half a float32 spacing short of the next float32), so
-    the answer is the least cost over *all* valid float64 points; such a point
-    flips back under the least perturbation: ask for ``margin`` to get the
-    least-cost one that does not.  :func:`~treelens.counterfactual` is the usual entry point.
+    For each row ``x``, the point ``x'`` of least ``cost`` that the model
+    assigns to the target: one *cell* per feature (values between consecutive
+    thresholds of all trees), a mixed-integer program solved by HiGHS (module
+    docstring).  A moved value lands on the float64 value nearest the threshold
+    that the model still routes past it after its own cast (float32 for
+    scikit-learn, XGBoost and CatBoost), so the answer is the least cost over
+    *all* valid float64 points; such a point flips back under the least
+    perturbation: ask for ``margin`` for the least-cost one that does not.
+    Rows at the target are searched only for a margin or plausibility bound;
+    ranges no prediction reaches are infeasible at once where provable.
 
     Parameters
     ----------
@@ -199,9 +219,9 @@ def optimal_counterfactual(
     CounterfactualResult
         As :func:`~treelens.feature_tweak`, plus ``status_`` (``"optimal"``,
         ``"time_limit"``: the best found, with its proven relative gap in
-        ``gap_``, or ``"infeasible"``: proven that no change reaches the
-        target), plausibility figures (``leaf_support_``, ``nearest_distance_``,
-        ``anomaly_score_``) and the options' ``row_`` and ``option_``.  Every
+        ``gap_``, or ``"infeasible"``: proven that no change meets the target
+        and conditions), plausibility figures (``leaf_support_``, ``anomaly_score_``,
+        ``nearest_distance_``), options' ``row_`` and ``option_``.  Every
         counterfactual is confirmed with the source model's ``predict``.
 
     Raises
@@ -508,7 +528,7 @@ def _solve_rows(
     per row of the problem, the cost every answer must be under."""
     n, n_features = problem.X.shape
     out = _Answers.empty(n_options, n, n_features)
-    unreachable = _unreachable(problem)
+    unreachable = bool(todo.size) and _unreachable(problem)
     for position, i in enumerate(todo):  # one program per row and option
         if unreachable:
             out.status[:, i], out.reason[:, i] = "infeasible", REASON_INFEASIBLE
@@ -528,6 +548,18 @@ def _solve_rows(
                 out.status[option, i] = out.status[option - 1, i]
                 out.reason[option, i] = out.reason[option - 1, i] or REASON_NO_OPTION
                 out.gap[option, i] = out.gap[option - 1, i]
+                continue
+            if option and np.array_equal(
+                out.X_cf[option - 1, i], row.x, equal_nan=True
+            ):
+                # The row itself (already at the target, and meeting the margin
+                # and plausibility bounds): a further option would have to
+                # leave out one of its moves, and it makes none.
+                out.status[option, i], out.reason[option, i] = (
+                    "optimal",
+                    REASON_AT_TARGET,
+                )
+                out.gap[option, i] = np.nan
                 continue
             outcome = _solve_option(
                 problem, program, row, known, earlier, n_given, time_limit,
@@ -571,13 +603,39 @@ def _solve_rows(
 
 def _unreachable(problem: Problem) -> bool:
     """Whether no prediction lies in the target's interval whatever the trees
-    add up to: a link's range misses it (a log link predicts more than 0, so
-    ``(None, 0)`` is out of reach; its raw interval is empty)."""
-    target = problem.target
+    add up to, proven before any search: a link's range misses it (a log link
+    predicts more than 0, so ``(None, 0)`` is out of reach; its raw interval
+    is empty), or no choice of one leaf per tree (of enough support, with
+    ``min_leaf_samples``) adds up to a raw score inside it, which
+    :func:`no_leaves_meet` settles for models of few combinations."""
+    target, forest = problem.target, problem.forest
     if target.kind != "interval":
         return False
-    low, high = problem.forest.raw_interval(target.low, target.high)
-    return not low <= high or high == -np.inf or low == np.inf
+    low, high = forest.raw_interval(target.low, target.high)
+    if not low <= high or high == -np.inf or low == np.inf:
+        return True
+    from .._core._boxes import leaf_boxes
+
+    decision = decision_for(forest, low=low, high=high)
+    boxes = leaf_boxes(forest)
+    keep = np.ones(boxes.n_leaves, dtype=bool)
+    if problem.min_leaf_samples is not None:
+        assert problem.support is not None
+        flat = forest._flat["offsets"][boxes.tree] + boxes.node
+        keep = problem.support[flat] >= problem.min_leaf_samples
+    # The leaves grouped by tree with one sort, not one mask per tree (500
+    # masks over 100,000 leaves on every search of a large forest).
+    tree = boxes.tree[keep]
+    counts = np.bincount(tree, minlength=forest.n_trees)
+    order = np.argsort(tree, kind="stable")
+    per_tree = np.split(decision.scores[keep, 0][order], np.cumsum(counts)[:-1])
+    return no_leaves_meet(
+        per_tree,
+        float(decision.base[0]),
+        low,
+        high,
+        score_dtype=forest.score_dtype,
+    )
 
 
 def _price_row(problem: Problem, program: ForestProgram, i: int) -> _Row:

@@ -28,6 +28,7 @@ from .._core._validation import row_label
 from .._exceptions import CounterfactualCheckWarning, InputError, warn
 from ._constraints import Constraints, ResolvedConstraints
 from ._costs import Cost, resolve_cost
+from ._dtypes import nullable_like
 from ._epsilon import ResolvedMargin, resolve_epsilon, resolve_margin
 from ._inference import infer_constraints, resolve_infer
 from ._isolation import IsolationBound, resolve_isolation
@@ -52,9 +53,9 @@ __all__ = [
     "Problem",
     "as_float64",
     "finish",
+    "own_target",
     "prepare_problem",
     "reference_float64",
-    "search_at_target",
     "source_predict",
     "stack_options",
 ]
@@ -73,7 +74,9 @@ REASON_NO_OPTION = (
     "earlier option"
 )
 #: A further option of a row that already has the target.
-REASON_AT_TARGET = "the row already has the target"
+REASON_AT_TARGET = (
+    "the row already has the target (and the margin and plausibility bounds asked)"
+)
 #: The source model's own predict (or a constraint) rejected the answer: a bug.
 REASON_CHECK_FAILED = (
     "rejected by the source model's predict or the constraints (a bug)"
@@ -94,16 +97,27 @@ class CounterfactualResult:
         The rows given (a DataFrame in the model's columns when given as one).
     X_cf_ : ndarray or DataFrame of shape (n_samples, n_features)
         The counterfactual of each row; NaN where none was found; the row itself
-        where it already met the target.  When the rows were given as a
-        DataFrame naming the model's columns (a model fitted on a DataFrame, a
-        pipeline, a model with categorical splits), a DataFrame in the model's
-        columns and order with the rows' index and the given dtypes where the
-        values allow (a whole-number column stays integer, a flag boolean),
-        categories as labels; the model's own ``predict`` takes it as is.
+        where it already met the target (and the margin and plausibility
+        bounds asked, if any).  When the rows were given as a DataFrame naming
+        the model's columns (a model fitted on a DataFrame, a pipeline, a model
+        with categorical splits), a DataFrame in the model's columns and order
+        with the rows' index and the given dtypes where the values allow (a
+        whole-number column stays integer, a flag boolean; where some row has
+        no counterfactual, pandas' nullable ``Int64``, ``boolean``, ... with
+        ``<NA>`` in it, as a numpy integer or bool column cannot hold a missing
+        value), categories as labels; the model's own ``predict`` takes its
+        found rows as they are.
     found_ : ndarray of shape (n_samples,), bool
     cost_ : ndarray of shape (n_samples,)
         Cost of each counterfactual; ``inf`` where none was found, 0 where the row
-        already met the target.
+        itself is the answer.
+    at_target_ : ndarray of shape (n_samples,), bool
+        Whether the model already gave the row the target (never for
+        ``"other"``).  Such a row is its own answer at cost 0, unless a
+        ``margin``, ``min_leaf_samples`` or ``isolation_forest`` is asked: then
+        it is searched like any other row, and its answer is the least-cost
+        point that meets the target *and* them (the row itself at cost 0 where
+        it does; ``status_`` and ``reason_`` as for any row).
     reason_ : ndarray of shape (n_samples,), object
         None where found, else why not (one of the ``REASON_*`` strings).
     tree_ : ndarray of shape (n_samples,), int
@@ -204,9 +218,12 @@ class CounterfactualResult:
     X_codes_: NDArray[np.float64] | None = None
     X_cf_codes_: NDArray[np.float64] | None = None
     features_: tuple[Any, ...] | None = None
+    at_target_: NDArray[np.bool_] | None = None
 
     def __post_init__(self) -> None:
         n = int(self.found_.shape[0])
+        if self.at_target_ is None:
+            object.__setattr__(self, "at_target_", np.zeros(n, dtype=bool))
         if self.row_ is None:
             object.__setattr__(self, "row_", np.arange(n, dtype=np.intp))
         if self.option_ is None:
@@ -332,7 +349,8 @@ class Problem:
     current : ndarray of shape (n,)
         The model's prediction for each row.
     at_target : ndarray of shape (n,), bool
-        Rows already meeting the target.
+        Rows returned as they are: the model already gives them the target
+        and no margin or plausibility bound is asked (else they are searched).
     target : Target
     cost : Cost
     epsilon : ndarray of shape (n_features,)
@@ -390,18 +408,12 @@ class Problem:
     confirmed_by_caller: bool = False
 
 
-# Set on a Forest whose rows already at the target are searched all the same
-# (see search_at_target).
-_SEARCH_AT_TARGET = "_search_rows_at_target"
-
-
-def search_at_target(forest: Forest, search: bool) -> None:
-    """Whether searches on ``forest`` also search rows already at the target
-    (the least-cost point that meets every requirement, perhaps the row itself)
-    instead of returning them as they are: a forest with fixed categories,
-    whose rows reach the target by the change of category alone, but must
-    still keep a margin or leaf support."""
-    forest.__dict__[_SEARCH_AT_TARGET] = bool(search)
+def own_target(target: Target, current: NDArray[Any]) -> NDArray[np.bool_]:
+    """Whether the model's prediction of each row, ``current``, already meets
+    ``target`` (never for ``"other"``: another class than the row's own)."""
+    if target.kind == "other":
+        return np.zeros(len(current), dtype=bool)
+    return np.asarray(target.meets(current, current), dtype=bool)
 
 
 def as_float64(forest: Forest, X: Any) -> NDArray[np.float64]:
@@ -496,21 +508,24 @@ def prepare_problem(
             f"counts; this {forest.kind} model stores none and `reference` is None."
         )
     isolation = resolve_isolation(forest, isolation_forest, max_anomaly_score)
+    resolved_margin = resolve_margin(forest, margin, ref)
+    # A row the model already gives the target is its own answer, unless a
+    # margin or a plausibility bound is asked: then it is searched like any
+    # other row (the row itself at cost 0 where it meets them).
+    conditions = resolved_margin.any or least is not None or isolation is not None
     return Problem(
         forest=forest,
         source=source,
         X=rows,
         leaves=leaves,
         current=current,
-        at_target=resolved_target.meets(current, current)
-        & (resolved_target.kind != "other")
-        & (not forest.__dict__.get(_SEARCH_AT_TARGET, False)),
+        at_target=own_target(resolved_target, current) & (not conditions),
         target=resolved_target,
         cost=resolve_cost(forest, cost, ref),
         epsilon=resolve_epsilon(forest, epsilon, ref),
         constraints=resolved,
         reference=ref,
-        margin=resolve_margin(forest, margin, ref),
+        margin=resolved_margin,
         inferred=inferred,
         support=support,
         min_leaf_samples=least,
@@ -541,7 +556,9 @@ def _given_units(
     X_cf_given = (
         predicted
         if predicted is not None
-        else decode(problem.forest, X_cf, like=problem.frame)
+        else nullable_like(
+            decode(problem.forest, X_cf, like=problem.frame), problem.frame
+        )
     )
     return codes, problem.frame.copy(), X_cf_given
 
@@ -871,6 +888,7 @@ def finish(
             None if problem.isolation is None else problem.isolation.max_score
         ),
         inferred_=problem.inferred,
+        at_target_=own_target(problem.target, problem.current),
     )
 
 
@@ -901,14 +919,18 @@ def stack_options(
     """One result from the results of each option (same rows of ``problem``),
     row by row.
 
-    Rows that already had the target have one option (themselves); their
-    further options are not found, with :data:`REASON_AT_TARGET`.  Rows given
+    Rows whose first option is the row itself (it already had the target, and
+    met the margin and plausibility bounds asked) have that one option: a
+    further one would have to leave out one of its moves, and it makes none.
+    Their further options are not found, with :data:`REASON_AT_TARGET`.  Rows given
     as a DataFrame give ``X_`` and ``X_cf_`` as DataFrames in the same columns
     and dtypes, each row's index label repeated for its options.
     """
     if len(results) == 1:
         return results[0]
-    at_target = problem.at_target
+    before, after = results[0]._arrays()
+    same = (after == before) | (np.isnan(after) & np.isnan(before))
+    itself = results[0].found_ & same.all(axis=1)
     k, n = len(results), len(results[0])
     changes: dict[str, Any] = {}
     per_feature = {"epsilon_", "margin_", "row_", "option_", "fill_start_"}
@@ -918,7 +940,7 @@ def stack_options(
             stacked = np.stack([getattr(r, item.name) for r in results], axis=1)
             changes[item.name] = stacked.reshape((n * k, *first.shape[1:])).copy()
     grid = np.zeros((n, k), dtype=bool)
-    grid[:, 1:] = at_target[:, None]
+    grid[:, 1:] = itself[:, None]
     later = grid.ravel()
     changes["found_"][later] = False
     for name in ("X_cf_", "X_cf_codes_"):
@@ -940,7 +962,9 @@ def stack_options(
 
         frame = problem.frame.iloc[changes["row_"]]
         changes["X_"] = frame.copy()
-        X_cf = decode(problem.forest, changes["X_cf_codes_"], like=frame)
+        X_cf = nullable_like(
+            decode(problem.forest, changes["X_cf_codes_"], like=frame), frame
+        )
         X_cf.index = frame.index
         changes["X_cf_"] = X_cf
     return dataclasses.replace(results[0], **changes)

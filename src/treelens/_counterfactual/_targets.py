@@ -44,7 +44,7 @@ class Target:
         ``"class"``: the prediction must equal ``label``.  ``"other"``: the
         prediction must differ from the row's current prediction (classifiers).
         ``"interval"``: the predicted value must lie in the closed interval
-        ``[low, high]`` (regressors).
+        ``[low, high]``, ``low < high`` (regressors).
     label : object
         The class label (``kind == "class"``), else None.
     index : int
@@ -121,7 +121,9 @@ def resolve_target(forest: Forest, target: Any) -> Target:
     ------
     InputError
         If the label is not one of the model's classes, an interval is given to
-        a classifier, a label to a regressor, or the interval is malformed.
+        a classifier, a label to a regressor, or the interval is malformed:
+        not two numbers (or None), NaN, both ends open, ``low > high``, or a
+        point (``low == high``), which no search can aim for.
     """
     if forest.is_classifier:
         assert forest.classes_ is not None
@@ -168,8 +170,18 @@ def resolve_target(forest: Forest, target: Any) -> Target:
         or (low == -np.inf and high == np.inf)
     ):
         raise InputError(
-            "An interval target must satisfy low <= high with at least one finite "
+            "An interval target must satisfy low < high with at least one finite "
             f"bound and no NaN; got ({low}, {high})."
+        )
+    if low == high:
+        # A prediction is a float64 sum of leaf values, rounded in the model's
+        # own order: one value is met only by a sum equal to it in every bit,
+        # which no search can aim for (the solver works within tolerances).
+        raise InputError(
+            "An interval target must be a range, low < high: a point target asks "
+            "for a prediction equal to it in every bit, which a sum of leaf values "
+            "rounded in the model's own order rarely is; expected a range around "
+            f"it, such as ({low!r} - tol, {high!r} + tol); got ({low}, {high})."
         )
     return Target(kind="interval", low=low, high=high)
 

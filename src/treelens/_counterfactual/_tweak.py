@@ -106,14 +106,16 @@ def feature_tweak(
         refused where the model refuses it).
     target : class label, "other", (low, high), "inlier" or "outlier"
         Classifiers: a class label, or ``"other"`` (any class but the current
-        one).  Regressors: a closed interval of the predicted value (``None``
-        for an open side); an IsolationForest (whose prediction is
-        ``score_samples``) also takes ``"inlier"`` and ``"outlier"``, as its
-        ``predict`` calls them.  Target leaves are leaves predicting the target
-        class (argmax of their class fractions; for ``"other"``, not the current
-        class) or with a value inside the interval; for boosting, leaves whose
-        contribution moves the raw score towards the target compared with the
-        leaf ``x`` reaches in the same tree.
+        one).  Regressors: a closed interval of the predicted value, ``low <
+        high`` (``None`` for an open side; a point, ``low == high``, is refused:
+        a float64 sum of leaf values rarely equals it in every bit); an
+        IsolationForest (whose prediction is ``score_samples``) also takes
+        ``"inlier"`` and ``"outlier"``, as its ``predict`` calls them.  Target
+        leaves are leaves predicting the target class (argmax of their class
+        fractions; for ``"other"``, not the current class) or with a value
+        inside the interval; for boosting, leaves whose contribution moves the
+        raw score towards the target compared with the leaf ``x`` reaches in
+        the same tree.
     cost : str, array-like, mapping or callable, default="auto"
         ``"auto"``: ``"mad"`` with ``reference`` (scale-free), else ``"l1"``
         (the result's ``cost_name_`` says which); ``"l2"``, ``"l1"``, ``"l0"``, ``"linf"``, ``"cosine"``, ``"mad"``
