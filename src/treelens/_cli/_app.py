@@ -12,6 +12,7 @@ never over an input file.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
 import signal
@@ -215,6 +216,28 @@ def _format(json_out: bool, csv_out: bool) -> Literal["text", "json", "csv"]:
     return "json" if json_out else "csv" if csv_out else "text"
 
 
+@dataclasses.dataclass(frozen=True)
+class _Loaded:
+    """A model file and a data file, read and matched.
+
+    ``shown`` is what explanations are computed on: the model itself, or, for a
+    model fitted without feature names, its Forest named after the data file's
+    columns (``X`` is then a DataFrame of those columns); ``renamed`` maps the
+    model's default names to the file's (empty when nothing was renamed).
+    """
+
+    model: Any
+    forest: Any
+    X: Any
+    y: Any
+    shown: Any
+    renamed: dict[str, str]
+
+    def unnamed_X(self) -> Any:
+        """``X`` as the model itself takes it (an array when it has no names)."""
+        return self.X.to_numpy() if self.renamed else self.X
+
+
 def _load(
     model_path: Path,
     data_path: Path | None,
@@ -222,15 +245,24 @@ def _load(
     target: str | None,
     trust_pickle: bool,
     trust: Sequence[str] | None,
-) -> tuple[Any, Any, Any, Any]:
-    """Load the model and its forest, then the data matched to the model."""
+    rename: bool = True,
+) -> _Loaded:
+    """Load the model and its forest, then the data matched to the model (with
+    ``rename``, a model without feature names is shown under the data file's)."""
     from .._adapters import to_forest
-    from .._io._files import as_categories, check_target, load_data, load_model
+    from .._io._files import (
+        as_categories,
+        check_target,
+        load_data,
+        load_model,
+        named_by_columns,
+    )
 
     model = load_model(model_path, trust_pickle=trust_pickle, trusted=trust or ())
     forest = to_forest(model)
     X: Any = None
     y: Any = None
+    shown, renamed = model, {}
     if data_path is not None:
         X, y = load_data(
             data_path,
@@ -243,11 +275,28 @@ def _load(
             y = check_target(y, classes=forest.classes_, path=data_path)
         if forest.has_labels and _reads_category_dtype(model):
             X = as_categories(X, forest.features)  # a CSV file's text categories
-        if not forest.has_feature_names:
+        named = named_by_columns(model, list(X.columns)) if rename else None
+        if named is not None:
+            shown = named
+            renamed = dict(zip(forest.feature_names, named.feature_names, strict=True))
+            typer.echo(
+                "treelens: note: the model was fitted without feature names; its "
+                f"{forest.n_features} features are shown under the column names of "
+                f"{str(data_path)!r}, in file order ({_listed(named.feature_names)}).",
+                err=True,
+            )
+        elif not forest.has_feature_names:
             X = X.to_numpy()
     elif target is not None:
         raise InputError(f"--target {target} needs a data file; got none.")
-    return model, forest, X, y
+    return _Loaded(model, forest, X, y, shown, renamed)
+
+
+def _listed(names: Sequence[str], limit: int = 6) -> str:
+    """``a, b, c`` or, past ``limit`` names, ``a, b, ..., z``."""
+    if len(names) <= limit:
+        return ", ".join(names)
+    return ", ".join([*names[: limit - 1], "...", names[-1]])
 
 
 def _reads_category_dtype(model: Any) -> bool:
@@ -355,7 +404,12 @@ def importance(
 
     Example: treelens importance model.skops --data test.csv --target label --nodes
     """
-    from .._report._tables import importance_tables, render, shap_table
+    from .._report._tables import (
+        importance_tables,
+        renamed_features,
+        render,
+        shap_table,
+    )
 
     fmt = _format(json_out, csv_out)
     inputs = _checked_inputs(out, model_path, data)
@@ -366,6 +420,10 @@ def importance(
         )
     if permutation and data is None:
         raise InputError("--permutation needs --data FILE --target COL; got no data.")
+    if oob and data is None:
+        raise InputError(
+            "--oob needs the training data as --data FILE --target COL; got no data."
+        )
     if shap and data is None:
         raise InputError("--shap explains the rows of --data FILE; got no data.")
     if shap and out_dir is not None:
@@ -388,9 +446,12 @@ def importance(
             timeout=timeout,
         )
         return _emit(render(tables, fmt), out=out, inputs=inputs)
-    model, forest, X, y = _load(
+    loaded = _load(
         model_path, data, target=target, trust_pickle=trust_pickle, trust=trust
     )
+    # Computed on the model itself (gain and out-of-bag rows need it), then
+    # shown under the data file's names where the model has none.
+    model, forest, X, y = loaded.model, loaded.forest, loaded.unnamed_X(), loaded.y
     if not 0 <= tree < forest.n_trees:
         raise InputError(
             f"--tree must be in [0, {forest.n_trees - 1}] for this model; got {tree}."
@@ -413,6 +474,7 @@ def importance(
                 random_state=random_state,
                 oob=oob,
                 top=top,
+                required=not shap,
                 progress=progress.step,
             )
             if not (shap and forest.link == "isolation")
@@ -421,7 +483,7 @@ def importance(
         if shap:
             progress.step("mean absolute SHAP values")
             tables["shap"] = shap_table(model, X, top=top)
-    _emit(render(tables, fmt), out=out, inputs=inputs)
+    _emit(render(renamed_features(tables, loaded.renamed), fmt), out=out, inputs=inputs)
 
 
 # ----------------------------------------------------------------------------- tweak
@@ -625,15 +687,20 @@ def tweak(
             timeout=dataset.timeout,
         )
         return _emit(render(tables, fmt), out=out, inputs=inputs)
-    model, forest, X, _ = _load(
+    loaded = _load(
         model_path, data, target=target, trust_pickle=trust_pickle, trust=trust
     )
-    goal = _parse_target(forest, target_class, target_range)
+    model, X = loaded.shown, loaded.X
+    goal = _parse_target(loaded.forest, target_class, target_range)
     n_rows = X.shape[0]
     selected = _parse_rows(rows, n_rows) if rows is not None else None
     iso = None
     if search.isolation_forest is not None:
         iso = _load_model(search.isolation_forest, trust_pickle, trust)
+        if loaded.renamed:  # on the same columns: under the same names
+            from .._io._files import named_by_columns
+
+            iso = named_by_columns(iso, list(X.columns)) or iso
     notes: list[str] = []
     with _Progress(enabled=True) as progress:
         tables = counterfactual_tables(
@@ -714,9 +781,10 @@ def explain(
     from ._explain import check_row, explain_row, render_explanation
 
     inputs = _checked_inputs(out, model_path, data)
-    model, forest, X, _ = _load(
+    loaded = _load(
         model_path, data, target=target, trust_pickle=trust_pickle, trust=trust
     )
+    model, forest, X = loaded.shown, loaded.forest, loaded.X
     check_row(row, X.shape[0])
     if target_class is None and target_range is None:
         goal = "other" if forest.is_classifier else None
@@ -835,9 +903,16 @@ def plot(
     suffix = out.suffix.lower().lstrip(".")
     if suffix not in {"png", "svg", "pdf"}:
         raise InputError(f"--out must end in .png, .svg or .pdf; got {str(out)!r}.")
-    model, forest, X, y = _load(
-        model_path, data, target=target, trust_pickle=trust_pickle, trust=trust
+    # Out-of-bag rows are drawn by the fitted model itself, under its own names.
+    loaded = _load(
+        model_path,
+        data,
+        target=target,
+        trust_pickle=trust_pickle,
+        trust=trust,
+        rename=not oob,
     )
+    model, forest, X, y = loaded.shown, loaded.forest, loaded.X, loaded.y
     if row is not None and X is None:
         raise InputError(f"--row {row} needs a data file (DATA); got none.")
     if row is not None and not 0 <= row < X.shape[0]:
@@ -965,15 +1040,17 @@ def report(
     constraints = search.constraints()
     with _Progress(enabled=True) as progress:
         progress.step("loading the model and the data")
-        model, forest, X, y = _load(
+        loaded = _load(
             model_path, data, target=target, trust_pickle=trust_pickle, trust=trust
         )
-        goal = _optional_target(forest, target_class, target_range)
+        X = loaded.X
+        goal = _optional_target(loaded.forest, target_class, target_range)
         selected = _parse_rows(rows, X.shape[0]) if rows is not None else None
         html = render_report(
-            model,
+            loaded.shown,
             X,
-            y,
+            loaded.y,
+            fitted=loaded.model if loaded.renamed else None,
             target=goal,
             rows=selected,
             max_counterfactuals=max_counterfactuals,

@@ -54,9 +54,11 @@ def permutation_importance(
 
     Parameters
     ----------
-    model : fitted estimator
-        A supported tree model (not a :class:`~treelens.Forest`: scoring calls
-        the model itself).
+    model : fitted estimator or Forest
+        A supported tree model.  A model that scikit-learn cannot score
+        itself (a :class:`~treelens.Forest`, or a booster read from a model
+        file, which has no ``score``) is scored through its Forest, which
+        predicts as the model does.
     X : array-like of shape (n_samples, n_features)
         Preferably held-out rows.
     y : array-like of shape (n_samples,)
@@ -81,8 +83,7 @@ def permutation_importance(
     ------
     InputError
         If ``X``, ``y`` or ``sample_weight`` do not fit the model, ``n_repeats``
-        is not a positive integer, ``scoring`` is not one known metric, or the
-        model is a Forest or a booster without ``fit``.
+        is not a positive integer, or ``scoring`` is not one known metric.
 
     See Also
     --------
@@ -102,10 +103,9 @@ def permutation_importance(
     from sklearn.inspection import permutation_importance as sklearn_permutation
 
     check_interval_options(n_bootstrap, confidence)
-    forest, _, sample_weight = _checked_data(
-        "permutation_importance", model, X, y, sample_weight
-    )
-    scorer = _checked_scorer("permutation_importance", model, scoring, n_repeats)
+    forest, _, sample_weight = _checked_data(model, X, y, sample_weight)
+    model = _scored_model(model, forest)
+    scorer = _checked_scorer(model, scoring, n_repeats)
     names = column_names(X)
     if names is not None and forest.has_feature_names:
         X = in_feature_order(forest, X)
@@ -137,19 +137,13 @@ def permutation_importance(
 
 
 def _checked_data(
-    function: str, model: Any, X: Any, y: Any, sample_weight: Any
+    model: Any, X: Any, y: Any, sample_weight: Any
 ) -> tuple[Forest, NDArray[Any], NDArray[np.float64] | None]:
     """The model as a Forest, ``X`` checked against it, and the weights checked.
 
-    ``function`` names the public function in the refusal of a Forest: these
-    functions score the fitted estimator itself.  ``y`` is checked against the
-    model and ``X``; ``sample_weight`` None stays None.
+    ``y`` is checked against the model and ``X``; ``sample_weight`` None stays
+    None.
     """
-    if isinstance(model, Forest):
-        raise InputError(
-            f"{function} scores the model itself; expected a fitted estimator, got "
-            "a treelens Forest."
-        )
     forest = to_forest(model)
     refuse_isolation(forest, "Permutation importance")
     checked = check_X(forest, X)
@@ -160,7 +154,19 @@ def _checked_data(
     return forest, checked, sample_weight
 
 
-def _checked_scorer(function: str, model: Any, scoring: Any, n_repeats: Any) -> Any:
+def _scored_model(model: Any, forest: Forest) -> Any:
+    """What scikit-learn scores: the model itself when it is an estimator with
+    ``fit`` and ``score``, else its Forest, which predicts as the model does (a
+    Forest, or a booster read from a model file, which has no ``score``)."""
+    is_estimator = hasattr(model, "fit") and hasattr(model, "score")
+    if is_estimator and not isinstance(model, Forest):
+        return model
+    from ._scored import scored_forest
+
+    return scored_forest(forest)
+
+
+def _checked_scorer(model: Any, scoring: Any, n_repeats: Any) -> Any:
     """The scorer ``scoring`` names for ``model``, after checking ``n_repeats``.
 
     One score per permutation is what the importances are made of, so the
@@ -174,12 +180,6 @@ def _checked_scorer(function: str, model: Any, scoring: Any, n_repeats: Any) -> 
         or n_repeats < 1
     ):
         raise InputError(f"`n_repeats` must be a positive integer; got {n_repeats!r}.")
-    if not hasattr(model, "fit"):  # scikit-learn scores estimators only
-        raise InputError(
-            f"{function} scores the model with scikit-learn; expected an estimator "
-            "with `fit` (a scikit-learn wrapper such as LGBMRegressor or "
-            f"XGBRegressor), got a {type(model).__qualname__}."
-        )
     expected = (
         "expected a scikit-learn scorer name (sklearn.metrics.get_scorer_names()), "
         "a callable scorer(model, X, y) or None"
@@ -317,12 +317,9 @@ def grouped_permutation_importance(
     from sklearn.utils import check_random_state
 
     check_interval_options(n_bootstrap, confidence)
-    forest, checked, sample_weight = _checked_data(
-        "grouped_permutation_importance", model, X, y, sample_weight
-    )
-    scorer = _checked_scorer(
-        "grouped_permutation_importance", model, scoring, n_repeats
-    )
+    forest, checked, sample_weight = _checked_data(model, X, y, sample_weight)
+    model = _scored_model(model, forest)
+    scorer = _checked_scorer(model, scoring, n_repeats)
     names = list(forest.feature_names)
     if column_names(X) is not None and forest.has_feature_names:
         X = in_feature_order(forest, X)

@@ -19,6 +19,7 @@ Model files
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -29,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .._core._features import feature_columns
+from .._core._forest import Forest
 from .._exceptions import InputError, TreelensError, UnsafeModelError
 
 __all__ = [
@@ -39,6 +41,7 @@ __all__ = [
     "check_target",
     "load_data",
     "load_model",
+    "named_by_columns",
 ]
 
 #: Types that skops does not trust by default but that are the fitted internals of
@@ -472,6 +475,50 @@ def load_data(
     if mixed and features is not None and has_feature_names:
         return _mixed_frame(frame, path, features), y
     return _numeric_frame(frame, path), y
+
+
+def named_by_columns(model: Any, columns: Sequence[str]) -> Forest | None:
+    """The Forest of a model fitted without feature names, its features named
+    after a data file's columns, or None when there is nothing to rename.
+
+    A model fitted on an array reads a file's columns in file order (see
+    :func:`load_data`), so the file's names are those of its features, one
+    for one.  A model that knows its feature names keeps them: None.
+
+    Parameters
+    ----------
+    model : fitted model or Forest
+        As :func:`load_model` returns it.
+    columns : sequence of str
+        The data file's feature columns, in file order (the target aside).
+
+    Returns
+    -------
+    Forest or None
+        The model's Forest under the names ``columns``; None when the model has
+        feature names, the number of columns differs from its number of
+        features, or the columns already bear its default names.
+    """
+    from .._adapters import to_forest
+
+    forest = to_forest(model)
+    names = tuple(str(c) for c in columns)
+    if (
+        forest.has_feature_names
+        or len(names) != forest.n_features
+        or names == forest.feature_names
+    ):
+        return None
+    if not isinstance(model, Forest):
+        return to_forest(model, feature_names=names)
+    # A Forest read from a model file: the same trees under other names.
+    features = tuple(
+        dataclasses.replace(spec, name=name)
+        for spec, name in zip(forest.features, names)  # empty: all numeric
+    )
+    return dataclasses.replace(
+        forest, feature_names=names, has_feature_names=True, features=features
+    )
 
 
 def as_categories(X: pd.DataFrame, features: Sequence[Any]) -> pd.DataFrame:

@@ -56,14 +56,25 @@ def anomaly_targets(y: Any) -> Any:
     return None
 
 
+def _anomaly_scores(model: Any, X: Any) -> Any:
+    """``-score_samples`` of each row: the model's own, or its Forest's (bit for
+    bit the same) for a Forest named after a data file's columns.  A row is an
+    outlier where this exceeds ``-offset_`` (``predict`` -1)."""
+    from ._tables import predict
+
+    return -np.asarray(predict(model, X), dtype=float)
+
+
 def _card(
     model: Any, forest: Any, X: Any, y: Any, *, source: str | None
 ) -> dict[str, Any]:
     """The model card: the model, how many rows it calls outliers, its scores."""
+    from ._tables import model_name
+
     depths = [t.max_depth for t in forest.trees]
-    name = f"{type(model).__module__.split('.')[0]}.{type(model).__name__}"
-    anomaly = -np.asarray(model.score_samples(X), dtype=float)
-    outlier = np.asarray(model.predict(X)) == -1
+    name = model_name(model)
+    anomaly = _anomaly_scores(model, X)
+    outlier = anomaly > -float(forest.isolation_offset)
     n_rows = int(anomaly.size)
     threshold = -float(forest.isolation_offset)
     median, high, top = (
@@ -128,12 +139,12 @@ def _card(
 def most_anomalous_rows(model: Any, X: Any, k: int) -> list[int]:
     """Positions of the ``k`` complete rows the model calls outliers with the
     highest anomaly scores, most anomalous first."""
+    from .._adapters import to_forest
     from ._tables import refused_missing
 
-    anomaly = -np.asarray(model.score_samples(X), dtype=float)
-    candidates = (np.asarray(model.predict(X)) == -1) & ~np.asarray(
-        refused_missing(model, X)
-    )
+    anomaly = _anomaly_scores(model, X)
+    offset = float(to_forest(model).isolation_offset or 0.0)
+    candidates = (anomaly > -offset) & ~np.asarray(refused_missing(model, X))
     positions = np.flatnonzero(candidates)
     order = np.argsort(-anomaly[positions], kind="stable")[:k]
     return [int(p) for p in positions[order]]
@@ -208,7 +219,7 @@ def _importance(
 def _histogram(model: Any, forest: Any, X: Any) -> Any:
     from ._pictures import new_figure
 
-    anomaly = -np.asarray(model.score_samples(X), dtype=float)
+    anomaly = _anomaly_scores(model, X)
     threshold = -float(forest.isolation_offset)
     figure, ax = new_figure(6.4, 3.6)
     bins = np.histogram_bin_edges(anomaly, bins="auto")[:101]

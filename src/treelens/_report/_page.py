@@ -159,10 +159,12 @@ def _card(
 
 
 def _summary(model: Any, forest: Any, X: Any, y: Any) -> dict[str, Any]:
+    from ._tables import model_name
+
     depths = [t.max_depth for t in forest.trees]
     leaves = sum(t.n_leaves for t in forest.trees)
     summary = [
-        ("Model", f"{type(model).__module__.split('.')[0]}.{type(model).__name__}"),
+        ("Model", model_name(model)),
         ("Kind", f"{forest.kind} ({forest.task})"),
         ("Trees", str(forest.n_trees)),
         (
@@ -290,6 +292,7 @@ def render_report(
     random_state: int = 0,
     source: str | None = None,
     title: str | None = None,
+    fitted: Any = None,
     progress: Progress = None,
 ) -> str:
     """Explain ``model`` on ``X`` in one self-contained HTML page, answers first.
@@ -354,6 +357,9 @@ def render_report(
     source : str, optional
         Name of the data (a file name) for the page.
     title : str, optional
+    fitted : fitted model, optional
+        The model ``model`` is the Forest of, under the data's column names (a
+        model fitted without feature names), to read its gain and training rows.
     progress : callable, optional
         Called with a short message before each stage.
 
@@ -367,21 +373,16 @@ def render_report(
 
     forest = to_forest(model)
     _check_arguments(X, y, rows, max_counterfactuals, sample_rows)
-    target_name = getattr(y, "name", None)
     context: dict[str, Any] = {
         "title": title or "treelens report",
-        "data": {"n_rows": int(np.shape(X)[0]), "target": target_name},
+        "data": {"n_rows": int(np.shape(X)[0]), "target": getattr(y, "name", None)},
         "counterfactuals": None,
     }
     search = {
-        "cost": cost,
-        "constraints": constraints,
-        "reference": reference,
-        "optimal": optimal,
-        "time_limit": time_limit,
-        "fill_missing": fill_missing,
+        "cost": cost, "constraints": constraints, "reference": reference,
+        "optimal": optimal, "time_limit": time_limit, "fill_missing": fill_missing,
         "fill_cost": fill_cost,
-    }
+    }  # fmt: skip
     if forest.link == "isolation":
         _step(progress, "model card, answer, importance and pictures of the scores")
         sample = _sample(X, None, sample_rows, random_state)[0]
@@ -398,7 +399,7 @@ def render_report(
         y = _checked_classes(y, classes)
     X_used, y_used = _sample(X, y, sample_rows, random_state)
     _step(progress, "model card")
-    match = training_data_match(model, X)
+    match = training_data_match(model if fitted is None else fitted, X)
     context["model"] = _card(model, forest, X, y, match=match, source=source)
     if rows or max_counterfactuals > 0:
         _step(progress, "answer: counterfactuals")
@@ -408,8 +409,9 @@ def render_report(
         )
     _step(progress, f"importance on {_rows_text(X_used, X)}")
     context["importance"] = _importance_section(
-        model, X_used, y_used, training=match == "training", n_rows=np.shape(X)[0]
-    )
+        model, X_used, y_used, training=match == "training", n_rows=np.shape(X)[0],
+        fitted=fitted,
+    )  # fmt: skip
     mdi = context["importance"].pop("mdi")
     _step(progress, "pictures")
     # The points drawn and the median row holding the other features come from
@@ -558,7 +560,13 @@ def _nodes_section(mdi: Any, forest: Any) -> dict[str, Any] | None:
 
 
 def _importance_section(
-    model: Any, X: Any, y: Any, *, training: bool = False, n_rows: int | None = None
+    model: Any,
+    X: Any,
+    y: Any,
+    *,
+    training: bool = False,
+    n_rows: int | None = None,
+    fitted: Any = None,
 ) -> dict[str, Any]:
     from .._plots._display_importance import ImportanceDisplay
     from ._importance_note import importance_note
@@ -569,9 +577,10 @@ def _importance_section(
         model,
         X,
         y,
-        permutation=y is not None and hasattr(model, "score"),
+        permutation=y is not None,
         n_repeats=PERMUTATION_REPEATS,
         permutation_rows=PERMUTATION_ROWS,
+        fitted=fitted,
     )
     primary, held, perm, debiased = (
         results["primary"],
@@ -579,6 +588,18 @@ def _importance_section(
         results["permutation"],
         results["debiased"],
     )
+    if primary is None and held is None and perm is None:
+        # A Forest read from a model file, and no target: nothing to measure.
+        return {
+            "mdi": None,
+            "notes": results["notes"],
+            "rows_note": None,
+            "training": False,
+            "table": None,
+            "has_held_out": False,
+            "note": None,
+            "pictures": [],
+        }
     frame = importance_frame(
         primary, held_out=held, permutation=perm, debiased=debiased
     )
@@ -610,6 +631,8 @@ def _importance_section(
         rows_note = (
             f"{measure} is read from the trees (their training rows). The other "
             f"columns are measured on {used}"
+            if primary is not None
+            else f"Every column is measured on {used}"
         )
         if results["permutation"] is not None:
             n_perm = min(n_used, PERMUTATION_ROWS)
@@ -671,10 +694,10 @@ def _pictures(model: Any, forest: Any, X: Any, y: Any) -> list[dict[str, Any]]:
                 )
             )
         return pictures
-    pair = top_features(model, 2)
+    pair = top_features(model, 2, X=X)
     others = "the other features held at their median"
     try:
-        cut = top_features(model, 2, numeric=True)
+        cut = top_features(model, 2, numeric=True, X=X)
     except InputError as exc:
         pictures.append(_not_drawn("Partition", str(exc)))
     else:
@@ -723,7 +746,7 @@ def _region_picture(model: Any, forest: Any, X: Any, y: Any) -> dict[str, Any]:
     from .._plots._region_view import choose_region_view
     from ._pictures import picture_figure, top_features
 
-    candidates = top_features(model, min(6, forest.n_features))
+    candidates = top_features(model, min(6, forest.n_features), X=X)
     drawn = model if hasattr(model, "n_features_in_") else forest
     try:
         view = choose_region_view(drawn, X, candidates)

@@ -68,9 +68,16 @@ def figure_png_base64(figure: Any, *, dpi: int = 80) -> tuple[str, int, int]:
     return base64.b64encode(data).decode("ascii"), width, height
 
 
-def top_features(model: Any, k: int = 2, *, numeric: bool = False) -> list[str]:
+def top_features(
+    model: Any, k: int = 2, *, numeric: bool = False, X: Any = None
+) -> list[str]:
     """Names of the ``k`` features of highest MDI (ties in feature order); with
-    ``numeric``, of the numeric features only (a partition's axes)."""
+    ``numeric``, of the numeric features only (a partition's axes).
+
+    A model whose trees record no impurities ranks by its gain; a Forest read
+    from a model file, which keeps neither, by the mean absolute SHAP value
+    over the rows of ``X`` (see :func:`top_score_features`).
+    """
     from .._adapters import to_forest
 
     forest = to_forest(model)
@@ -78,8 +85,18 @@ def top_features(model: Any, k: int = 2, *, numeric: bool = False) -> list[str]:
         raise InputError(
             f"The picture needs {k} features; this model has {forest.n_features}."
         )
-    primary = importance_results(model)["primary"]
-    values = np.asarray(primary.importances_, dtype=float)
+    results = importance_results(model)
+    if results["primary"] is not None:
+        values = np.asarray(results["primary"].importances_, dtype=float)
+    elif X is not None:
+        ranked = top_score_features(model, X, forest.n_features)
+        values = -np.array([ranked.index(n) for n in forest.feature_names], float)
+    else:
+        raise InputError(
+            f"The picture's features are chosen by importance, and this model has "
+            f"none without data ({results['notes'][0]}); expected --features, or "
+            "a data file to rank the features by mean |SHAP| over its rows."
+        )
     order = np.argsort(-values, kind="stable")
     if numeric:
         order = order[[forest.features[i].kind == "numeric" for i in order]]
@@ -115,10 +132,10 @@ def top_score_features(
 
 
 def _pair(
-    model: Any, features: Sequence[str] | None, *, numeric: bool = False
+    model: Any, features: Sequence[str] | None, *, numeric: bool = False, X: Any = None
 ) -> tuple[str, str]:
     if features is None:
-        first, second = top_features(model, 2, numeric=numeric)
+        first, second = top_features(model, 2, numeric=numeric, X=X)
         return first, second
     if len(features) != 2:
         raise InputError(
@@ -173,7 +190,7 @@ class PictureRequest:
         ):
             first, second = top_score_features(self.model, self.X, 2)
             return first, second
-        return _pair(self.model, self.features, numeric=numeric)
+        return _pair(self.model, self.features, numeric=numeric, X=self.X)
 
 
 def picture_figure(

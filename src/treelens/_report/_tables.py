@@ -33,8 +33,10 @@ __all__ = [
     "importance_results",
     "importance_tables",
     "missing_before",
+    "model_name",
     "node_frame",
     "predict",
+    "renamed_features",
     "render",
     "rich_table",
     "selected_rows",
@@ -92,14 +94,20 @@ def importance_frame(
     MDI (unnormalized, with its interval), permutation.
 
     Sorted by decreasing first column.  The first column is ``mdi``, or ``gain``
-    for boosting libraries whose trees record gains rather than impurities.
+    for boosting libraries whose trees record gains rather than impurities; a
+    ``primary`` of None (a Forest read from a model file, which keeps neither)
+    leaves the columns measured on data, sorted by held-out MDI (else by
+    permutation importance).
     """
-    name = "gain" if "gain" in getattr(primary, "method", "").lower() else "mdi"
-    frame = pd.DataFrame({name: primary.importances_})
-    std = getattr(primary, "std_", None)
-    per_tree = getattr(primary, "per_tree_", None)
-    if std is not None and (per_tree is None or len(per_tree) > 1):
-        frame[f"{name}_std"] = std
+    frame = pd.DataFrame()
+    name = "held_out_mdi"
+    if primary is not None:
+        name = "gain" if "gain" in getattr(primary, "method", "").lower() else "mdi"
+        frame[name] = primary.importances_
+        std = getattr(primary, "std_", None)
+        per_tree = getattr(primary, "per_tree_", None)
+        if std is not None and (per_tree is None or len(per_tree) > 1):
+            frame[f"{name}_std"] = std
     if held_out is not None:
         frame["held_out_mdi"] = held_out.importances_
     if debiased is not None:
@@ -111,6 +119,13 @@ def importance_frame(
         frame["permutation"] = permutation.importances_
         if getattr(permutation, "std_", None) is not None:
             frame["permutation_std"] = permutation.std_
+    if frame.empty:
+        raise InputError(
+            "No importance to tabulate; expected MDI, gain, held-out MDI or "
+            "permutation importance, got none."
+        )
+    if name not in frame:  # neither stored nor held-out MDI: by permutation
+        name = str(frame.columns[0])
     frame.index.name = "feature"
     return frame.sort_values(name, ascending=False, kind="stable").reset_index()
 
@@ -131,39 +146,38 @@ def importance_results(
     random_state: int = 0,
     oob: bool = False,
     permutation_rows: int | None = None,
+    fitted: Any = None,
     progress: Progress = None,
 ) -> dict[str, Any]:
     """Every importance that applies to ``model``, and notes on those that do not.
 
     ``permutation_rows`` bounds the rows permutation importance scores (the
     first ones of ``X``, which the report passes as a random sample already).
+    ``fitted`` is the fitted model ``model`` was built from when ``model`` is
+    its Forest under other feature names (a data file's): its gain is read
+    from it.
 
     Returns a dict with ``primary`` (MDI, or the normalized total gain of XGBoost
-    and LightGBM models, whose trees record gains instead of impurities),
-    ``mdi`` (None when unavailable), ``held_out``, ``debiased`` (MDI-oob on the
-    rows given, or on each tree's out-of-bag rows with ``oob`` when the data are
-    the training data) and ``permutation`` (None when not asked or not
-    available) and ``notes`` (list of str).
+    and LightGBM models, whose trees record gains instead of impurities; None
+    for a Forest read from a model file, which keeps neither), ``mdi`` (None
+    when unavailable), ``held_out``, ``debiased`` (MDI-oob on the rows given, or
+    on each tree's out-of-bag rows with ``oob`` when the data are the training
+    data) and ``permutation`` (None when not asked or not available) and
+    ``notes`` (list of str).
     """
     from .._importance._debiased import debiased_mdi_importance
-    from .._importance._gain import gain_importance
     from .._importance._mdi import mdi_importance
     from .._importance._permutation import permutation_importance
 
-    notes: list[str] = []
     _step(progress, "MDI importance")
-    primary: ImportanceResult
     mdi: MDIImportance | None
     try:
         mdi = mdi_importance(model)
-        primary = mdi
+        primary: ImportanceResult | None = mdi
+        notes: list[str] = []
     except TreelensError:
         mdi = None
-        primary = gain_importance(model, normalize=True)
-        notes.append(
-            "gain: the library's total split gain per feature, normalized to sum to "
-            "one, since this model records no node impurities for MDI"
-        )
+        primary, notes = _gain(model, fitted)
     held = perm = debiased = None
     if X is not None and y is not None:
         _step(progress, "held-out MDI importance")
@@ -186,13 +200,6 @@ def importance_results(
             # Shuffling one row changes nothing, and R² needs two rows.
             notes.append("no permutation importance: it needs at least two rows")
         elif permutation:
-            if not hasattr(model, "score"):
-                raise InputError(
-                    "Permutation importance scores the model with its score() method; "
-                    f"{type(model).__module__}.{type(model).__name__} has none. Save "
-                    "the scikit-learn wrapper (XGBClassifier, LGBMClassifier, ...) "
-                    "with skops instead of the booster."
-                )
             _step(progress, "permutation importance")
             X_perm, y_perm = X, y
             if permutation_rows is not None and len(X) > permutation_rows:
@@ -210,6 +217,43 @@ def importance_results(
     }
 
 
+# Where the gain of a model read into a Forest can be had instead.
+_GAIN_FILES = {
+    "catboost": "; its .cbm file, read by CatBoost, gives CatBoost's gain",
+    "lightgbm": "; its text model file (Booster.save_model) gives LightGBM's gain",
+    "xgboost": "; with xgboost installed its JSON file gives XGBoost's gain",
+}
+
+
+def _gain(model: Any, fitted: Any) -> tuple[Any, list[str]]:
+    """The normalized total gain of a model whose trees record no impurities,
+    with its note; None and a note saying why for a Forest read from a model
+    file, which keeps no split gains."""
+    from .._adapters import to_forest
+    from .._core._forest import Forest
+    from .._importance._gain import gain_importance
+
+    forest = to_forest(model)
+    if isinstance(model if fitted is None else fitted, Forest):
+        library = forest.source.split(".")[0]
+        return None, [
+            f"no MDI or gain: this {forest.source or 'tree'} model was read into a "
+            "treelens Forest (as a JSON model file is), which keeps its trees' "
+            "predictions but neither node impurities nor the library's split gains"
+            + _GAIN_FILES.get(library, "")
+        ]
+    gain = gain_importance(
+        model if fitted is None else fitted,
+        normalize=True,
+        feature_names=None if fitted is None else forest.feature_names,
+    )
+    note = (
+        "gain: the library's total split gain per feature, normalized to sum to "
+        "one, since this model records no node impurities for MDI"
+    )
+    return gain, [note]
+
+
 def importance_tables(
     model: Any,
     X: Any = None,
@@ -222,9 +266,15 @@ def importance_tables(
     random_state: int = 0,
     oob: bool = False,
     top: int | None = None,
+    required: bool = True,
     progress: Progress = None,
 ) -> Tables:
-    """Compute the importance tables the ``importance`` command shows."""
+    """Compute the importance tables the ``importance`` command shows.
+
+    A model with no importance but those measured on data (a Forest read from
+    a model file), given no data, gets no table when not ``required`` (the
+    command shows SHAP values instead), else a refusal saying what to give.
+    """
     results = importance_results(
         model,
         X,
@@ -235,6 +285,16 @@ def importance_tables(
         oob=oob,
         progress=progress,
     )
+    measured = [results[k] for k in ("primary", "held_out", "permutation")]
+    if all(m is None for m in measured):
+        if not required:
+            return {}
+        given = "no data" if y is None else "no --permutation"
+        raise InputError(
+            f"This model's importance can only be measured on data "
+            f"({'; '.join(results['notes'])}); expected --data FILE --target COL "
+            f"for held-out MDI, --permutation, or --shap; got {given}."
+        )
     frame = importance_frame(
         results["primary"],
         held_out=results["held_out"],
@@ -260,6 +320,24 @@ def importance_tables(
     return tables
 
 
+def renamed_features(tables: Tables, renamed: Mapping[str, str]) -> Tables:
+    """``tables`` with the feature names of their ``feature`` and
+    ``feature_name`` columns renamed (a model's default names ``x0, x1, ...``
+    to those of a data file's columns); the same tables when ``renamed`` is
+    empty."""
+    if not renamed:
+        return tables
+    out: Tables = {}
+    for name, (title, frame) in tables.items():
+        columns = [c for c in ("feature", "feature_name") if c in frame.columns]
+        if columns:
+            frame = frame.assign(
+                **{c: frame[c].map(lambda v: renamed.get(v, v)) for c in columns}
+            )
+        out[name] = (title, frame)
+    return out
+
+
 def shap_table(model: Any, X: Any, *, top: int | None = None) -> tuple[str, Any]:
     """The mean absolute SHAP value of each feature over the rows ``X``, with
     its bootstrap interval, largest first (:func:`treelens.shap_importance`)."""
@@ -278,13 +356,27 @@ def shap_table(model: Any, X: Any, *, top: int | None = None) -> tuple[str, Any]
     return title, frame.reset_index()
 
 
+def model_name(model: Any) -> str:
+    """The model's library and class, ``sklearn.RandomForestClassifier``; for a
+    Forest, those of the model it was read from (``catboost.CatBoost``)."""
+    from .._core._forest import Forest
+
+    if isinstance(model, Forest) and model.source:
+        parts = model.source.split(".")
+        return f"{parts[0]}.{parts[-1]}"
+    return f"{type(model).__module__.split('.')[0]}.{type(model).__name__}"
+
+
 def predict(model: Any, X: Any) -> Any:
     """What the model's Forest predicts, by the model itself: its ``predict``
     (an IsolationForest's ``score_samples``), through treelens for boosters
     without ``predict(X)``."""
     from .._adapters import to_forest
     from .._adapters._native import booster_predict
+    from .._core._forest import Forest
 
+    if isinstance(model, Forest):  # (whose classes_ is no sign of a model)
+        return np.asarray(model.predict(X))
     if hasattr(model, "classes_") or hasattr(model, "n_features_in_"):
         if to_forest(model).link == "isolation":
             return np.asarray(model.score_samples(X))

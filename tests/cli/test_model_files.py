@@ -1,0 +1,177 @@
+"""The importance and report commands on models read from files that keep less
+than the fitted model: CatBoost JSON files (no gains), models fitted without
+feature names (shown under the data file's column names)."""
+
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+import skops.io
+from sklearn.datasets import load_iris
+from sklearn.inspection import permutation_importance
+from sklearn.metrics import accuracy_score
+from sklearn.tree import DecisionTreeClassifier
+from typer.testing import CliRunner
+
+from treelens._cli._app import app
+
+FEATURES = ["sepal_length", "sepal_width", "petal_length", "petal_width"]
+
+
+def run(*args):
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def assert_bad_input(result, pattern):
+    """Exit code 2 with a one-line message and no traceback."""
+    assert result.exit_code == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("treelens: error: ")
+    assert pattern in lines[0], lines[0]
+
+
+def page_text(path):
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", path.read_text()))
+
+
+@pytest.fixture(scope="module")
+def iris(tmp_path_factory):
+    root = tmp_path_factory.mktemp("model_files")
+    X, y = load_iris(return_X_y=True, as_frame=True)
+    X.columns = FEATURES
+    held = np.arange(len(X)) % 3 == 0
+    rows = X[held].assign(species=y[held]).reset_index(drop=True)
+    rows.to_csv(root / "held.csv", index=False)
+    rows[FEATURES].to_csv(root / "held_x.csv", index=False)
+    return {"root": root, "X": X[~held], "y": y[~held], "rows": rows}
+
+
+@pytest.fixture(scope="module")
+def catboost_files(iris):
+    catboost = pytest.importorskip("catboost")
+    model = catboost.CatBoostClassifier(
+        iterations=20, depth=3, verbose=0, random_seed=0, allow_writing_files=False
+    )
+    model.fit(iris["X"], iris["y"])
+    root = iris["root"]
+    model.save_model(str(root / "model.json"), format="json")
+    model.save_model(str(root / "model.cbm"))
+    return {"model": model, "json": root / "model.json", "cbm": root / "model.cbm"}
+
+
+def records(result):
+    assert result.exit_code == 0, result.stderr
+    return pd.DataFrame(json.loads(result.stdout)["importance"]).set_index("feature")
+
+
+def test_catboost_json_importance_is_measured_on_data(iris, catboost_files):
+    """No gain in a JSON file: held-out MDI and permutation importance are still
+    given, equal to those of the .cbm file and of scikit-learn scoring the model."""
+    held = iris["root"] / "held.csv"
+    args = ["--data", held, "--target", "species", "--permutation", "--json"]
+    from_json = records(run("importance", catboost_files["json"], *args))
+    from_cbm = records(run("importance", catboost_files["cbm"], *args))
+    assert "gain" not in from_json.columns and "gain" in from_cbm.columns
+    assert sorted(from_json.index) == sorted(FEATURES)
+    np.testing.assert_allclose(
+        from_json["held_out_mdi"], from_cbm.loc[from_json.index, "held_out_mdi"]
+    )
+    model, rows = catboost_files["model"], iris["rows"]
+    expected = permutation_importance(
+        model,
+        rows[FEATURES],
+        rows["species"],
+        scoring=lambda m, X, y: accuracy_score(y, np.ravel(m.predict(X))),
+        n_repeats=5,
+        random_state=0,
+    ).importances_mean
+    assert expected.max() > 0  # the check below can tell features apart
+    np.testing.assert_allclose(
+        from_json.loc[FEATURES, "permutation"], expected, atol=1e-12
+    )
+
+
+def test_catboost_json_importance_says_what_is_unavailable(iris, catboost_files):
+    held = iris["root"] / "held.csv"
+    result = run(
+        "importance", catboost_files["json"], "--data", held, "--target", "species"
+    )
+    assert result.exit_code == 0, result.stderr
+    text = re.sub(r"\s+", " ", result.stdout)
+    assert "no MDI or gain" in text and ".cbm file" in text
+    result = run("importance", catboost_files["json"])
+    assert_bad_input(result, "expected --data FILE --target COL")
+
+
+def test_catboost_json_report(iris, catboost_files, tmp_path):
+    """The report of a JSON file has its measured importances; without a target
+    column it says there is none, and why, instead of refusing the page."""
+    out = tmp_path / "with_target.html"
+    result = run(
+        "report", catboost_files["json"], iris["root"] / "held.csv", "--target",
+        "species", "--max-counterfactuals", 1, "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    page = page_text(out)
+    assert "permutation" in page and "Every column is measured on all 50 rows" in page
+    out = tmp_path / "without_target.html"
+    result = run(
+        "report", catboost_files["json"], iris["root"] / "held_x.csv",
+        "--max-counterfactuals", 0, "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    page = page_text(out)
+    assert "No importance" in page and "no MDI or gain" in page
+
+
+@pytest.fixture(scope="module")
+def unnamed(iris):
+    """A tree fitted on an array: the model knows no feature names."""
+    model = DecisionTreeClassifier(max_depth=3, random_state=0)
+    model.fit(iris["X"].to_numpy(), iris["y"].to_numpy())
+    path = iris["root"] / "unnamed.skops"
+    skops.io.dump(model, path)
+    return {"model": model, "path": path}
+
+
+def test_unnamed_model_is_shown_under_the_file_columns(iris, unnamed):
+    result = run(
+        "importance", unnamed["path"], "--data", iris["root"] / "held.csv",
+        "--target", "species", "--json",
+    )  # fmt: skip
+    frame = records(result)
+    # Position i of the model is column i of the file.
+    expected = dict(zip(FEATURES, unnamed["model"].feature_importances_))
+    assert sorted(frame.index) == sorted(FEATURES)
+    for name, value in expected.items():
+        assert frame.loc[name, "mdi"] == pytest.approx(value)
+    notes = result.stderr.strip().splitlines()
+    assert len(notes) == 1 and notes[0].startswith("treelens: note: ")
+    assert "fitted without feature names" in notes[0]
+
+
+def test_unnamed_model_with_other_column_count_keeps_its_names(iris, unnamed):
+    rows = iris["rows"].drop(columns="petal_width")
+    path = iris["root"] / "three.csv"
+    rows.to_csv(path, index=False)
+    result = run("importance", unnamed["path"], "--data", path, "--target", "species")
+    assert_bad_input(result, "has 3 feature columns, but the model")
+
+
+def test_named_model_keeps_its_names(iris):
+    """The file's columns in another order: matched by name, never renamed."""
+    model = DecisionTreeClassifier(max_depth=3, random_state=0)
+    model.fit(iris["X"], iris["y"])
+    path = iris["root"] / "named.skops"
+    skops.io.dump(model, path)
+    shuffled = iris["rows"][[*FEATURES[::-1], "species"]]
+    data = iris["root"] / "shuffled.csv"
+    shuffled.to_csv(data, index=False)
+    result = run("importance", path, "--data", data, "--target", "species", "--json")
+    frame = records(result)
+    assert "note" not in result.stderr
+    for name, value in zip(FEATURES, model.feature_importances_):
+        assert frame.loc[name, "mdi"] == pytest.approx(value)
