@@ -153,9 +153,3 @@ def test_negative_targets_for_poisson():
     model = DecisionTreeRegressor(criterion="poisson", max_depth=2).fit(X, np.abs(y))
     with pytest.raises(InputError, match="non-negative"):
         treelens.node_statistics(model, X, -np.abs(y) - 1)
-
-
-def test_permutation_importance_needs_the_model(classifier):
-    model, X, y = classifier
-    with pytest.raises(InputError, match="Forest"):
-        treelens.permutation_importance(treelens.to_forest(model), X, y)

@@ -824,7 +824,8 @@ def _finish(problem: Problem, state: _State, method: str) -> CounterfactualResul
         found = state.found & ~problem.at_target
         gap = np.zeros(found.size)
         cost, bound = state.cost[found], np.maximum(state.bound[found], 0.0)
-        gap[found] = np.where(cost > 0, np.maximum(cost - bound, 0.0) / cost, 0.0)
+        excess = np.maximum(cost - bound, 0.0)
+        gap[found] = np.divide(excess, cost, out=np.zeros_like(excess), where=cost > 0)
         short = found & (gap > MIP_REL_GAP)
         state.status[short] = "time_limit"
         state.status[found & ~short] = "optimal"
