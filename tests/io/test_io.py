@@ -2,6 +2,7 @@
 
 import os
 import pickle
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -80,7 +81,7 @@ class _Opener:
         self.path = path
 
     def __reduce__(self):
-        return (open, (self.path, "w"))
+        return (Path.touch, (Path(self.path),))
 
 
 @pytest.mark.parametrize(
