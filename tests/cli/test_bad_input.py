@@ -155,7 +155,12 @@ def test_negative_targets_for_poisson():
         treelens.node_statistics(model, X, -np.abs(y) - 1)
 
 
-def test_permutation_importance_needs_the_model(classifier):
+def test_permutation_importance_of_a_forest_checks_its_rows(classifier):
+    """A Forest is scored through its own predictions (it was refused); its
+    rows are checked against it as the model's are."""
     model, X, y = classifier
-    with pytest.raises(InputError, match="Forest"):
-        treelens.permutation_importance(treelens.to_forest(model), X, y)
+    forest = treelens.to_forest(model)
+    with pytest.raises(InputError, match=r"missing \['d'\]"):
+        treelens.permutation_importance(forest, X[["a", "b", "c"]], y)
+    with pytest.raises(InputError):
+        treelens.permutation_importance(forest, X, y[:5])
