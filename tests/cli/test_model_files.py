@@ -249,3 +249,16 @@ def test_plot_oob_keeps_the_model_names(iris, tmp_path):
     result = run(*args)
     assert result.exit_code == 0, result.stderr
     assert "fitted without feature names" in result.stderr
+
+
+def test_catboost_json_pictures(iris, catboost_files, tmp_path):
+    """Pictures of a JSON file choose their features by mean |SHAP| over the
+    data; the importance picture needs a target, and says so."""
+    out = tmp_path / "picture.png"
+    model, held = catboost_files["json"], iris["root"] / "held.csv"
+    result = run("plot", "importance", model, "--out", out)
+    assert_bad_input(result, "expected DATA with --target COL for held-out MDI")
+    assert not out.exists()
+    result = run("plot", "partition", model, held, "--target", "species", "--out", out)
+    assert result.exit_code == 0, result.stderr
+    assert out.read_bytes().startswith(b"\x89PNG")
