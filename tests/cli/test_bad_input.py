@@ -153,3 +153,14 @@ def test_negative_targets_for_poisson():
     model = DecisionTreeRegressor(criterion="poisson", max_depth=2).fit(X, np.abs(y))
     with pytest.raises(InputError, match="non-negative"):
         treelens.node_statistics(model, X, -np.abs(y) - 1)
+
+
+def test_permutation_importance_of_a_forest_checks_its_rows(classifier):
+    """A Forest is scored through its own predictions (it was refused); its
+    rows are checked against it as the model's are."""
+    model, X, y = classifier
+    forest = treelens.to_forest(model)
+    with pytest.raises(InputError, match=r"missing \['d'\]"):
+        treelens.permutation_importance(forest, X[["a", "b", "c"]], y)
+    with pytest.raises(InputError):
+        treelens.permutation_importance(forest, X, y[:5])

@@ -136,7 +136,7 @@ class _Opener:
         self.path = path
 
     def __reduce__(self):
-        return (open, (self.path, "w"))
+        return (Path.touch, (Path(self.path),))
 
 
 @dataclass(frozen=True)

@@ -167,7 +167,7 @@ class _Opener:
         self.path = path
 
     def __reduce__(self):
-        return (open, (self.path, "w"))
+        return (Path.touch, (Path(self.path),))
 
 
 def test_trusted_pickle_loads(tmp_path, files):
@@ -633,6 +633,41 @@ def test_bad_tweak_options(files, option, value, message):
             value,
         )
     assert_bad_input(result, message)
+
+
+@pytest.mark.parametrize(
+    ("command", "options", "message"),
+    [
+        (
+            "report",
+            ["--all-rows", "--sample-rows", "10"],
+            "--all-rows and --sample-rows",
+        ),
+        ("report", ["--rows", "1", "--max-counterfactuals", "2"], "--rows and --max-c"),
+        ("tweak", ["--rows", "1", "--max-rows", "2"], "--rows and --max-rows"),
+        ("tweak", ["--optimal", "--method", "tweak"], "--optimal and --method tweak"),
+        ("tweak", ["--json", "--csv"], "--json and --csv exclude each other"),
+        (
+            "tweak",
+            ["--out-dir", "parts", "--workers", "1", "--scheduler", "tcp://x:1"],
+            "--scheduler and --workers exclude each other",
+        ),
+    ],
+)
+def test_options_that_exclude_each_other(files, tmp_path, command, options, message):
+    """Refused before any work (no output file), on one line."""
+    out = tmp_path / "out.html"
+    args = [command, files["root"] / "tree.skops", files["root"] / "data.csv"]
+    args += ["--target", "species", "--target-class", "1", *options]
+    result = run(*args, *(["--out", out] if command == "report" else []))
+    assert_bad_input(result, message)
+    assert "exclude each other; expected at most one" in result.stderr
+    assert not out.exists()
+
+
+def test_oob_needs_data(files):
+    result = run("importance", files["root"] / "forest.skops", "--oob")
+    assert_bad_input(result, "--oob needs the training data as --data FILE")
 
 
 def test_interrupt_leaves_no_output(files, tmp_path, monkeypatch, capsys):

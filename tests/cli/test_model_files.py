@@ -175,3 +175,90 @@ def test_named_model_keeps_its_names(iris):
     assert "note" not in result.stderr
     for name, value in zip(FEATURES, model.feature_importances_):
         assert frame.loc[name, "mdi"] == pytest.approx(value)
+
+
+def test_unnamed_model_explanations_speak_the_file_columns(iris, unnamed, tmp_path):
+    """tweak, explain and report name the file's columns, and constraints are
+    given in them: an immutable column is never changed."""
+    data = iris["root"] / "held.csv"
+    args = ["tweak", unnamed["path"], data, "--target", "species"]
+    args += ["--target-class", 2, "--max-rows", 3, "--json"]
+    changed = {}
+    for options in ([], ["--immutable", "sepal_length"]):
+        result = run(*args, *options)
+        assert result.exit_code == 0, result.stderr
+        changes = pd.DataFrame(json.loads(result.stdout)["changes"])
+        assert len(changes) and set(changes["feature"]) <= set(FEATURES)
+        changed[bool(options)] = set(changes["feature"])
+    # The column named in --immutable is the model's column it names.
+    assert "sepal_length" in changed[False] and "sepal_length" not in changed[True]
+    result = run("explain", unnamed["path"], data, "--target", "species", "--row", 0)
+    assert result.exit_code == 0, result.stderr
+    assert "because petal_width 0.2 <= 0.8" in result.stdout
+    assert not re.search(r"\bx[0-3]\b", result.stdout)
+    out = tmp_path / "report.html"
+    result = run(
+        "report", unnamed["path"], data, "--target", "species",
+        "--max-counterfactuals", 1, "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    page = page_text(out)
+    assert "petal_length" in page and not re.search(r"\bx[0-3]\b", page)
+    assert "sklearn.DecisionTreeClassifier" in page  # the model, not its Forest
+
+
+def test_unnamed_isolation_forest_report(iris, tmp_path):
+    """An IsolationForest fitted on an array: its report scores the rows as
+    the model does, under the file's column names."""
+    from sklearn.ensemble import IsolationForest
+
+    model = IsolationForest(n_estimators=10, random_state=0)
+    model.fit(iris["X"].to_numpy())
+    path = iris["root"] / "iso.skops"
+    skops.io.dump(model, path)
+    out = tmp_path / "iso.html"
+    result = run(
+        "report", path, iris["root"] / "held_x.csv", "--max-counterfactuals", 1,
+        "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    page = page_text(out)
+    n_outliers = int((model.predict(iris["rows"][FEATURES].to_numpy()) == -1).sum())
+    assert f"Outliers {n_outliers} of 50 rows" in page
+    assert "sklearn.IsolationForest" in page
+    assert not re.search(r"\bx[0-3]\b", page)
+
+
+def test_plot_oob_keeps_the_model_names(iris, tmp_path):
+    """Out-of-bag rows are the fitted model's: --oob draws it as fitted,
+    without renaming (and so without the note on names)."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    model = RandomForestClassifier(n_estimators=3, max_depth=2, random_state=0)
+    X = iris["X"].to_numpy()
+    model.fit(X, iris["y"].to_numpy())
+    path = iris["root"] / "forest_unnamed.skops"
+    skops.io.dump(model, path)
+    data = iris["root"] / "train.csv"
+    iris["X"].assign(species=iris["y"]).to_csv(data, index=False)
+    out = tmp_path / "grid.png"
+    args = ["plot", "forest-grid", path, data, "--target", "species", "--out", out]
+    result = run(*args, "--oob")
+    assert result.exit_code == 0, result.stderr
+    assert "feature names" not in result.stderr
+    result = run(*args)
+    assert result.exit_code == 0, result.stderr
+    assert "fitted without feature names" in result.stderr
+
+
+def test_catboost_json_pictures(iris, catboost_files, tmp_path):
+    """Pictures of a JSON file choose their features by mean |SHAP| over the
+    data; the importance picture needs a target, and says so."""
+    out = tmp_path / "picture.png"
+    model, held = catboost_files["json"], iris["root"] / "held.csv"
+    result = run("plot", "importance", model, "--out", out)
+    assert_bad_input(result, "expected DATA with --target COL for held-out MDI")
+    assert not out.exists()
+    result = run("plot", "partition", model, held, "--target", "species", "--out", out)
+    assert result.exit_code == 0, result.stderr
+    assert out.read_bytes().startswith(b"\x89PNG")

@@ -2,6 +2,7 @@
 
 import os
 import pickle
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -17,6 +18,7 @@ from treelens._io._files import (
     check_output_path,
     load_data,
     load_model,
+    named_by_columns,
 )
 
 FEATURES = ["sepal_length", "sepal_width", "petal_length", "petal_width"]
@@ -79,7 +81,7 @@ class _Opener:
         self.path = path
 
     def __reduce__(self):
-        return (open, (self.path, "w"))
+        return (Path.touch, (Path(self.path),))
 
 
 @pytest.mark.parametrize(
@@ -277,3 +279,27 @@ def test_extra_column_hints_fit_the_call(tmp_path, iris_model):
     X.assign(species=y).to_csv(path)  # the index as a first, unnamed column
     with pytest.raises(InputError, match=r"\['Unnamed: 0'\] .*index=False"):
         load_data(path, feature_names=FEATURES, target="species")
+
+
+def test_named_by_columns_names_only_models_without_names(iris_model):
+    """A model fitted on an array reads a file's columns in file order, so the
+    file's names are its features' one for one; a named model keeps its own."""
+    import treelens
+
+    named, X, y = iris_model
+    assert named_by_columns(named, list("abcd")) is None
+    unnamed = DecisionTreeClassifier(max_depth=2, random_state=0)
+    unnamed.fit(X.to_numpy(), y)
+    assert named_by_columns(unnamed, list("abc")) is None  # another count
+    assert named_by_columns(unnamed, ["x0", "x1", "x2", "x3"]) is None
+    columns = ["d", "c", "b", "a"]
+    forest = named_by_columns(unnamed, columns)
+    assert forest.feature_names == tuple(columns) and forest.has_feature_names
+    frame = pd.DataFrame(X.to_numpy(), columns=columns)
+    np.testing.assert_array_equal(forest.predict(frame), unnamed.predict(X.to_numpy()))
+    # A Forest read from a model file (no model behind it) is renamed alike.
+    bare = treelens.to_forest(unnamed)
+    renamed = named_by_columns(bare, columns)
+    assert renamed.feature_names == tuple(columns)
+    assert [spec.name for spec in renamed.features] == columns
+    np.testing.assert_array_equal(renamed.predict(frame), unnamed.predict(X.to_numpy()))

@@ -210,9 +210,21 @@ OutOpt = Annotated[
 ]
 
 
+def _exclusive(first: tuple[str, Any], second: tuple[str, Any]) -> None:
+    """Refuse two options that exclude each other, given together.
+
+    Each option is ``(name, value)``; it counts as given when its value is
+    neither None nor False (the defaults of such options).
+    """
+    if all(value is not None and value is not False for _, value in (first, second)):
+        raise InputError(
+            f"{first[0]} and {second[0]} exclude each other; expected at most one, "
+            "got both."
+        )
+
+
 def _format(json_out: bool, csv_out: bool) -> Literal["text", "json", "csv"]:
-    if json_out and csv_out:
-        raise InputError("--json and --csv exclude each other; got both.")
+    _exclusive(("--json", json_out), ("--csv", csv_out))
     return "json" if json_out else "csv" if csv_out else "text"
 
 
@@ -628,7 +640,12 @@ def tweak(
             "not already predicted as the target.",
         ),
     ] = None,
-    max_rows: Annotated[int, typer.Option("--max-rows", min=1)] = 10,
+    max_rows: Annotated[
+        int | None,
+        typer.Option(
+            "--max-rows", min=1, help="Without --rows: how many rows (default 10)."
+        ),
+    ] = None,
     search: CounterfactualOptions = _NO_SEARCH,
     json_out: JsonOpt = False,
     csv_out: CsvOpt = False,
@@ -644,6 +661,7 @@ def tweak(
     """
     from .._report._tables import counterfactual_tables, render
 
+    _exclusive(("--rows", rows), ("--max-rows", max_rows))
     method = search.search()
     fmt = _format(json_out, csv_out)
     inputs = _checked_inputs(out, model_path, data, search.isolation_forest)
@@ -708,7 +726,7 @@ def tweak(
             X,
             target=goal,
             rows=selected,
-            max_rows=max_rows,
+            max_rows=10 if max_rows is None else max_rows,
             cost=search.cost,
             mode=search.mode,
             constraints=constraints,
@@ -1005,18 +1023,24 @@ def report(
         ),
     ] = None,
     max_counterfactuals: Annotated[
-        int, typer.Option("--max-counterfactuals", min=0)
-    ] = 5,
+        int | None,
+        typer.Option(
+            "--max-counterfactuals",
+            min=0,
+            help="Without --rows: how many rows to answer for (default 5).",
+        ),
+    ] = None,
     search: CounterfactualOptions = _NO_SEARCH,
     sample_rows: Annotated[
-        int,
+        int | None,
         typer.Option(
             "--sample-rows",
             min=1,
             help="Held-out and debiased MDI, permutation importance (its first "
-            "1,000) and the pictures' points use a random sample of this many rows.",
+            "1,000) and the pictures' points use a random sample of this many rows "
+            "(default 5000).",
         ),
-    ] = 5000,
+    ] = None,
     all_rows: Annotated[
         bool, typer.Option("--all-rows", help="Use every row instead of a sample.")
     ] = False,
@@ -1034,8 +1058,12 @@ def report(
     Example: treelens report model.skops test.csv --target label --rows 3,17
     --immutable age --out report.html
     """
-    from .._report._page import render_report
+    from .._report._page import DEFAULT_SAMPLE_ROWS, render_report
 
+    _exclusive(("--all-rows", all_rows), ("--sample-rows", sample_rows))
+    _exclusive(("--rows", rows), ("--max-counterfactuals", max_counterfactuals))
+    if max_counterfactuals is None:
+        max_counterfactuals = 5
     inputs = _checked_inputs(out, model_path, data)
     constraints = search.constraints()
     with _Progress(enabled=True) as progress:
@@ -1060,7 +1088,7 @@ def report(
             time_limit=search.time_limit,
             fill_missing=search.fill(),
             fill_cost=search.fill_cost,
-            sample_rows=None if all_rows else sample_rows,
+            sample_rows=None if all_rows else sample_rows or DEFAULT_SAMPLE_ROWS,
             random_state=random_state,
             source=data.name,
             title=title or f"treelens report: {model_path.name}",

@@ -80,6 +80,12 @@ def dataset_mode(
     resume: bool,
 ) -> bool:
     """Whether a command runs in Parquet dataset mode; refuse half-given options."""
+    if scheduler is not None and workers is not None:
+        raise InputError(
+            "--scheduler and --workers exclude each other; expected at most one "
+            f"(a running cluster, or a local one to start), got both ({scheduler!r} "
+            f"and {workers})."
+        )
     if out_dir is not None:
         if data is None:
             raise InputError("--out-dir needs data to process; got no data.")

@@ -153,6 +153,11 @@ class CounterfactualOptions:
             raise InputError(
                 f"--method must be one of auto, optimal, tweak; got {self.method!r}."
             )
+        if self.optimal and self.method == "tweak":
+            raise InputError(
+                "--optimal and --method tweak exclude each other; expected at most "
+                "one, got both (--optimal is --method optimal)."
+            )
         return "optimal" if self.optimal else self.method
 
 

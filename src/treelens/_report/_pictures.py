@@ -243,6 +243,11 @@ def _importance_picture(request: PictureRequest) -> Any:
         for r in (found["primary"], found["held_out"], found["debiased"])
         if r is not None
     ]
+    if not shown:  # a Forest read from a model file, and no target
+        raise InputError(
+            f"The importance picture has nothing to draw ({found['notes'][0]}); "
+            "expected DATA with --target COL for held-out MDI; got no target."
+        )
     # Room for the legend below the axes: one line per method.
     figure, ax = new_figure(6.4, max(2.5, 0.3 * n_shown + 1.2) + 0.25 * len(shown))
     ImportanceDisplay.from_result(shown, ax=ax, top_k=20)
