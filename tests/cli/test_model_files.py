@@ -207,6 +207,28 @@ def test_unnamed_model_explanations_speak_the_file_columns(iris, unnamed, tmp_pa
     assert "sklearn.DecisionTreeClassifier" in page  # the model, not its Forest
 
 
+def test_unnamed_model_confirms_the_counterfactuals_of_tweak(
+    iris, unnamed, monkeypatch
+):
+    """The model behind the renamed Forest checks every counterfactual with
+    its own predict, on the file's columns by position (an array)."""
+    predict, given = DecisionTreeClassifier.predict, []
+
+    def spy(self, X, *args, **kwargs):
+        given.append(X)
+        return predict(self, X, *args, **kwargs)
+
+    monkeypatch.setattr(DecisionTreeClassifier, "predict", spy)
+    result = run(
+        "tweak", unnamed["path"], iris["root"] / "held.csv", "--target", "species",
+        "--target-class", 2, "--rows", "0,1,2", "--cost", "l1", "--json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    found = pd.DataFrame(json.loads(result.stdout)["rows"])["found"]
+    assert found.all() and given
+    assert all(isinstance(X, np.ndarray) and X.shape[1] == 4 for X in given)
+
+
 def test_unnamed_isolation_forest_report(iris, tmp_path):
     """An IsolationForest fitted on an array: its report scores the rows as
     the model does, under the file's column names."""
