@@ -398,7 +398,8 @@ def test_importance_shap_beside_mdi_and_without_a_target(files):
     result = run(*args, files["root"] / "features.csv", "--shap", "--json")
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)  # MDI needs no data, SHAP no target
-    assert set(payload) == {"importance", "shap"}
+    assert set(payload) == {"importance", "shap", "notes"}
+    assert payload["notes"] == []
     values = np.abs(np.asarray(shap.TreeExplainer(files["forest"]).shap_values(rows)))
     expected = dict(zip(FEATURES, values.mean(axis=2).mean(axis=0)))
     for record in payload["shap"]:

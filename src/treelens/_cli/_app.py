@@ -21,7 +21,7 @@ import threading
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, Self, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, Self, TypeVar
 
 import typer
 
@@ -60,6 +60,10 @@ app = typer.Typer(
 
 class _State:
     debug = False
+    #: The command's note lines printed so far (see :func:`_note`).
+    notes: ClassVar[list[str]] = []
+    #: The warnings recorded so far while the command runs (see :func:`_notes`).
+    warned: ClassVar[list[Any]] = []
 
 
 def _error(message: str) -> None:
@@ -105,30 +109,63 @@ def _notes() -> Iterator[None]:
     """
     import warnings
 
-    from .._exceptions import TreelensError
-
     caught: list[warnings.WarningMessage] = []
+    _State.notes, _State.warned = [], []
     try:
         with warnings.catch_warnings(record=True) as recorded:
             warnings.simplefilter("always")
+            _State.warned = recorded
             try:
                 yield
             finally:
                 caught = list(recorded)
+                _State.warned = []
     finally:
         # Shown once the recording has ended: inside it, showwarning would
         # record each warning again, onto the very list being shown.
-        seen: set[str] = set()
+        for text in _warning_notes(caught):
+            typer.echo(f"treelens: note: {text}", err=True)
         for item in caught:
-            if item.category.__module__ == TreelensError.__module__:
-                text = " ".join(str(item.message).split())
-                if text not in seen:
-                    seen.add(text)
-                    typer.echo(f"treelens: note: {text}", err=True)
-            else:
+            if item.category.__module__ != TreelensError.__module__:
                 warnings.showwarning(
                     item.message, item.category, item.filename, item.lineno
                 )
+
+
+def _warning_notes(caught: Sequence[Any]) -> list[str]:
+    """The texts of treelens' warnings among ``caught``, each once, in order."""
+    texts: list[str] = []
+    for item in caught:
+        if item.category.__module__ == TreelensError.__module__:
+            text = " ".join(str(item.message).split())
+            if text not in texts:
+                texts.append(text)
+    return texts
+
+
+def _note(text: str) -> None:
+    """Print ``text`` as a ``treelens: note:`` line, and keep it for the JSON
+    output (see :func:`_notes_so_far`)."""
+    text = " ".join(text.split())
+    _State.notes.append(text)
+    typer.echo(f"treelens: note: {text}", err=True)
+
+
+def _notes_so_far(*more: str) -> list[str]:
+    """The command's notes so far, as its JSON output lists them (``"notes"``):
+    the lines printed, then ``more`` (notes the text output shows elsewhere,
+    as in a table's title), then treelens' warnings (printed as the command
+    ends)."""
+    notes = [*_State.notes, *more]
+    return notes + [t for t in _warning_notes(_State.warned) if t not in notes]
+
+
+def _rendered(tables: Any, fmt: Literal["text", "json", "csv"], *more: str) -> str:
+    """``tables`` rendered in ``fmt``; as JSON, with the command's notes (see
+    :func:`_notes_so_far`)."""
+    from .._report._tables import render
+
+    return render(tables, fmt, notes=_notes_so_far(*more) if fmt == "json" else None)
 
 
 def _is_click_error(exc: BaseException) -> bool:
@@ -291,11 +328,10 @@ def _load(
         if named is not None:
             shown = named
             renamed = dict(zip(forest.feature_names, named.feature_names, strict=True))
-            typer.echo(
-                "treelens: note: the model was fitted without feature names; its "
+            _note(
+                "the model was fitted without feature names; its "
                 f"{forest.n_features} features are shown under the column names of "
-                f"{str(data_path)!r}, in file order ({_listed(named.feature_names)}).",
-                err=True,
+                f"{str(data_path)!r}, in file order ({_listed(named.feature_names)})."
             )
         elif not forest.has_feature_names:
             X = X.to_numpy()
@@ -419,7 +455,6 @@ def importance(
     from .._report._tables import (
         importance_tables,
         renamed_features,
-        render,
         shap_table,
     )
 
@@ -457,7 +492,7 @@ def importance(
             resume=resume,
             timeout=timeout,
         )
-        return _emit(render(tables, fmt), out=out, inputs=inputs)
+        return _emit(_rendered(tables, fmt), out=out, inputs=inputs)
     loaded = _load(
         model_path, data, target=target, trust_pickle=trust_pickle, trust=trust
     )
@@ -472,6 +507,7 @@ def importance(
         from .._importance._replay import refuse_isolation
 
         refuse_isolation(forest, "MDI")
+    notes: list[str] = []  # in the table's title as text
     with _Progress(enabled=fmt == "text" or out is not None) as progress:
         # An IsolationForest's trees split at random: SHAP is its one importance.
         tables = (
@@ -488,6 +524,7 @@ def importance(
                 top=top,
                 required=not shap,
                 progress=progress.step,
+                notes=notes,
             )
             if not (shap and forest.link == "isolation")
             else {}
@@ -495,7 +532,8 @@ def importance(
         if shap:
             progress.step("mean absolute SHAP values")
             tables["shap"] = shap_table(model, X, top=top)
-    _emit(render(renamed_features(tables, loaded.renamed), fmt), out=out, inputs=inputs)
+    tables = renamed_features(tables, loaded.renamed)
+    _emit(_rendered(tables, fmt, *notes), out=out, inputs=inputs)
 
 
 # ----------------------------------------------------------------------------- tweak
@@ -659,7 +697,7 @@ def tweak(
     Example: treelens tweak model.skops rows.csv --target-class 1 --rows 0-4
     --immutable age --cost l1
     """
-    from .._report._tables import counterfactual_tables, render
+    from .._report._tables import counterfactual_tables
 
     _exclusive(("--rows", rows), ("--max-rows", max_rows))
     method = search.search()
@@ -704,7 +742,7 @@ def tweak(
             resume=dataset.resume,
             timeout=dataset.timeout,
         )
-        return _emit(render(tables, fmt), out=out, inputs=inputs)
+        return _emit(_rendered(tables, fmt), out=out, inputs=inputs)
     loaded = _load(
         model_path, data, target=target, trust_pickle=trust_pickle, trust=trust
     )
@@ -743,8 +781,8 @@ def tweak(
             notes=notes,
         )
     for note in notes:
-        typer.echo(f"treelens: note: {note}", err=True)
-    _emit(render(tables, fmt), out=out, inputs=inputs)
+        _note(note)
+    _emit(_rendered(tables, fmt), out=out, inputs=inputs)
 
 
 # --------------------------------------------------------------------------- explain
@@ -825,7 +863,10 @@ def explain(
             fill_missing=search.fill(),
             fill_cost=search.fill_cost,
         )
-    _emit(render_explanation(explanation, json_out=json_out), out=out, inputs=inputs)
+    text = render_explanation(
+        explanation, json_out=json_out, notes=_notes_so_far() if json_out else None
+    )
+    _emit(text, out=out, inputs=inputs)
 
 
 # ------------------------------------------------------------------------------ plot
