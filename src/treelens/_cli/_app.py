@@ -299,19 +299,14 @@ def _load(
     """Load the model and its forest, then the data matched to the model (with
     ``rename``, a model without feature names is shown under the data file's)."""
     from .._adapters import to_forest
-    from .._io._files import (
-        as_categories,
-        check_target,
-        load_data,
-        load_model,
-        named_by_columns,
-    )
+    from .._io._files import as_categories, check_target, load_data, load_model
 
     model = load_model(model_path, trust_pickle=trust_pickle, trusted=trust or ())
     forest = to_forest(model)
     X: Any = None
     y: Any = None
-    shown, renamed = model, {}
+    shown: Any = model
+    renamed: dict[str, str] = {}
     if data_path is not None:
         X, y = load_data(
             data_path,
@@ -324,20 +319,34 @@ def _load(
             y = check_target(y, classes=forest.classes_, path=data_path)
         if forest.has_labels and _reads_category_dtype(model):
             X = as_categories(X, forest.features)  # a CSV file's text categories
-        named = named_by_columns(model, list(X.columns)) if rename else None
-        if named is not None:
-            shown = named
-            renamed = dict(zip(forest.feature_names, named.feature_names, strict=True))
-            _note(
-                "the model was fitted without feature names; its "
-                f"{forest.n_features} features are shown under the column names of "
-                f"{str(data_path)!r}, in file order ({_listed(named.feature_names)})."
-            )
-        elif not forest.has_feature_names:
+        if rename:
+            shown, renamed = _named_after(model, list(X.columns), data_path)
+        if not renamed and not forest.has_feature_names:
             X = X.to_numpy()
     elif target is not None:
         raise InputError(f"--target {target} needs a data file; got none.")
     return _Loaded(model, forest, X, y, shown, renamed)
+
+
+def _named_after(
+    model: Any, columns: Sequence[str], data_path: Path
+) -> tuple[Any, dict[str, str]]:
+    """The model shown under the names of the data's feature ``columns`` (in
+    file order) when it has none of its own, with a note saying so, and the
+    map from its default names to them; else the model itself and ``{}``."""
+    from .._adapters import to_forest
+    from .._io._files import named_by_columns
+
+    named = named_by_columns(model, columns)
+    if named is None:
+        return model, {}
+    default = to_forest(model).feature_names
+    _note(
+        f"the model was fitted without feature names; its {named.n_features} "
+        f"features are shown under the column names of {str(data_path)!r}, in "
+        f"file order ({_listed(named.feature_names)})."
+    )
+    return named, dict(zip(default, named.feature_names, strict=True))
 
 
 def _listed(names: Sequence[str], limit: int = 6) -> str:
@@ -361,6 +370,22 @@ def _load_model(
     from .._io._files import load_model
 
     return load_model(model_path, trust_pickle=trust_pickle, trusted=trust or ())
+
+
+def _dataset_model(
+    model_path: Path,
+    data: Path,
+    target: str | None,
+    trust_pickle: bool,
+    trust: Sequence[str] | None,
+) -> Any:
+    """The model of a Parquet dataset run, shown under the dataset's column
+    names when it has none (as :func:`_load` shows it under a data file's)."""
+    from .._io._dataset import dataset_feature_columns
+
+    model = _load_model(model_path, trust_pickle, trust)
+    columns = dataset_feature_columns(data, exclude=[] if target is None else [target])
+    return _named_after(model, columns, data)[0]
 
 
 def _emit(
@@ -481,7 +506,7 @@ def importance(
     if dataset_mode(data, out_dir, scheduler=scheduler, workers=workers, resume=resume):
         assert data is not None and out_dir is not None  # dataset mode needs both
         tables = importance_dataset_tables(
-            _load_model(model_path, trust_pickle, trust),
+            _dataset_model(model_path, data, target, trust_pickle, trust),
             data,
             out_dir,
             target=target,
@@ -726,7 +751,7 @@ def tweak(
                 "Parquet datasets (--out-dir) keep missing values missing, expected "
                 "none of them."
             )
-        model = _load_model(model_path, trust_pickle, trust)
+        model = _dataset_model(model_path, data, target, trust_pickle, trust)
         tables = tweak_dataset_tables(
             model,
             data,
