@@ -771,6 +771,33 @@ def test_plot_counterfactual_slices_through_the_counterfactual(
     assert_bad_input(result, "--slice-at must be 'instance' or 'counterfactual'")
 
 
+def test_plot_refuses_options_of_other_pictures(files, tmp_path):
+    """--slice-at draws only the counterfactual picture and --oob only the
+    forest grid: given with another KIND, they are refused, not ignored."""
+    out = tmp_path / "picture.png"
+    model, data = files["root"] / "forest.skops", files["root"] / "data.csv"
+    common = ("--target", "species", "--out", out)
+    for kind in ("partition", "forest-grid"):
+        result = run("plot", kind, model, data, *common, "--slice-at", "instance")
+        assert_bad_input(
+            result,
+            f"--slice-at applies to the counterfactual picture only; got it with "
+            f"KIND '{kind}'.",
+        )
+    for kind in ("partition", "counterfactual"):
+        result = run("plot", kind, model, data, *common, "--oob", "--row", "0")
+        assert_bad_input(
+            result,
+            f"--oob applies to the forest-grid picture only; got it with KIND "
+            f"'{kind}'.",
+        )
+    assert not out.exists()
+    result = run("plot", "forest-grid", model, data, *common, "--oob")
+    assert "applies to" not in result.stderr  # refused for its rows only
+    result = run("plot", "partition", model, data, *common)
+    assert result.exit_code == 0, result.output
+
+
 def test_importance_shows_debiased_mdi(files):
     result = run(
         "importance",

@@ -959,14 +959,15 @@ def plot(
         ),
     ] = False,
     slice_at: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--slice-at",
             metavar="instance|counterfactual",
             help="counterfactual: hold the features not drawn at the row's values "
-            "or at the counterfactual's (then the star lies in the target's region).",
+            "(instance, the default) or at the counterfactual's (then the star "
+            "lies in the target's region).",
         ),
-    ] = "instance",
+    ] = None,
     dpi: Annotated[int, typer.Option("--dpi", min=20, max=600)] = 100,
     trust_pickle: TrustPickle = False,
     trust: TrustTypes = None,
@@ -979,6 +980,10 @@ def plot(
 
     if kind not in PLOT_KINDS:
         raise InputError(f"KIND must be one of {list(PLOT_KINDS)}; got {kind!r}.")
+    _applies_to(kind, "--slice-at", slice_at is not None, "counterfactual")
+    _applies_to(kind, "--oob", oob, "forest-grid")
+    if slice_at is None:
+        slice_at = "instance"
     if slice_at not in ("instance", "counterfactual"):
         raise InputError(
             f"--slice-at must be 'instance' or 'counterfactual'; got {slice_at!r}."
@@ -1022,6 +1027,15 @@ def plot(
         dpi=dpi,
     )
     _emit_bytes(picture, out=out, inputs=inputs)
+
+
+def _applies_to(kind: str, option: str, given: bool, *kinds: str) -> None:
+    """Refuse ``option``, when ``given``, on a picture it does not change."""
+    if given and kind not in kinds:
+        raise InputError(
+            f"{option} applies to the {' and '.join(kinds)} picture only; got it "
+            f"with KIND {kind!r}."
+        )
 
 
 def _emit_bytes(content: bytes, *, out: Path, inputs: Sequence[Path]) -> None:
