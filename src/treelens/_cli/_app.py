@@ -105,7 +105,9 @@ def _notes() -> Iterator[None]:
 
     Other warnings are shown as Python shows them.  A treelens warning points at
     the first line outside treelens, which under the command line is typer's:
-    shown as Python shows it, it would name that line.
+    shown as Python shows it, it would name that line.  The notes of the
+    command and its warnings are kept meanwhile, for its JSON output (see
+    :func:`_notes_so_far`).
     """
     import warnings
 
