@@ -281,7 +281,7 @@ def test_command_line_ranks_its_columns_by_shap_alone(tmp_path):
     result = CliRunner().invoke(app, [*args, "--data", rows_path, "--shap", "--json"])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
-    assert set(payload) == {"shap"}
+    assert set(payload) == {"shap", "notes"}
     expected = treelens.shap_importance(model, frame).importances_
     got = {r["feature"]: r["mean_abs_shap"] for r in payload["shap"]}
     assert got == pytest.approx(expected.to_dict(), abs=1e-12)

@@ -398,7 +398,8 @@ def test_importance_shap_beside_mdi_and_without_a_target(files):
     result = run(*args, files["root"] / "features.csv", "--shap", "--json")
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)  # MDI needs no data, SHAP no target
-    assert set(payload) == {"importance", "shap"}
+    assert set(payload) == {"importance", "shap", "notes"}
+    assert payload["notes"] == []
     values = np.abs(np.asarray(shap.TreeExplainer(files["forest"]).shap_values(rows)))
     expected = dict(zip(FEATURES, values.mean(axis=2).mean(axis=0)))
     for record in payload["shap"]:
@@ -768,6 +769,33 @@ def test_plot_counterfactual_slices_through_the_counterfactual(
     assert files["forest"].predict(x_cf).tolist() == [2]
     result = run(*common, "--slice-at", "row")
     assert_bad_input(result, "--slice-at must be 'instance' or 'counterfactual'")
+
+
+def test_plot_refuses_options_of_other_pictures(files, tmp_path):
+    """--slice-at draws only the counterfactual picture and --oob only the
+    forest grid: given with another KIND, they are refused, not ignored."""
+    out = tmp_path / "picture.png"
+    model, data = files["root"] / "forest.skops", files["root"] / "data.csv"
+    common = ("--target", "species", "--out", out)
+    for kind in ("partition", "forest-grid"):
+        result = run("plot", kind, model, data, *common, "--slice-at", "instance")
+        assert_bad_input(
+            result,
+            f"--slice-at applies to the counterfactual picture only; got it with "
+            f"KIND '{kind}'.",
+        )
+    for kind in ("partition", "counterfactual"):
+        result = run("plot", kind, model, data, *common, "--oob", "--row", "0")
+        assert_bad_input(
+            result,
+            f"--oob applies to the forest-grid picture only; got it with KIND "
+            f"'{kind}'.",
+        )
+    assert not out.exists()
+    result = run("plot", "forest-grid", model, data, *common, "--oob")
+    assert "applies to" not in result.stderr  # refused for its rows only
+    result = run("plot", "partition", model, data, *common)
+    assert result.exit_code == 0, result.output
 
 
 def test_importance_shows_debiased_mdi(files):

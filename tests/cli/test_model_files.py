@@ -153,6 +153,38 @@ def test_unnamed_model_is_shown_under_the_file_columns(iris, unnamed):
     assert "fitted without feature names" in notes[0]
 
 
+def test_json_output_lists_the_notes(iris, unnamed, catboost_files):
+    """--json keeps the notes the text output prints: importance (in its
+    table's title), tweak and explain (on stderr); an empty list when none."""
+    held = iris["root"] / "held.csv"
+    result = run("importance", catboost_files["json"], "--data", held, "--target",
+                 "species", "--json")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    notes = json.loads(result.stdout)["notes"]
+    assert notes[0].startswith("no MDI or gain: this catboost.")
+    result = run("importance", catboost_files["cbm"], "--json")
+    assert result.exit_code == 0, result.stderr
+    (note,) = json.loads(result.stdout)["notes"]
+    assert note.startswith("gain: the library's total split gain")
+    text = " ".join(run("importance", catboost_files["cbm"]).stdout.split())
+    assert f"Feature importance ({note})" in text  # the same note as text
+    for args in (
+        ["tweak", unnamed["path"], held, "--target-class", 2, "--max-rows", 1],
+        ["explain", unnamed["path"], held, "--row", 0],
+    ):
+        result = run(*args, "--target", "species", "--json")
+        assert result.exit_code == 0, result.stderr
+        printed = [
+            line.removeprefix("treelens: note: ") for line in result.stderr.splitlines()
+        ]
+        assert printed and "fitted without feature names" in printed[0]
+        assert json.loads(result.stdout)["notes"] == printed
+    result = run("tweak", catboost_files["cbm"], held, "--target", "species",
+                 "--target-class", 2, "--max-rows", 1, "--json")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["notes"] == []
+
+
 def test_unnamed_model_with_other_column_count_keeps_its_names(iris, unnamed):
     rows = iris["rows"].drop(columns="petal_width")
     path = iris["root"] / "three.csv"
@@ -205,6 +237,28 @@ def test_unnamed_model_explanations_speak_the_file_columns(iris, unnamed, tmp_pa
     page = page_text(out)
     assert "petal_length" in page and not re.search(r"\bx[0-3]\b", page)
     assert "sklearn.DecisionTreeClassifier" in page  # the model, not its Forest
+
+
+def test_unnamed_model_confirms_the_counterfactuals_of_tweak(
+    iris, unnamed, monkeypatch
+):
+    """The model behind the renamed Forest checks every counterfactual with
+    its own predict, on the file's columns by position (an array)."""
+    predict, given = DecisionTreeClassifier.predict, []
+
+    def spy(self, X, *args, **kwargs):
+        given.append(X)
+        return predict(self, X, *args, **kwargs)
+
+    monkeypatch.setattr(DecisionTreeClassifier, "predict", spy)
+    result = run(
+        "tweak", unnamed["path"], iris["root"] / "held.csv", "--target", "species",
+        "--target-class", 2, "--rows", "0,1,2", "--cost", "l1", "--json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    found = pd.DataFrame(json.loads(result.stdout)["rows"])["found"]
+    assert found.all() and given
+    assert all(isinstance(X, np.ndarray) and X.shape[1] == 4 for X in given)
 
 
 def test_unnamed_isolation_forest_report(iris, tmp_path):

@@ -348,3 +348,43 @@ def test_cli_scheduler_and_workers_exclude_each_other(case, model_file, tmp_path
         "2",
     )
     assert result.exit_code == 2 and "got both" in result.stderr
+
+
+def test_cli_dataset_names_an_unnamed_model_after_its_columns(case, tmp_path):
+    """A model fitted on an array is shown under the dataset's column names,
+    as under a data file's, with the same note; it reads them by position."""
+    import skops.io
+
+    _, X, data, _ = case
+    model = RandomForestClassifier(n_estimators=5, max_depth=4, random_state=0)
+    model.fit(X.to_numpy(), case[0].predict(X))
+    path = tmp_path / "unnamed.skops"
+    skops.io.dump(model, path)
+    directory = tmp_path / "in"
+    directory.mkdir()
+    for i in range(2):
+        part = data.iloc[i * ROWS : (i + 1) * ROWS][[*FEATURES, "label"]]
+        part.to_parquet(directory / f"part-{i}.parquet", index=False)
+    rows = data.iloc[: 2 * ROWS]
+    result = _cli("importance", path, "--data", directory, "--target", "label",
+                  "--out-dir", tmp_path / "sums", "--json")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    got = {r["feature"]: r["mdi"] for r in payload["importance"]}
+    assert got == pytest.approx(dict(zip(FEATURES, model.feature_importances_)))
+    (note,) = payload["notes"]
+    assert "fitted without feature names" in note and str(directory) in note
+    assert f"treelens: note: {note}" in result.stderr
+    out = tmp_path / "cf"
+    result = _cli("tweak", path, directory, "--target", "label", "--target-class",
+                  1, "--cost", "l1", "--out-dir", out, "--json")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["notes"] == [note]
+    got = pd.concat([_read(out / f"part-{i}.parquet") for i in range(2)])
+    X_cf = got[[f"cf_{f}" for f in FEATURES]].to_numpy()
+    assert got["found"].all()
+    np.testing.assert_array_equal(model.predict(X_cf), 1)
+    changed = (X_cf != rows[FEATURES].to_numpy()).any(axis=1)
+    np.testing.assert_array_equal(
+        changed, model.predict(rows[FEATURES].to_numpy()) != 1
+    )

@@ -303,3 +303,40 @@ def test_named_by_columns_names_only_models_without_names(iris_model):
     assert renamed.feature_names == tuple(columns)
     assert [spec.name for spec in renamed.features] == columns
     np.testing.assert_array_equal(renamed.predict(frame), unnamed.predict(X.to_numpy()))
+
+
+def test_counterfactuals_of_a_renamed_forest_are_confirmed_by_its_model(iris_model):
+    """The Forest named after a file's columns keeps the fitted model behind
+    it: every counterfactual found on it is put to the model's own predict,
+    given its columns by position (an array, as it was fitted)."""
+    import treelens
+    from treelens._counterfactual._categorical import fixed_forest
+    from treelens._exceptions import CounterfactualCheckWarning
+
+    _, X, y = iris_model
+    columns = ["d", "c", "b", "a"]
+    rows = pd.DataFrame(X.to_numpy()[:100:25], columns=columns)  # none of class 2
+    unnamed = DecisionTreeClassifier(max_depth=2, random_state=0)
+    unnamed.fit(X.to_numpy(), y)
+    forest = named_by_columns(unnamed, columns)
+    assert forest.fitted_model is unnamed
+    assert treelens.to_forest(unnamed).fitted_model is None
+    # A Forest whose trees changed no longer stands for the model.
+    assert fixed_forest(forest, ((0, 1.0),)).fitted_model is None
+
+    predict, given = unnamed.predict, []
+
+    def spy(Z):
+        given.append(Z)
+        return predict(Z)
+
+    unnamed.predict = spy
+    result = treelens.feature_tweak(forest, rows, target=2, cost="l1")
+    assert result.found_.all() and given
+    assert all(isinstance(Z, np.ndarray) and Z.shape[1] == 4 for Z in given)
+    np.testing.assert_array_equal(predict(result.X_cf_.to_numpy()), 2)
+    # A model that disagrees with its Forest rejects the Forest's answers.
+    unnamed.predict = lambda Z: np.zeros(len(Z), dtype=int)
+    with pytest.warns(CounterfactualCheckWarning, match="failed the source model"):
+        rejected = treelens.feature_tweak(forest, rows, target=2, cost="l1")
+    assert not rejected.found_.any()

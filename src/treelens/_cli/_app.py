@@ -21,7 +21,7 @@ import threading
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, Self, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, Self, TypeVar
 
 import typer
 
@@ -60,6 +60,10 @@ app = typer.Typer(
 
 class _State:
     debug = False
+    #: The command's note lines printed so far (see :func:`_note`).
+    notes: ClassVar[list[str]] = []
+    #: The warnings recorded so far while the command runs (see :func:`_notes`).
+    warned: ClassVar[list[Any]] = []
 
 
 def _error(message: str) -> None:
@@ -101,34 +105,69 @@ def _notes() -> Iterator[None]:
 
     Other warnings are shown as Python shows them.  A treelens warning points at
     the first line outside treelens, which under the command line is typer's:
-    shown as Python shows it, it would name that line.
+    shown as Python shows it, it would name that line.  The notes of the
+    command and its warnings are kept meanwhile, for its JSON output (see
+    :func:`_notes_so_far`).
     """
     import warnings
 
-    from .._exceptions import TreelensError
-
     caught: list[warnings.WarningMessage] = []
+    _State.notes, _State.warned = [], []
     try:
         with warnings.catch_warnings(record=True) as recorded:
             warnings.simplefilter("always")
+            _State.warned = recorded
             try:
                 yield
             finally:
                 caught = list(recorded)
+                _State.warned = []
     finally:
         # Shown once the recording has ended: inside it, showwarning would
         # record each warning again, onto the very list being shown.
-        seen: set[str] = set()
+        for text in _warning_notes(caught):
+            typer.echo(f"treelens: note: {text}", err=True)
         for item in caught:
-            if item.category.__module__ == TreelensError.__module__:
-                text = " ".join(str(item.message).split())
-                if text not in seen:
-                    seen.add(text)
-                    typer.echo(f"treelens: note: {text}", err=True)
-            else:
+            if item.category.__module__ != TreelensError.__module__:
                 warnings.showwarning(
                     item.message, item.category, item.filename, item.lineno
                 )
+
+
+def _warning_notes(caught: Sequence[Any]) -> list[str]:
+    """The texts of treelens' warnings among ``caught``, each once, in order."""
+    texts: list[str] = []
+    for item in caught:
+        if item.category.__module__ == TreelensError.__module__:
+            text = " ".join(str(item.message).split())
+            if text not in texts:
+                texts.append(text)
+    return texts
+
+
+def _note(text: str) -> None:
+    """Print ``text`` as a ``treelens: note:`` line, and keep it for the JSON
+    output (see :func:`_notes_so_far`)."""
+    text = " ".join(text.split())
+    _State.notes.append(text)
+    typer.echo(f"treelens: note: {text}", err=True)
+
+
+def _notes_so_far(*more: str) -> list[str]:
+    """The command's notes so far, as its JSON output lists them (``"notes"``):
+    the lines printed, then ``more`` (notes the text output shows elsewhere,
+    as in a table's title), then treelens' warnings (printed as the command
+    ends)."""
+    notes = [*_State.notes, *more]
+    return notes + [t for t in _warning_notes(_State.warned) if t not in notes]
+
+
+def _rendered(tables: Any, fmt: Literal["text", "json", "csv"], *more: str) -> str:
+    """``tables`` rendered in ``fmt``; as JSON, with the command's notes (see
+    :func:`_notes_so_far`)."""
+    from .._report._tables import render
+
+    return render(tables, fmt, notes=_notes_so_far(*more) if fmt == "json" else None)
 
 
 def _is_click_error(exc: BaseException) -> bool:
@@ -262,19 +301,14 @@ def _load(
     """Load the model and its forest, then the data matched to the model (with
     ``rename``, a model without feature names is shown under the data file's)."""
     from .._adapters import to_forest
-    from .._io._files import (
-        as_categories,
-        check_target,
-        load_data,
-        load_model,
-        named_by_columns,
-    )
+    from .._io._files import as_categories, check_target, load_data, load_model
 
     model = load_model(model_path, trust_pickle=trust_pickle, trusted=trust or ())
     forest = to_forest(model)
     X: Any = None
     y: Any = None
-    shown, renamed = model, {}
+    shown: Any = model
+    renamed: dict[str, str] = {}
     if data_path is not None:
         X, y = load_data(
             data_path,
@@ -287,21 +321,34 @@ def _load(
             y = check_target(y, classes=forest.classes_, path=data_path)
         if forest.has_labels and _reads_category_dtype(model):
             X = as_categories(X, forest.features)  # a CSV file's text categories
-        named = named_by_columns(model, list(X.columns)) if rename else None
-        if named is not None:
-            shown = named
-            renamed = dict(zip(forest.feature_names, named.feature_names, strict=True))
-            typer.echo(
-                "treelens: note: the model was fitted without feature names; its "
-                f"{forest.n_features} features are shown under the column names of "
-                f"{str(data_path)!r}, in file order ({_listed(named.feature_names)}).",
-                err=True,
-            )
-        elif not forest.has_feature_names:
+        if rename:
+            shown, renamed = _named_after(model, list(X.columns), data_path)
+        if not renamed and not forest.has_feature_names:
             X = X.to_numpy()
     elif target is not None:
         raise InputError(f"--target {target} needs a data file; got none.")
     return _Loaded(model, forest, X, y, shown, renamed)
+
+
+def _named_after(
+    model: Any, columns: Sequence[str], data_path: Path
+) -> tuple[Any, dict[str, str]]:
+    """The model shown under the names of the data's feature ``columns`` (in
+    file order) when it has none of its own, with a note saying so, and the
+    map from its default names to them; else the model itself and ``{}``."""
+    from .._adapters import to_forest
+    from .._io._files import named_by_columns
+
+    named = named_by_columns(model, columns)
+    if named is None:
+        return model, {}
+    default = to_forest(model).feature_names
+    _note(
+        f"the model was fitted without feature names; its {named.n_features} "
+        f"features are shown under the column names of {str(data_path)!r}, in "
+        f"file order ({_listed(named.feature_names)})."
+    )
+    return named, dict(zip(default, named.feature_names, strict=True))
 
 
 def _listed(names: Sequence[str], limit: int = 6) -> str:
@@ -325,6 +372,22 @@ def _load_model(
     from .._io._files import load_model
 
     return load_model(model_path, trust_pickle=trust_pickle, trusted=trust or ())
+
+
+def _dataset_model(
+    model_path: Path,
+    data: Path,
+    target: str | None,
+    trust_pickle: bool,
+    trust: Sequence[str] | None,
+) -> Any:
+    """The model of a Parquet dataset run, shown under the dataset's column
+    names when it has none (as :func:`_load` shows it under a data file's)."""
+    from .._io._dataset import dataset_feature_columns
+
+    model = _load_model(model_path, trust_pickle, trust)
+    columns = dataset_feature_columns(data, exclude=[] if target is None else [target])
+    return _named_after(model, columns, data)[0]
 
 
 def _emit(
@@ -419,7 +482,6 @@ def importance(
     from .._report._tables import (
         importance_tables,
         renamed_features,
-        render,
         shap_table,
     )
 
@@ -446,7 +508,7 @@ def importance(
     if dataset_mode(data, out_dir, scheduler=scheduler, workers=workers, resume=resume):
         assert data is not None and out_dir is not None  # dataset mode needs both
         tables = importance_dataset_tables(
-            _load_model(model_path, trust_pickle, trust),
+            _dataset_model(model_path, data, target, trust_pickle, trust),
             data,
             out_dir,
             target=target,
@@ -457,7 +519,7 @@ def importance(
             resume=resume,
             timeout=timeout,
         )
-        return _emit(render(tables, fmt), out=out, inputs=inputs)
+        return _emit(_rendered(tables, fmt), out=out, inputs=inputs)
     loaded = _load(
         model_path, data, target=target, trust_pickle=trust_pickle, trust=trust
     )
@@ -472,6 +534,7 @@ def importance(
         from .._importance._replay import refuse_isolation
 
         refuse_isolation(forest, "MDI")
+    notes: list[str] = []  # in the table's title as text
     with _Progress(enabled=fmt == "text" or out is not None) as progress:
         # An IsolationForest's trees split at random: SHAP is its one importance.
         tables = (
@@ -488,6 +551,7 @@ def importance(
                 top=top,
                 required=not shap,
                 progress=progress.step,
+                notes=notes,
             )
             if not (shap and forest.link == "isolation")
             else {}
@@ -495,7 +559,8 @@ def importance(
         if shap:
             progress.step("mean absolute SHAP values")
             tables["shap"] = shap_table(model, X, top=top)
-    _emit(render(renamed_features(tables, loaded.renamed), fmt), out=out, inputs=inputs)
+    tables = renamed_features(tables, loaded.renamed)
+    _emit(_rendered(tables, fmt, *notes), out=out, inputs=inputs)
 
 
 # ----------------------------------------------------------------------------- tweak
@@ -659,7 +724,7 @@ def tweak(
     Example: treelens tweak model.skops rows.csv --target-class 1 --rows 0-4
     --immutable age --cost l1
     """
-    from .._report._tables import counterfactual_tables, render
+    from .._report._tables import counterfactual_tables
 
     _exclusive(("--rows", rows), ("--max-rows", max_rows))
     method = search.search()
@@ -688,7 +753,7 @@ def tweak(
                 "Parquet datasets (--out-dir) keep missing values missing, expected "
                 "none of them."
             )
-        model = _load_model(model_path, trust_pickle, trust)
+        model = _dataset_model(model_path, data, target, trust_pickle, trust)
         tables = tweak_dataset_tables(
             model,
             data,
@@ -704,7 +769,7 @@ def tweak(
             resume=dataset.resume,
             timeout=dataset.timeout,
         )
-        return _emit(render(tables, fmt), out=out, inputs=inputs)
+        return _emit(_rendered(tables, fmt), out=out, inputs=inputs)
     loaded = _load(
         model_path, data, target=target, trust_pickle=trust_pickle, trust=trust
     )
@@ -743,8 +808,8 @@ def tweak(
             notes=notes,
         )
     for note in notes:
-        typer.echo(f"treelens: note: {note}", err=True)
-    _emit(render(tables, fmt), out=out, inputs=inputs)
+        _note(note)
+    _emit(_rendered(tables, fmt), out=out, inputs=inputs)
 
 
 # --------------------------------------------------------------------------- explain
@@ -825,7 +890,10 @@ def explain(
             fill_missing=search.fill(),
             fill_cost=search.fill_cost,
         )
-    _emit(render_explanation(explanation, json_out=json_out), out=out, inputs=inputs)
+    text = render_explanation(
+        explanation, json_out=json_out, notes=_notes_so_far() if json_out else None
+    )
+    _emit(text, out=out, inputs=inputs)
 
 
 # ------------------------------------------------------------------------------ plot
@@ -893,14 +961,15 @@ def plot(
         ),
     ] = False,
     slice_at: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--slice-at",
             metavar="instance|counterfactual",
             help="counterfactual: hold the features not drawn at the row's values "
-            "or at the counterfactual's (then the star lies in the target's region).",
+            "(instance, the default) or at the counterfactual's (then the star "
+            "lies in the target's region).",
         ),
-    ] = "instance",
+    ] = None,
     dpi: Annotated[int, typer.Option("--dpi", min=20, max=600)] = 100,
     trust_pickle: TrustPickle = False,
     trust: TrustTypes = None,
@@ -913,6 +982,10 @@ def plot(
 
     if kind not in PLOT_KINDS:
         raise InputError(f"KIND must be one of {list(PLOT_KINDS)}; got {kind!r}.")
+    _applies_to(kind, "--slice-at", slice_at is not None, "counterfactual")
+    _applies_to(kind, "--oob", oob, "forest-grid")
+    if slice_at is None:
+        slice_at = "instance"
     if slice_at not in ("instance", "counterfactual"):
         raise InputError(
             f"--slice-at must be 'instance' or 'counterfactual'; got {slice_at!r}."
@@ -956,6 +1029,15 @@ def plot(
         dpi=dpi,
     )
     _emit_bytes(picture, out=out, inputs=inputs)
+
+
+def _applies_to(kind: str, option: str, given: bool, *kinds: str) -> None:
+    """Refuse ``option``, when ``given``, on a picture it does not change."""
+    if given and kind not in kinds:
+        raise InputError(
+            f"{option} applies to the {' and '.join(kinds)} picture only; got it "
+            f"with KIND {kind!r}."
+        )
 
 
 def _emit_bytes(content: bytes, *, out: Path, inputs: Sequence[Path]) -> None:

@@ -12,7 +12,7 @@ import io
 import json
 import math
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -228,8 +228,14 @@ def _records(frame: pd.DataFrame | None) -> list[dict[str, Any]] | None:
     ]
 
 
-def render_explanation(explanation: RowExplanation, *, json_out: bool) -> str:
-    """The explanation as text (rich tables) or JSON."""
+def render_explanation(
+    explanation: RowExplanation,
+    *,
+    json_out: bool,
+    notes: Sequence[str] | None = None,
+) -> str:
+    """The explanation as text (rich tables) or JSON; the JSON lists ``notes``
+    (the command's note lines) as ``"notes"``, an empty list when None."""
     if json_out:
         summary = explanation.counterfactual_summary
         payload = {
@@ -251,6 +257,7 @@ def render_explanation(explanation: RowExplanation, *, json_out: bool) -> str:
                 "changes": _records(explanation.counterfactual),
             },
             "note": explanation.note or None,
+            "notes": list(notes or ()),
         }
         return json.dumps(payload, indent=2, default=str) + "\n"
     return _text(explanation)

@@ -379,6 +379,14 @@ class Forest:
         this Forest routes to that model's input.  Many rows are routed through
         it (the same leaves, through the final model's compiled trees) while
         ``trees`` are the ones it was made for.
+    fitted_model : object or None
+        The fitted model this Forest stands for when the Forest renames its
+        features (a model fitted without feature names, shown under a data
+        file's column names: see :func:`~treelens._io._files.named_by_columns`).
+        The model reads its columns by position; counterfactuals found on the
+        Forest are confirmed with the model's own ``predict``.  None for a
+        Forest that is the adapter's own, was read from a model file, or no
+        longer predicts as the model does (its trees changed).
 
     Examples
     --------
@@ -427,6 +435,7 @@ class Forest:
     isolation_offset: float | None = None
     arrays_hold_labels: bool = False
     input_map: InputMap | None = None
+    fitted_model: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled and copied without derived values (rebuilt on first use)."""

@@ -307,6 +307,7 @@ def fixed_forest(forest: Forest, fixed: tuple[tuple[int, float], ...]) -> Forest
         features=features,
         has_feature_names=False,
         arrays_hold_labels=False,
+        fitted_model=None,  # its trees are no longer the model's
     )
     cache[key] = out
     return out

@@ -356,4 +356,5 @@ def combined_forest(forest: Forest, bound: IsolationBound) -> Forest:
         # Weights in importances are the model's; these trees are not.
         tree_weight=np.zeros(0),
         input_dtype=np.float64,
+        fitted_model=None,  # its predictions are not the model's
     )

@@ -341,7 +341,8 @@ class Problem:
     ----------
     forest : Forest
     source : object or None
-        The model the user gave (None when it was a bare Forest).
+        The model the user gave, or the ``fitted_model`` of the Forest given
+        (None when it was a bare Forest).
     X : ndarray of shape (n, n_features), float64
         The rows as given (not cast).
     leaves : ndarray of shape (n, n_trees)
@@ -384,6 +385,10 @@ class Problem:
         (the searches of :func:`~._categorical.search_with_fixed`, on a forest
         with fixed features, whose answers are confirmed on the whole model):
         :func:`finish` then skips the predictions and the plausibility figures.
+    by_position : bool
+        Whether ``source`` is the ``fitted_model`` of a Forest that renamed its
+        features: fitted without feature names, it reads the columns by
+        position (see :func:`source_predict`).
     """
 
     forest: Forest
@@ -406,6 +411,7 @@ class Problem:
     fill: FillPlan | None = None
     given: NDArray[np.float64] | None = None
     confirmed_by_caller: bool = False
+    by_position: bool = False
 
 
 def own_target(target: Target, current: NDArray[Any]) -> NDArray[np.bool_]:
@@ -465,7 +471,10 @@ def prepare_problem(
         in ``X`` unless ``allow_nan`` (the search over fixed missing values).
     """
     forest = to_forest(model)
-    source = None if isinstance(model, Forest) else model
+    # A Forest renamed after a data file's columns still has its fitted model
+    # behind it, which reads the columns by position.
+    renamed = isinstance(model, Forest) and model.fitted_model is not None
+    source = model.fitted_model if isinstance(model, Forest) else model
     rows = as_float64(forest, X)
     frame = _user_frame(forest, X)
     given = None
@@ -532,6 +541,7 @@ def prepare_problem(
         frame=frame,
         isolation=isolation,
         given=given,
+        by_position=renamed,
     )
 
 
@@ -638,6 +648,8 @@ def source_predict(
     like = problem.frame
     if like is not None and rows is not None:
         like = like.iloc[rows]
+    if problem.by_position:
+        return _predict_by_position(problem, predict, X, like=like, keep=keep)
     if problem.forest.has_labels:
         from .._core._features import decode
 
@@ -668,6 +680,35 @@ def source_predict(
 
         return np.asarray(predict(pd.DataFrame(X, columns=list(names))))
     return np.asarray(predict(X))
+
+
+def _predict_by_position(
+    problem: Problem,
+    predict: Any,
+    X: NDArray[np.float64],
+    *,
+    like: Any,
+    keep: dict[str, Any] | None,
+) -> NDArray[Any]:
+    """``predict`` of a model fitted without feature names (the
+    ``fitted_model`` of a Forest named after a data file's columns) for rows
+    ``X``, given as the array it was fitted on: its columns by position, never
+    by the names the Forest gave them.  The rows decoded to the user's
+    columns (labels, dtypes) are kept in ``keep["frame"]``."""
+    from .._adapters._native import booster_predict
+
+    predicted = booster_predict(problem.source, X)  # XGBoost / LightGBM Boosters
+    if predicted is not None:
+        return predicted
+    if like is None and not problem.forest.has_labels:
+        return np.asarray(predict(X))
+    from .._core._features import decode
+
+    frame = decode(problem.forest, X, like=like)
+    if keep is not None:
+        keep["frame"] = frame
+    numbers = _fitted_on_numbers(problem.source, frame)
+    return np.asarray(predict(frame.to_numpy() if numbers is None else numbers))
 
 
 def _categorical_dtypes(forest: Forest, frame: Any) -> Any:

@@ -93,6 +93,7 @@ def training_data_match(model: Any, X: Any, *, n_trees: int = 3) -> Match:
         trees=forest.trees[:checked],
         tree_output=forest.tree_output[:checked],
         tree_weight=forest.tree_weight[:checked],
+        fitted_model=None,  # some of the model's trees only
     )
     leaves = first._apply(array)
     for t in range(checked):

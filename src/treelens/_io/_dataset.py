@@ -40,6 +40,7 @@ __all__ = [
     "DEFAULT_BATCH_ROWS",
     "DatasetRun",
     "atomic_parquet_writer",
+    "dataset_feature_columns",
     "dataset_parts",
     "importance_dataset",
     "tweak_dataset",
@@ -177,13 +178,36 @@ def atomic_parquet_writer(path: Path, schema: Any) -> Iterator[Any]:
         raise
 
 
+def dataset_feature_columns(
+    data: str | os.PathLike[str], *, exclude: Sequence[str] = ()
+) -> list[str]:
+    """The feature columns of a dataset, in the order of its first part: its
+    columns but those of ``exclude`` (the target, the weights) and a stored
+    pandas index.
+
+    They are the columns a model fitted without feature names reads, by
+    position, so they name its features as a data file's columns do (see
+    :func:`~treelens._io._files.named_by_columns`).
+
+    Raises
+    ------
+    InputError
+        As :func:`dataset_parts`.
+    """
+    return _feature_columns(_part_columns(dataset_parts(data)[0]), exclude)
+
+
+def _feature_columns(columns: Sequence[str], exclude: Sequence[str]) -> list[str]:
+    return [
+        c for c in columns if c not in exclude and not c.startswith("__index_level")
+    ]
+
+
 def _check_part_columns(
     forest: Any, columns: Sequence[str], part: Path, exclude: Sequence[str]
 ) -> list[str]:
     """Feature columns of a part, in the model's order; raise if any is missing."""
-    available = [
-        c for c in columns if c not in exclude and not c.startswith("__index_level")
-    ]
+    available = _feature_columns(columns, exclude)
     if forest.has_feature_names:
         expected = list(forest.feature_names)
         missing = [n for n in expected if n not in available]

@@ -495,9 +495,10 @@ def named_by_columns(model: Any, columns: Sequence[str]) -> Forest | None:
     Returns
     -------
     Forest or None
-        The model's Forest under the names ``columns``; None when the model has
-        feature names, the number of columns differs from its number of
-        features, or the columns already bear its default names.
+        The model's Forest under the names ``columns``, with the model as its
+        ``fitted_model`` (which reads the columns by position); None when the
+        model has feature names, the number of columns differs from its number
+        of features, or the columns already bear its default names.
     """
     from .._adapters import to_forest
 
@@ -510,7 +511,10 @@ def named_by_columns(model: Any, columns: Sequence[str]) -> Forest | None:
     ):
         return None
     if not isinstance(model, Forest):
-        return to_forest(model, feature_names=names)
+        # The model stays behind its renamed Forest: it confirms counterfactuals.
+        return dataclasses.replace(
+            to_forest(model, feature_names=names), fitted_model=model
+        )
     # A Forest read from a model file: the same trees under other names.
     features = tuple(
         dataclasses.replace(spec, name=name)

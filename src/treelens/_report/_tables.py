@@ -268,12 +268,15 @@ def importance_tables(
     top: int | None = None,
     required: bool = True,
     progress: Progress = None,
+    notes: list[str] | None = None,
 ) -> Tables:
     """Compute the importance tables the ``importance`` command shows.
 
     A model with no importance but those measured on data (a Forest read from
     a model file), given no data, gets no table when not ``required`` (the
     command shows SHAP values instead), else a refusal saying what to give.
+    The notes on the measures that do not apply (or replace MDI) are in the
+    importance table's title, and appended to ``notes`` when given.
     """
     results = importance_results(
         model,
@@ -285,6 +288,8 @@ def importance_tables(
         oob=oob,
         progress=progress,
     )
+    if notes is not None:
+        notes.extend(results["notes"])
     measured = [results[k] for k in ("primary", "held_out", "permutation")]
     if all(m is None for m in measured):
         if not required:
@@ -753,18 +758,24 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def render(
-    tables: Tables, fmt: Literal["text", "json", "csv"], *, width: int | None = None
+    tables: Tables,
+    fmt: Literal["text", "json", "csv"],
+    *,
+    width: int | None = None,
+    notes: Sequence[str] | None = None,
 ) -> str:
-    """Render tables as text (rich), JSON or CSV (the last table)."""
+    """Render tables as text (rich), JSON or CSV (the last table).
+
+    The JSON object has one list of records per table, and, when ``notes`` is
+    given, the list ``"notes"`` (the notes the command printed).
+    """
     if fmt == "json":
-        return (
-            json.dumps(
-                {name: _records(frame) for name, (_, frame) in tables.items()},
-                indent=2,
-                default=str,
-            )
-            + "\n"
-        )
+        payload: dict[str, Any] = {
+            name: _records(frame) for name, (_, frame) in tables.items()
+        }
+        if notes is not None:
+            payload["notes"] = list(notes)
+        return json.dumps(payload, indent=2, default=str) + "\n"
     if fmt == "csv":
         _, frame = list(tables.values())[-1]
         return frame.to_csv(index=False)
