@@ -278,3 +278,24 @@ def test_a_missing_indicator_reads_none_as_present():
     probe = _none_probe(X)
     np.testing.assert_array_equal(forest.predict(probe), model.predict(probe))
     assert forest.predict(probe)[0] != forest.predict(probe)[1]  # None, NaN apart
+
+
+@pytest.mark.parametrize("strategy", ["most_frequent", "constant"])
+def test_a_text_imputers_indicator_reads_none_as_present(strategy):
+    # The imputed column is dropped; its indicator alone reaches the model.
+    X, _ = _none_and_nan(8)
+    nan = X["employment"].isna().to_numpy() & ~X["employment"].map(
+        lambda v: v is None
+    ).to_numpy(dtype=bool)
+    imputer = SimpleImputer(strategy=strategy, fill_value="none", add_indicator=True)
+    text = make_pipeline(imputer, ColumnTransformer([("flag", "passthrough", [1])]))
+    columns = ColumnTransformer(
+        [("t", text, ["employment"]), ("n", "passthrough", ["age"])]
+    )
+    model = _fit(make_pipeline(columns, DecisionTreeClassifier(max_depth=2)), X, nan)
+    forest = treelens.to_forest(model)
+    spec = forest.features[list(X.columns).index("employment")]
+    assert spec.presence_only and spec.none_as == "value"
+    probe = _none_probe(X)
+    np.testing.assert_array_equal(forest.predict(probe), model.predict(probe))
+    assert forest.predict(probe)[0] != forest.predict(probe)[1]  # None, NaN apart
