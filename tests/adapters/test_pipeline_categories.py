@@ -258,6 +258,19 @@ def test_a_column_holding_only_none_is_a_category_not_missing():
         note=pd.Series([None, np.nan, "text", None], index=X.index[:4], dtype=object)
     )
     np.testing.assert_array_equal(forest.predict(probe), _predict(model, probe))
+    # Encoded beside another column by an encoder refusing unknown categories:
+    # None is the column's one category, NaN and text are refused.
+    columns = ColumnTransformer([("c", OneHotEncoder(), ["note", "region"])])
+    model = _fit(make_pipeline(columns, DecisionTreeRegressor(max_depth=4)), X, y)
+    forest = treelens.to_forest(model)
+    rows = X.iloc[:4]
+    np.testing.assert_array_equal(forest.predict(rows), model.predict(rows))
+    for value in (np.nan, "text"):
+        bad = rows.assign(note=pd.Series([value] * 4, index=rows.index, dtype=object))
+        with pytest.raises(ValueError):
+            model.predict(bad)
+        with pytest.raises(InputError, match="'note'"):
+            forest.predict(bad)
 
 
 def test_a_missing_indicator_reads_none_as_present():

@@ -69,6 +69,9 @@ class ColumnMap:
         for an unknown category (code ``k``), and for a missing value.
     refuses_missing : bool
         Whether a step the missing value reaches refuses NaN.
+    flags_missing : bool
+        Whether the column depends only on whether the input value is missing
+        (a missing indicator): one value for every number, one for NaN.
     refuses_unknown : bool
         Whether the encoder refuses a category it never saw
         (``handle_unknown="error"``).
@@ -80,9 +83,6 @@ class ColumnMap:
     filled : bool
         Whether ``fill`` is set (it may be ``None``, the most frequent value of
         a column holding only ``None``).
-    flags_missing : bool
-        Whether the column depends only on whether the input value is missing
-        (a missing indicator): one value for every number, one for NaN.
     """
 
     source: int
@@ -367,6 +367,12 @@ def _labels(categories: NDArray[Any], none_as: str) -> list[Any]:
     ]
 
 
+def _first_label(categories: NDArray[Any]) -> Any:
+    """A category the encoder takes in the other columns of a probe row (None
+    too: the only category of a column holding only None)."""
+    return next((c for c in categories if not _is_nan(c)), np.nan)
+
+
 def _probe_rows(categories: list[NDArray[Any]], i: int, column: ColumnMap) -> list[Any]:
     """Probe values for column ``i``: each category, an unknown one, a missing one."""
     known = _labels(categories[i], column.none_as)
@@ -404,7 +410,7 @@ def _probe(
     the missing one (a missing value it never saw)."""
     categories = list(step.categories_)
     rows = _probe_rows(categories, i, maps[i])
-    base = [next((c for c in cats if not pd.isna(c)), np.nan) for cats in categories]
+    base = [_first_label(cats) for cats in categories]
     matrix = np.empty((len(rows), len(base)), dtype=object)
     matrix[:] = np.array(base, dtype=object)
     matrix[:, i] = np.array(rows, dtype=object)
@@ -443,9 +449,7 @@ def _encoded_indicator(
     is_bool = bool(categories) and all(
         isinstance(c, (bool, np.bool_)) for c in categories
     )
-    base = [
-        next((c for c in cats if not pd.isna(c)), np.nan) for cats in step.categories_
-    ]
+    base = [_first_label(cats) for cats in step.categories_]
     outputs: list[NDArray[np.float64]] = []
     refuses = False
     for value in column.numeric(np.array([0.0, np.nan])):
@@ -471,12 +475,11 @@ def _encoded_indicator(
 
 
 def _lift_encoder(
-    name: str, step: Any, maps: list[ColumnMap], qualname: str
+    name: str, step: Any, maps: list[ColumnMap], one_hot: bool
 ) -> list[ColumnMap]:
     for column in maps:
         if not (column.is_raw or column.flags_missing):
             raise _refuse(name, step, "encodes a column that an earlier step changed")
-    one_hot = qualname == "OneHotEncoder"
     slices = _output_slices(step, len(maps))
     out = []
     for i, column in enumerate(maps):
@@ -539,7 +542,7 @@ def lift_step(name: str, step: Any, maps: list[ColumnMap]) -> list[ColumnMap]:
     if qualname == "ColumnTransformer":
         return _lift_column_transformer(name, step, maps)
     if qualname in _ENCODERS:
-        return _lift_encoder(name, step, maps, qualname)
+        return _lift_encoder(name, step, maps, qualname == "OneHotEncoder")
     if qualname in _SCALERS:
         return _lift_scaler(name, step, maps)
     if qualname == "SimpleImputer":
