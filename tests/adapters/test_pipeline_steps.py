@@ -256,7 +256,7 @@ def test_missing_indicators_predict_as_the_pipeline(preprocessing, final):
     assert total or not isinstance(final, RandomForestClassifier)
 
 
-def test_a_column_only_its_indicator_reads_is_numeric_and_accepts_missing():
+def test_a_column_only_its_indicator_reads_is_presence_only_of_any_dtype():
     X, y = _missing_data(2)
     columns = ColumnTransformer(
         [("m", MissingIndicator(error_on_new=False), ["income", "employment"])],
@@ -266,13 +266,38 @@ def test_a_column_only_its_indicator_reads_is_numeric_and_accepts_missing():
     forest = treelens.to_forest(model)
     for name in ("income", "employment"):
         spec = forest.features[list(X.columns).index(name)]
-        assert spec.kind == "numeric" and spec.accepts_missing and not spec.dropped
-    # The fitted pipeline keeps no dtypes: a column of labels that the model
-    # reads only through its indicator is taken as numbers (NaN: missing).
-    probe = X.assign(employment=np.where(X["employment"].isna(), np.nan, 1.0))
-    np.testing.assert_array_equal(forest.predict(probe), model.predict(X))
-    with pytest.raises(InputError, match="'employment' must hold numbers"):
-        forest.predict(X)
+        assert spec.presence_only and spec.accepts_missing and not spec.dropped
+    # Text is read as present, as the pipeline reads it: the labels themselves,
+    # labels never seen, and numbers in their place all predict as it does.
+    probe = pd.concat(
+        [X, X.assign(employment=X["employment"].where(X["employment"].isna(), "new"))],
+        ignore_index=True,
+    )
+    np.testing.assert_array_equal(forest.predict(probe), model.predict(probe))
+    numbers = X.assign(employment=np.where(X["employment"].isna(), np.nan, 1.0))
+    np.testing.assert_array_equal(forest.predict(numbers), model.predict(numbers))
+    assert "employment is missing" in " ".join(
+        treelens.decision_path(model, X[X["employment"].isna()].iloc[:1]).sentences_
+    )
+
+
+def test_an_imputed_column_dropped_but_for_its_indicator_is_presence_only():
+    # The imputed text column is dropped by a later selection; its indicator
+    # alone reaches the model.
+    X, y = _missing_data(5)
+    text = make_pipeline(
+        SimpleImputer(strategy="most_frequent", add_indicator=True),
+        ColumnTransformer([("flag", "passthrough", [1])]),
+    )
+    columns = ColumnTransformer([("t", text, ["employment"])])
+    model = _fit(make_pipeline(columns, DecisionTreeClassifier(max_depth=2)), X, y)
+    assert model[:-1].transform(X).shape[1] == 1
+    forest = treelens.to_forest(model)
+    spec = forest.features[list(X.columns).index("employment")]
+    assert spec.presence_only and spec.kind == "numeric"
+    probe = X.assign(employment=X["employment"].where(X.index % 3 > 0, "unseen"))
+    np.testing.assert_array_equal(forest.predict(probe), model.predict(probe))
+    assert np.unique(model.predict(X)).size == 2  # the indicator is read
 
 
 def test_an_imputer_dropping_an_empty_column_keeps_its_indicator():
@@ -669,11 +694,6 @@ def _refused_cases():
             ),
             ["employment"],
             r"'pipeline/missingindicator' \(MissingIndicator\) marks missing",
-        ),
-        "scaled-target-encoding": (
-            make_pipeline(TargetEncoder(random_state=0), StandardScaler()),
-            ["region"],
-            r"'pipeline/standardscaler' \(StandardScaler\) scales an encoded",
         ),
         "binned-codes": (
             make_pipeline(OrdinalEncoder(), KBinsDiscretizer(3, encode="ordinal")),

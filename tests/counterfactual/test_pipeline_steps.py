@@ -188,3 +188,35 @@ def test_counterfactuals_through_indicators_target_encodings_and_bins(fill_missi
         assert (was & ~now).any()
     else:
         np.testing.assert_array_equal(now, was)
+
+
+def test_a_column_read_only_through_its_indicator_is_made_present_or_kept():
+    # "note" is text that reaches the model only through MissingIndicator; a
+    # counterfactual keeps a present note, fills a missing one (with
+    # fill_missing) with a present value, and the pipeline agrees.
+    from sklearn.impute import MissingIndicator
+    from sklearn.tree import DecisionTreeClassifier
+
+    rng = np.random.default_rng(3)
+    n = 300
+    note = pd.Series(rng.choice(["x", "y"], n), dtype=object)
+    holes = rng.random(n) < 0.4
+    note[holes] = np.nan
+    a = rng.normal(size=n)
+    X = pd.DataFrame({"a": a, "note": note})
+    y = ((a > 0.5) | ~holes).astype(int)
+    columns = ColumnTransformer(
+        [("m", MissingIndicator(features="all"), ["note"]), ("n", "passthrough", ["a"])]
+    )
+    model = make_pipeline(columns, DecisionTreeClassifier(max_depth=3)).fit(X, y)
+    rows = X[(model.predict(X) == 0)].iloc[:5]
+    kept = treelens.counterfactual(model, rows, target=1, method="optimal")
+    assert kept.found_.all()
+    np.testing.assert_array_equal(model.predict(kept.X_cf_), 1)
+    assert kept.X_cf_["note"].isna().all()  # missing stays missing: a moves
+    filled = treelens.counterfactual(
+        model, rows, target=1, method="optimal", fill_missing=True, reference=X
+    )
+    np.testing.assert_array_equal(model.predict(filled.X_cf_), 1)
+    made = filled.X_cf_["note"].notna()
+    assert made.any() and filled.X_cf_["note"][made].map(type).eq(str).all()

@@ -27,11 +27,15 @@ missing values is out of its reach), a missing value stays missing, routed as
 the pipeline routes it, unless ``fill_missing`` allows it to be filled, and a
 filled value is then a number, whose indicator is 0, as in the pipeline.
 
-A column that reaches the model only through its missing indicator is read as
-numbers (the fitted pipeline keeps no dtypes): give NaN for missing and any
-number otherwise.  An encoder after an indicator that it never saw set (the
+A column that reaches the model only through its missing indicator is
+presence-only (``FeatureSpec.presence_only``): any value, text included, is
+"not missing".  An encoder after an indicator that it never saw set (the
 column was complete when fitted) refuses the column's missing values, and so
-does the Forest.
+does the Forest; so does an encoder with ``handle_unknown="error"`` refuse a
+category (or a missing value) it never saw.  ``None`` in an object column is
+read as the steps read it (``FeatureSpec.none_as``): a value of its own to the
+encoders, missing indicators and text imputers, NaN after a step that converts
+the column to numbers.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._core._features import FeatureSpec, category_codes
+from .._core._features import FeatureSpec, NoneAs, category_codes
 from .._core._forest import Forest, Tree
 from .._exceptions import InputError, UnsupportedModelError
 from ._pipeline_steps import ColumnMap, input_maps, lift_step
@@ -162,29 +166,46 @@ def _column_specs(
     names: Sequence[str], maps: list[ColumnMap], n_inputs: int
 ) -> tuple[FeatureSpec, ...]:
     """One spec per input column, from the maps reading it: a missing indicator
-    takes its column's kind from the other maps (numeric when it is alone)."""
+    takes its column's kind from the other maps (presence only when it is
+    alone: any value, text too, is "not missing")."""
     specs: list[FeatureSpec | None] = [None] * n_inputs
     for column in sorted(maps, key=lambda c: c.flags_missing):
         previous = specs[column.source]
-        if column.flags_missing and previous is not None:
+        name = names[column.source]
+        if column.flags_missing:
+            if previous is None:
+                specs[column.source] = FeatureSpec(
+                    name, presence_only=True, none_as=_none_as(column.none_as)
+                )
             continue
         spec = FeatureSpec(
-            names[column.source],
+            name,
             "categorical" if column.is_categorical else "numeric",
             column.categories,
+            accepts_unknown=not column.refuses_unknown,
+            none_as=_none_as(column.none_as) if column.is_categorical else "missing",
         )
-        if previous is not None and previous != spec:
-            raise UnsupportedModelError(
-                f"Column {names[column.source]!r} reaches the model both as "
-                f"{previous.kind} (categories {previous.categories}) and as "
-                f"{spec.kind} (categories {spec.categories}); expected one encoding "
-                "per column."
+        if previous is not None:
+            if (previous.kind, previous.categories) != (spec.kind, spec.categories):
+                raise UnsupportedModelError(
+                    f"Column {name!r} reaches the model both as {previous.kind} "
+                    f"(categories {previous.categories}) and as {spec.kind} "
+                    f"(categories {spec.categories}); expected one encoding per "
+                    "column."
+                )
+            # Refused by one encoder, refused by the pipeline.
+            spec = replace(
+                spec, accepts_unknown=previous.accepts_unknown and spec.accepts_unknown
             )
         specs[column.source] = spec
     return tuple(
         spec if spec is not None else FeatureSpec(names[i], dropped=True)
         for i, spec in enumerate(specs)
     )
+
+
+def _none_as(value: str) -> NoneAs:
+    return "value" if value == "value" else "missing"
 
 
 def _indicators_on_categories(

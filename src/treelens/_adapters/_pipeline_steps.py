@@ -15,7 +15,7 @@ current step outputs: which input column it comes from, and either
   column, for a category the encoder never saw, and for a missing value (probed
   through the encoder's own ``transform``, so ``drop``, ``handle_unknown``,
   infrequent categories and a ``TargetEncoder``'s encodings are as scikit-learn
-  computes them).
+  computes them; a scaler after it scales these values).
 
 Numeric functions repeat the fitted steps' own float64 operations in their
 order, so the lifted thresholds reproduce scikit-learn's arithmetic bit for bit:
@@ -30,7 +30,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -54,9 +54,9 @@ class ColumnMap:
     ----------
     source : int
         Index of the pipeline's input column.
-    fill : object or None
+    fill : object
         Value a missing input is replaced with before anything else (a
-        ``SimpleImputer`` on the raw column), or None.
+        ``SimpleImputer`` on the raw column), when ``filled``.
     functions : tuple of callables
         Non-decreasing functions applied in order to the (filled) raw value, each
         ``f(values: ndarray of float64) -> ndarray of float64`` (NaN in, NaN out,
@@ -72,6 +72,17 @@ class ColumnMap:
     flags_missing : bool
         Whether the column depends only on whether the input value is missing
         (a missing indicator): one value for every number, one for NaN.
+    refuses_unknown : bool
+        Whether the encoder refuses a category it never saw
+        (``handle_unknown="error"``).
+    none_as : {"missing", "value"}
+        How the steps so far read ``None`` of an object column: as a value of
+        its own (encoders, missing indicators and text imputers keep object
+        columns as they are, and ``None`` is not NaN to them), or as missing (a
+        step that converts the column to floats made it NaN).
+    filled : bool
+        Whether ``fill`` is set (it may be ``None``, the most frequent value of
+        a column holding only ``None``).
     """
 
     source: int
@@ -81,6 +92,9 @@ class ColumnMap:
     values: NDArray[np.float64] | None = field(default=None, compare=False)
     refuses_missing: bool = False
     flags_missing: bool = False
+    refuses_unknown: bool = False
+    none_as: str = "value"
+    filled: bool = False
 
     @property
     def is_categorical(self) -> bool:
@@ -102,7 +116,7 @@ class ColumnMap:
     def numeric(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         """The column's value for raw numbers ``x`` (NaN is a missing value)."""
         out = np.asarray(x, dtype=np.float64)
-        if self.fill is not None:
+        if self.filled and self.fill is not None:
             out = np.where(np.isnan(out), float(self.fill), out)
         for function in self.functions:
             out = function(out)
@@ -123,9 +137,15 @@ def _refuse(step_name: str, step: Any, reason: str) -> UnsupportedModelError:
 
 def _frame(step: Any, columns: NDArray[Any]) -> Any:
     names = getattr(step, "feature_names_in_", None)
-    if names is not None:
-        return pd.DataFrame(columns, columns=list(names))
-    return columns
+    if names is None:
+        return columns
+    frame = pd.DataFrame(columns, columns=list(names))
+    for j in range(columns.shape[1]):
+        if columns.dtype == object and any(v is None for v in columns[:, j]):
+            # pandas would infer text and make None NaN: an object column keeps
+            # None, as the user's object column holds it.
+            frame.isetitem(j, cast(Any, pd.Series(columns[:, j], dtype=object)))
+    return frame
 
 
 @dataclass(frozen=True)
@@ -220,10 +240,16 @@ def _lift_scaler(name: str, step: Any, maps: list[ColumnMap]) -> list[ColumnMap]
         raise _refuse(name, step, "has a non-positive scale")
     out = []
     for i, column in enumerate(maps):
-        if column.is_categorical:
-            raise _refuse(name, step, "scales an encoded (categorical) column")
         function = _scaler_function(step, i)
-        out.append(replace(column, functions=(*column.functions, function)))
+        if column.is_categorical:
+            # Each category's encoded value, scaled with the same float64
+            # operations: the final model compares exactly these.
+            assert column.values is not None
+            out.append(replace(column, values=function(column.values)))
+            continue
+        out.append(
+            replace(column, functions=(*column.functions, function), none_as="missing")
+        )
     return out
 
 
@@ -234,15 +260,24 @@ def _lift_imputer(name: str, step: Any, maps: list[ColumnMap]) -> list[ColumnMap
     statistics = np.asarray(step.statistics_, dtype=object)
     keep = np.ones(len(maps), dtype=bool)
     if step.strategy != "constant" and not getattr(step, "keep_empty_features", False):
-        keep = ~np.asarray(pd.isna(statistics), dtype=bool)
+        # Only NaN marks a column without values: an object column holding only
+        # None has None as its most frequent value, and is kept.
+        keep = ~np.array([_is_nan(v) for v in statistics], dtype=bool)
+    # The text strategies keep an object column as it is (None a value); the
+    # others convert it to floats first, None to NaN.
+    keeps_objects = step.strategy in ("most_frequent", "constant")
+    maps = [
+        m if keeps_objects or m.is_categorical else replace(m, none_as="missing")
+        for m in maps
+    ]
     out = []
     for i in np.flatnonzero(keep):
         column, fill = maps[i], statistics[i]
         if column.is_categorical:
             raise _refuse(name, step, "imputes an encoded column")
         if column.is_raw:
-            if column.fill is None:
-                column = replace(column, fill=fill)
+            if not column.filled:
+                column = replace(column, fill=fill, filled=True)
         else:
             column = replace(column, functions=(*column.functions, _Fill(float(fill))))
         out.append(column)
@@ -252,12 +287,16 @@ def _lift_imputer(name: str, step: Any, maps: list[ColumnMap]) -> list[ColumnMap
     return out
 
 
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, (float, np.floating)) and bool(np.isnan(value))
+
+
 def _reaches_as_missing(column: ColumnMap) -> bool:
     """Whether a missing input value is still missing in this column."""
     if column.is_categorical:
         assert column.values is not None
         return bool(np.isnan(column.values[-1]))
-    if column.fill is not None:
+    if column.filled:
         return False
     return bool(np.isnan(column.numeric(np.array([np.nan])))[0])
 
@@ -289,6 +328,7 @@ def _lift_missing_indicator(
             functions=(_Indicator(0.0, 1.0 if _reaches_as_missing(maps[i]) else 0.0),),
             refuses_missing=maps[i].refuses_missing,
             flags_missing=True,
+            none_as=maps[i].none_as,
         )
         for i in features
     ]
@@ -311,20 +351,41 @@ def _lift_bins(name: str, step: Any, maps: list[ColumnMap]) -> list[ColumnMap]:
         if column.is_categorical:
             raise _refuse(name, step, "bins an encoded (categorical) column")
         bins = _Bins(np.asarray(edges, dtype=np.float64)[1:-1], dtype)
-        out.append(replace(column, functions=(*column.functions, bins)))
+        out.append(
+            replace(column, functions=(*column.functions, bins), none_as="missing")
+        )
     return _mark_missing(step, out)
 
 
-def _probe_rows(categories: list[NDArray[Any]], i: int, fill: Any) -> list[Any]:
+def _labels(categories: NDArray[Any], none_as: str) -> list[Any]:
+    """An encoder's categories of one column that are labels: all but NaN, and
+    but ``None`` when the column reads it as missing."""
+    return [
+        c.item() if isinstance(c, np.generic) else c
+        for c in categories
+        if not (_is_nan(c) or (c is None and none_as == "missing") or c is pd.NA)
+    ]
+
+
+def _first_label(categories: NDArray[Any]) -> Any:
+    """A category the encoder takes in the other columns of a probe row (None
+    too: the only category of a column holding only None)."""
+    return next((c for c in categories if not _is_nan(c)), np.nan)
+
+
+def _probe_rows(categories: list[NDArray[Any]], i: int, column: ColumnMap) -> list[Any]:
     """Probe values for column ``i``: each category, an unknown one, a missing one."""
-    known = [c for c in categories[i] if not pd.isna(c)]
+    known = _labels(categories[i], column.none_as)
     if np.asarray(categories[i]).dtype.kind in "iuf":
         unknown: Any = (max(known) + 1) if known else 0
     else:
         unknown = _UNKNOWN_LABEL
-    # scikit-learn keeps None and NaN apart; probe the one the encoder saw.
-    seen_none = any(c is None for c in categories[i])
-    missing = fill if fill is not None else (None if seen_none else np.nan)
+    if column.filled:
+        missing = column.fill
+    elif column.none_as == "missing" and any(c is None for c in categories[i]):
+        missing = None  # the encoder saw None, where the column reads NaN
+    else:
+        missing = np.nan
     return [*known, unknown, missing]
 
 
@@ -340,14 +401,18 @@ def _transform_rows(step: Any, matrix: NDArray[Any]) -> NDArray[np.float64] | No
     return np.asarray(encoded, dtype=np.float64)
 
 
-def _probe(step: Any, maps: list[ColumnMap], i: int) -> NDArray[np.float64]:
+def _probe(
+    step: Any, maps: list[ColumnMap], i: int
+) -> tuple[NDArray[np.float64], bool, bool]:
     """The encoder's outputs for column ``i``'s probes (rows: each category, an
-    unknown one, a missing one); NaN rows where the encoder refuses a probe
-    (``handle_unknown="error"``, or a missing value it never saw)."""
+    unknown one, a missing one), NaN rows where the encoder refuses a probe;
+    and whether it refuses the unknown one (``handle_unknown="error"``) and
+    the missing one (a missing value it never saw)."""
     categories = list(step.categories_)
-    rows = _probe_rows(categories, i, maps[i].fill)
-    base = [next((c for c in cats if not pd.isna(c)), np.nan) for cats in categories]
-    matrix = np.array([base] * len(rows), dtype=object)
+    rows = _probe_rows(categories, i, maps[i])
+    base = [_first_label(cats) for cats in categories]
+    matrix = np.empty((len(rows), len(base)), dtype=object)
+    matrix[:] = np.array(base, dtype=object)
     matrix[:, i] = np.array(rows, dtype=object)
     known = _transform_rows(step, matrix[:-2])
     assert known is not None  # the encoder's own categories always transform
@@ -357,9 +422,10 @@ def _probe(step: Any, maps: list[ColumnMap], i: int) -> NDArray[np.float64]:
     extra = [_transform_rows(step, matrix[[0, r]]) for r in (n - 2, n - 1)]
     extra = [None if e is None else e[1:] for e in extra]
     width = known.shape[1]
-    return np.vstack(
+    block = np.vstack(
         [known] + [np.full((1, width), np.nan) if e is None else e for e in extra]
     )
+    return block, extra[0] is None, extra[1] is None
 
 
 def _output_slices(step: Any, n_inputs: int) -> list[slice]:
@@ -383,9 +449,7 @@ def _encoded_indicator(
     is_bool = bool(categories) and all(
         isinstance(c, (bool, np.bool_)) for c in categories
     )
-    base = [
-        next((c for c in cats if not pd.isna(c)), np.nan) for cats in step.categories_
-    ]
+    base = [_first_label(cats) for cats in step.categories_]
     outputs: list[NDArray[np.float64]] = []
     refuses = False
     for value in column.numeric(np.array([0.0, np.nan])):
@@ -422,18 +486,23 @@ def _lift_encoder(
         if column.flags_missing:
             out.extend(_encoded_indicator(name, step, maps, i, slices[i]))
             continue
-        categories = tuple(
-            c.item() if isinstance(c, np.generic) else c
-            for c in step.categories_[i]
-            if not pd.isna(c)
-        )
-        block = _probe(step, maps, i)[:, slices[i]]
+        categories = tuple(_labels(step.categories_[i], column.none_as))
+        block, unknown, missing = _probe(step, maps, i)
+        block = block[:, slices[i]]
+        # A probe the encoder refuses (handle_unknown="error"; a missing value
+        # it never saw) makes a row the pipeline refuses: so does the Forest.
         if one_hot:
-            # A probe the encoder refuses is sent where "no category" goes.
             block = np.where(np.isnan(block), 0.0, block)
         for j in range(block.shape[1]):
             out.append(
-                ColumnMap(column.source, categories=categories, values=block[:, j])
+                ColumnMap(
+                    column.source,
+                    categories=categories,
+                    values=block[:, j],
+                    refuses_missing=column.refuses_missing or bool(missing),
+                    refuses_unknown=bool(unknown),
+                    none_as=column.none_as,
+                )
             )
     return out
 

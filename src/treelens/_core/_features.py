@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 import pandas as pd
@@ -27,11 +27,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FeatureSpec",
+    "NoneAs",
     "category_codes",
     "decode",
     "encode",
     "feature_columns",
     "has_labels",
+    "missing_labels",
     "numeric_features",
     "numeric_labels",
     "reads_labels",
@@ -40,7 +42,10 @@ __all__ = [
     "split_conditions",
 ]
 
+_NONE = np.array(None, dtype=object)  # compared element-wise with object arrays
+
 FeatureKind = Literal["numeric", "categorical", "boolean"]
+NoneAs = Literal["missing", "value"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,19 @@ class FeatureSpec:
     accepts_missing : bool or None
         Whether a missing value in this column is routed (True) or refused
         (False); None: as the forest's ``allow_missing``.
+    accepts_unknown : bool
+        Categorical columns only: whether a label the model never saw is
+        routed (code ``k``, True) or refused (False, as a scikit-learn encoder
+        with ``handle_unknown="error"`` refuses it).
+    none_as : {"missing", "value"}
+        How ``None`` in an object column is read: as a missing value like NaN
+        ("missing"), or as a value of its own ("value": a category when it is
+        one of ``categories``, else a label the model never saw; present for a
+        ``presence_only`` column), as scikit-learn's encoders, missing
+        indicators and text imputers read it.
+    presence_only : bool
+        Whether the model reads only whether the value is missing (a missing
+        indicator alone): any value, text included, is "not missing".
 
     Examples
     --------
@@ -76,12 +94,20 @@ class FeatureSpec:
     categories: tuple[Any, ...] | None = None
     dropped: bool = False
     accepts_missing: bool | None = None
+    accepts_unknown: bool = True
+    none_as: NoneAs = "missing"
+    presence_only: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in ("numeric", "categorical", "boolean"):
             raise InputError(
                 f"FeatureSpec `kind` must be 'numeric', 'categorical' or 'boolean'; "
                 f"got {self.kind!r} for column {self.name!r}."
+            )
+        if self.none_as not in ("missing", "value"):
+            raise InputError(
+                f"FeatureSpec `none_as` must be 'missing' or 'value'; got "
+                f"{self.none_as!r} for column {self.name!r}."
             )
         if self.kind == "categorical":
             if self.categories is None:
@@ -146,11 +172,35 @@ def _show(value: Any) -> str:
     return repr(value.item() if isinstance(value, np.generic) else value)
 
 
+def missing_labels(spec: FeatureSpec, values: NDArray[Any]) -> NDArray[np.bool_]:
+    """Which of a column's ``values`` (object array) are missing as the model
+    reads them: NaN and pandas' missing values, and ``None`` unless the column
+    reads it as a value (``spec.none_as == "value"``)."""
+    missing = np.asarray(pd.isna(values), dtype=bool)
+    if spec.none_as == "value" and missing.any():
+        where = np.flatnonzero(missing)
+        missing[where] = [values[i] is not None for i in where]
+    return missing
+
+
+def _refuse_unknown(
+    spec: FeatureSpec, values: NDArray[Any], unseen: NDArray[np.bool_]
+) -> None:
+    if spec.accepts_unknown or not unseen.any():
+        return
+    value = values[int(np.flatnonzero(unseen)[0])]
+    raise InputError(
+        f"Column {spec.name!r} holds {_show(value)}, a category the model never "
+        "saw, which it refuses (an encoder with handle_unknown='error'); expected "
+        f"one of {list(spec.categories or ())[:20]}."
+    )
+
+
 def _encode_categorical(spec: FeatureSpec, column: pd.Series) -> NDArray[np.float64]:
     assert spec.categories is not None
     k = spec.n_categories
     values = np.asarray(column, dtype=object)
-    missing = np.asarray(pd.isna(values), dtype=bool)
+    missing = missing_labels(spec, values)
     if (
         k
         and not missing.all()
@@ -170,9 +220,21 @@ def _encode_categorical(spec: FeatureSpec, column: pd.Series) -> NDArray[np.floa
         if k
         else np.zeros(column.shape[0], dtype=np.intp)
     )
+    if spec.none_as == "value" and None in spec.categories:
+        # An Index lookup matches None to any missing value, and NaN to None.
+        nones = np.equal(values, _NONE) & ~missing
+        codes = np.where(missing, -1, codes)
+        codes[nones] = spec.categories.index(None)
+    _refuse_unknown(spec, values, (codes < 0) & ~missing)
     out = np.where(codes < 0, k, codes).astype(np.float64)
     out[missing] = np.nan
     return out
+
+
+def _encode_presence(spec: FeatureSpec, column: pd.Series) -> NDArray[np.float64]:
+    """0 for a present value, NaN for a missing one, whatever the dtype."""
+    missing = missing_labels(spec, np.asarray(column, dtype=object))
+    return np.where(missing, np.nan, 0.0)
 
 
 def _encode_numeric(forest: Forest, X: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -203,6 +265,8 @@ def _encode_column(spec: FeatureSpec, column: pd.Series) -> NDArray[np.float64]:
         return np.zeros(column.shape[0])
     if spec.kind == "categorical":
         return _encode_categorical(spec, column)
+    if spec.presence_only:
+        return _encode_presence(spec, column)
     if isinstance(column.dtype, np.dtype) and column.dtype.kind in "iufb":
         # Plain numbers or booleans: nothing to convert and nothing to refuse.
         return column.to_numpy(dtype=np.float64)
@@ -349,7 +413,19 @@ def decode(
         for j, spec in enumerate(forest.features)
     }
     index = like.index if like is not None and len(like) == len(codes) else None
-    return pd.DataFrame(columns, index=index)
+    frame = pd.DataFrame(columns, index=index)
+    for j, values in enumerate(columns.values()):
+        if (
+            isinstance(values, np.ndarray)
+            and values.dtype == object
+            and np.equal(values, _NONE).any()
+        ):
+            # pandas would infer text and make None NaN, which scikit-learn's
+            # encoders read apart from None.
+            frame.isetitem(
+                j, cast(Any, pd.Series(values, index=frame.index, dtype=object))
+            )
+    return frame
 
 
 def _decode_column(
@@ -362,9 +438,13 @@ def _decode_column(
     the rest (booleans, dropped columns, extension dtypes of ``like``; a
     categorical dtype of ``like`` is kept)."""
     values: NDArray[Any] | None = None
+    if spec.presence_only:
+        return _decode_presence(spec, x, like)
     if spec.kind == "categorical":
         assert spec.categories is not None
-        missing = _missing_marker(like, spec.name)
+        missing = (
+            np.nan if spec.none_as == "value" else _missing_marker(like, spec.name)
+        )
         labels = np.array(list(spec.categories) + [missing], dtype=object)
         values = labels[category_codes(x, spec.n_categories)]
         if like is not None and len(like) == len(x) and spec.name in dtypes:
@@ -395,6 +475,34 @@ def _decode_column(
     return np.asarray(column.to_numpy())
 
 
+def _decode_presence(
+    spec: FeatureSpec, x: NDArray[np.float64], like: pd.DataFrame | None
+) -> NDArray[Any]:
+    """A presence-only column: the row's own value in ``like`` while present,
+    NaN where missing; a value made present that was missing takes the first
+    present value of ``like`` (any present value is read alike), else 0 in a
+    numeric column and ``"<not missing>"`` in any other."""
+    if like is None or spec.name not in like.columns:
+        return x
+    column = like[spec.name]
+    own = column.to_numpy(dtype=object)
+    own_missing = missing_labels(spec, own)
+    if (~own_missing).any():
+        stand_in = own[~own_missing][0]
+    else:
+        numeric = pd.api.types.is_numeric_dtype(column.dtype)
+        stand_in = 0.0 if numeric else "<not missing>"
+    if len(own) == len(x):
+        values = own.copy()
+    else:
+        values = np.full(len(x), stand_in, dtype=object)
+        own_missing = np.zeros(len(x), dtype=bool)
+    present = ~np.isnan(x)
+    values[present & own_missing] = stand_in
+    values[~present & ~own_missing] = np.nan
+    return values
+
+
 def _kept_unseen(
     values: NDArray[Any], x: NDArray[np.float64], own: pd.Series, spec: FeatureSpec
 ) -> NDArray[Any]:
@@ -405,7 +513,10 @@ def _kept_unseen(
         return values
     known = set(spec.categories or ())
     labels = own.to_numpy(dtype=object)
-    unseen = np.array([not pd.isna(v) and v not in known for v in labels], dtype=bool)
+    missing = missing_labels(spec, labels)
+    unseen = np.array(
+        [not m and v not in known for v, m in zip(labels, missing)], dtype=bool
+    )
     keep = unknown & unseen
     if not keep.any():
         return values

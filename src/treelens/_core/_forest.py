@@ -590,7 +590,10 @@ class Forest:
     def has_labels(self) -> bool:
         """Whether some input column is categorical or boolean (so raw tables
         need :meth:`encode`)."""
-        return any(spec.kind != "numeric" or spec.dropped for spec in self.features)
+        return any(
+            spec.kind != "numeric" or spec.dropped or spec.presence_only
+            for spec in self.features
+        )
 
     @derived_property
     def label_columns(self) -> NDArray[np.intp]:

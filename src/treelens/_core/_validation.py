@@ -13,7 +13,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from .._exceptions import InputError
-from ._features import encode, feature_columns, reads_labels
+from ._features import category_codes, encode, feature_columns, reads_labels
 
 if TYPE_CHECKING:
     from ._forest import Forest
@@ -149,7 +149,34 @@ def checked_float64(forest: Forest, X: Any) -> NDArray[np.float64]:
             f"({forest.source}) does not accept missing values; expected finite "
             "numbers."
         )
+    _refuse_unknown_codes(forest, array, source)
     return array
+
+
+def _refuse_unknown_codes(
+    forest: Forest, array: NDArray[np.float64], source: Any
+) -> None:
+    """Refuse the unknown code in the columns whose model refuses a category it
+    never saw (``FeatureSpec.accepts_unknown``), given as codes."""
+    strict = [
+        j
+        for j, spec in enumerate(forest.features)
+        if spec.is_categorical and not spec.accepts_unknown
+    ]
+    if not strict:
+        return
+    k = np.array([forest.features[j].n_categories for j in strict], dtype=np.intp)
+    codes = array[:, strict]
+    unknown = (category_codes(codes, k) == k) & ~np.isnan(codes)
+    if unknown.any():
+        rows, cols = np.nonzero(unknown)
+        spec = forest.features[strict[int(cols[0])]]
+        raise InputError(
+            f"X holds {codes[rows[0], cols[0]]:g} at row "
+            f"{row_label(source, int(rows[0]))}, categorical feature {spec.name!r}, "
+            "which is no category's code and which the model refuses (an encoder "
+            f"with handle_unknown='error'); expected a code 0 .. {spec.n_categories - 1}."
+        )
 
 
 def feature_index(forest: Forest, feature: Any) -> int:

@@ -353,11 +353,12 @@ def _mixed_frame(
 ) -> pd.DataFrame:
     """Cast each column to what the model expects: numbers for numeric columns,
     labels for categorical ones (numbers read from text categories become
-    text), as read for columns the model never reads."""
+    text), as read for columns the model never reads or reads as present or
+    missing only."""
     out = {}
     for spec, name in zip(features, frame.columns):
         column = frame[name]
-        if spec.dropped:
+        if spec.dropped or spec.presence_only:
             out[name] = column
         elif spec.kind == "categorical":
             categories = list(spec.categories or ())
@@ -420,7 +421,8 @@ def load_data(
     path = Path(path)
     _check_readable(path, "Data")
     mixed = features is not None and any(
-        spec.kind != "numeric" or spec.dropped for spec in features
+        spec.kind != "numeric" or spec.dropped or spec.presence_only
+        for spec in features
     )
     text_columns = (
         [
