@@ -312,3 +312,31 @@ def test_a_text_imputers_indicator_reads_none_as_present(strategy):
     probe = _none_probe(X)
     np.testing.assert_array_equal(forest.predict(probe), model.predict(probe))
     assert forest.predict(probe)[0] != forest.predict(probe)[1]  # None, NaN apart
+
+
+@pytest.mark.parametrize(
+    "encoder",
+    [OneHotEncoder(handle_unknown="ignore"), OneHotEncoder(), OrdinalEncoder()],
+    ids=["one-hot-ignore", "one-hot-error", "ordinal-error"],
+)
+def test_a_column_the_encoder_saw_only_missing_predicts_as_the_pipeline(encoder):
+    X, y = _data(8)
+    X = X.assign(empty=np.full(len(X), np.nan))
+    columns = ColumnTransformer(
+        [("c", encoder, ["empty", "region"]), ("n", "passthrough", ["age"])]
+    )
+    model = _fit(make_pipeline(columns, DecisionTreeRegressor(max_depth=5)), X, y)
+    forest = treelens.to_forest(model)
+    spec = forest.features[list(X.columns).index("empty")]
+    assert spec.is_categorical and spec.categories == ()
+    rows = X.iloc[:6]
+    np.testing.assert_array_equal(forest.predict(rows), model.predict(rows))
+    # A value there is a category the encoder never saw.
+    seen = rows.assign(empty=[1.0, 2.0, np.nan, 3.0, np.nan, 1.0])
+    if getattr(encoder, "handle_unknown", "error") == "ignore":
+        np.testing.assert_array_equal(forest.predict(seen), _predict(model, seen))
+    else:
+        with pytest.raises(ValueError):
+            model.predict(seen)
+        with pytest.raises(InputError, match="'empty'"):
+            forest.predict(seen)

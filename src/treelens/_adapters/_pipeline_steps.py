@@ -402,7 +402,7 @@ def _transform_rows(step: Any, matrix: NDArray[Any]) -> NDArray[np.float64] | No
 
 
 def _probe(
-    step: Any, maps: list[ColumnMap], i: int
+    name: str, step: Any, maps: list[ColumnMap], i: int
 ) -> tuple[NDArray[np.float64], bool, bool]:
     """The encoder's outputs for column ``i``'s probes (rows: each category, an
     unknown one, a missing one), NaN rows where the encoder refuses a probe;
@@ -414,13 +414,23 @@ def _probe(
     matrix = np.empty((len(rows), len(base)), dtype=object)
     matrix[:] = np.array(base, dtype=object)
     matrix[:, i] = np.array(rows, dtype=object)
-    known = _transform_rows(step, matrix[:-2])
-    assert known is not None  # the encoder's own categories always transform
     n = len(rows)
-    # Each extra probe follows a known row: scikit-learn reads a column holding
-    # only None as unknown, but None among labels as missing.
-    extra = [_transform_rows(step, matrix[[0, r]]) for r in (n - 2, n - 1)]
-    extra = [None if e is None else e[1:] for e in extra]
+    if n > 2:
+        known = _transform_rows(step, matrix[:-2])
+        assert known is not None  # the encoder's own categories always transform
+        # Each extra probe follows a known row: scikit-learn reads a column
+        # holding only None as unknown, but None among labels as missing.
+        extra = [_transform_rows(step, matrix[[0, r]]) for r in (n - 2, n - 1)]
+        extra = [None if e is None else e[1:] for e in extra]
+    else:
+        # A column the encoder saw only missing: no label to probe.
+        extra = [_transform_rows(step, matrix[[r]]) for r in (0, 1)]
+        seen = next((e for e in extra if e is not None), None)
+        if seen is None:
+            raise _refuse(
+                name, step, f"refuses every value of its column {i}, even missing"
+            )
+        known = np.empty((0, seen.shape[1]))
     width = known.shape[1]
     block = np.vstack(
         [known] + [np.full((1, width), np.nan) if e is None else e for e in extra]
@@ -487,7 +497,7 @@ def _lift_encoder(
             out.extend(_encoded_indicator(name, step, maps, i, slices[i]))
             continue
         categories = tuple(_labels(step.categories_[i], column.none_as))
-        block, unknown, missing = _probe(step, maps, i)
+        block, unknown, missing = _probe(name, step, maps, i)
         block = block[:, slices[i]]
         # A probe the encoder refuses (handle_unknown="error"; a missing value
         # it never saw) makes a row the pipeline refuses: so does the Forest.
