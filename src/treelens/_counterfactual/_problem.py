@@ -30,7 +30,7 @@ from ._constraints import Constraints, ResolvedConstraints
 from ._costs import Cost, resolve_cost
 from ._dtypes import nullable_like
 from ._epsilon import ResolvedMargin, resolve_epsilon, resolve_margin
-from ._inference import infer_constraints, resolve_infer
+from ._inference import DeclaredColumns, infer_constraints, resolve_infer
 from ._isolation import IsolationBound, resolve_isolation
 from ._missing import FillPlan
 from ._plausibility import (
@@ -162,9 +162,11 @@ class CounterfactualResult:
     max_anomaly_score_ : float or None
         The bound on it asked for (None without an ``isolation_forest``).
     inferred_ : dict
-        Constraints read off ``reference``: ``{"integer": [...], "flags": [...],
-        "one_hot": [[...], ...]}`` (feature names), empty without reference or
-        with ``infer=False``.
+        Constraints read off ``reference`` and off the dtypes of rows given as
+        a DataFrame (bool columns flags, integer columns whole numbers):
+        ``{"integer": [...], "flags": [...], "one_hot": [[...], ...]}``
+        (feature names); empty with ``infer=False``, and for rows given as an
+        array without reference.
     row_ : ndarray of shape (n_samples,), int
         Position of each entry's row in the rows given.
     option_ : ndarray of shape (n_samples,), int
@@ -358,8 +360,8 @@ class Problem:
     reference : ndarray of shape (n_reference, n_features) or None
     margin : ResolvedMargin
     inferred : dict
-        Constraints read off the reference data (see
-        :mod:`treelens._counterfactual._inference`).
+        Constraints read off the reference data and the dtypes of rows given
+        as a DataFrame (see :mod:`treelens._counterfactual._inference`).
     support : ndarray of shape (n_nodes_total,) or None
         Rows reaching each node (reference replayed, else stored counts).
     min_leaf_samples : int or None
@@ -488,14 +490,12 @@ def prepare_problem(
         )
     resolved_target = resolve_target(forest, target)
     ref = None if reference is None else reference_float64(forest, reference)
-    inferred: dict[str, Any] = {}
-    if ref is not None:
-        constraints, inferred = infer_constraints(
-            forest, ref, rows, constraints, resolve_infer(infer)
-        )
+    declared = DeclaredColumns.of(forest, frame)
+    constraints, inferred = infer_constraints(
+        forest, ref, rows, constraints, resolve_infer(infer), declared
+    )
+    if inferred:
         resolved = (constraints or Constraints()).resolve(forest)
-    else:
-        resolve_infer(infer)  # checked all the same
     resolved.check_rows(rows, labels=[row_label(X, i) for i in range(len(rows))])
     leaves = forest._apply(rows.astype(forest.input_dtype))
     current = forest._predict_from_leaves(leaves)
