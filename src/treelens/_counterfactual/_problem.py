@@ -45,10 +45,12 @@ __all__ = [
     "REASON_AT_TARGET",
     "REASON_CHECK_FAILED",
     "REASON_INFEASIBLE",
+    "REASON_NEAR_TIE",
     "REASON_NOT_REACHABLE",
     "REASON_NO_FLIP",
     "REASON_NO_OPTION",
     "REASON_TIME_LIMIT",
+    "REASON_TOO_NARROW",
     "CounterfactualResult",
     "Problem",
     "as_float64",
@@ -68,6 +70,20 @@ REASON_NO_FLIP = "no candidate flips the ensemble"
 REASON_INFEASIBLE = "infeasible: no change reaches the target under the constraints"
 #: The exact search stopped at its time limit before finding any counterfactual.
 REASON_TIME_LIMIT = "time limit reached before any counterfactual was found"
+#: The solver's answers met a range only within its tolerances, the model's own
+#: predict rejected them, and the range padded to be safe held nothing: not proven.
+REASON_TOO_NARROW = (
+    "not settled: the target range is too narrow to hit within the model's "
+    "arithmetic (the model's own sums rejected the solver's near misses, and the "
+    "range narrowed for safety held none); nothing proved it unreachable: widen "
+    "the range"
+)
+#: As :data:`REASON_TOO_NARROW` for a class: answers only within a tie.
+REASON_NEAR_TIE = (
+    "not settled: the solver's answers reach the target only within a tie the "
+    "model's own sums decide otherwise, and a safer margin found none; nothing "
+    "proved the target unreachable"
+)
 #: A further option of a diverse set: nothing else reaches the target (proven).
 REASON_NO_OPTION = (
     "no further option: every other change that reaches the target repeats an "
@@ -134,7 +150,10 @@ class CounterfactualResult:
     method_ : str
         ``"feature_tweak"`` or ``"optimal_counterfactual"``.
     status_ : ndarray of shape (n_samples,), object, or None
-        Exact search only: ``"optimal"``, ``"time_limit"`` or ``"infeasible"``.
+        Exact search only: ``"optimal"``, ``"time_limit"`` or ``"infeasible"``
+        (proven).  ``"time_limit"`` is every answer not proven, also one
+        stopped before the clock ran out (``reason_`` says why, as for a
+        range too narrow to hit within the model's arithmetic).
     gap_ : ndarray of shape (n_samples,), or None
         Exact search only: proven relative optimality gap (0 when optimal).
     epsilon_ : ndarray of shape (n_features,)
