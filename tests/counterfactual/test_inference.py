@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import sys
 from pathlib import Path
 
@@ -59,8 +60,12 @@ def test_inference_can_be_switched_off_or_narrowed(loans):
     assert set(only.inferred_) == {"integer"}
     # Flag columns are whole numbers too: counted as integers when flags are off.
     assert "has_mortgage" in only.inferred_["integer"]
+    # Without reference, a DataFrame's dtypes are still read (these are all
+    # float64: nothing is declared); an array gives no evidence at all.
     none = counterfactual(model, rows, target=1)
-    assert none.inferred_ == {}
+    assert none.inferred_ == {"integer": [], "flags": [], "one_hot": []}
+    array = counterfactual(model, rows.to_numpy(), target=1)
+    assert array.inferred_ == {}
 
 
 def test_user_constraints_are_kept(loans):
@@ -170,3 +175,111 @@ def test_summaries_of_blocks_merge_into_those_of_their_rows(seed, cut):
     )
     got = constraints_from(forest, columns, runs, None, ("one_hot", "flags", "integer"))
     assert got[1] == expected[1]
+
+
+def _typed_rows(points):
+    """Points as the DataFrame the model was fitted on (bool, int64, float64)."""
+    points = np.asarray(points, dtype=np.float64)
+    return pd.DataFrame(
+        {
+            "b": points[:, 0].astype(bool),
+            "k": points[:, 1].astype(np.int64),
+            "x": points[:, 2],
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def typed():
+    # A bool and an integer column the model splits on, no reference data.
+    rng = np.random.default_rng(3)
+    n = 300
+    X = _typed_rows(
+        np.c_[rng.random(n) < 0.5, rng.integers(0, 10, n), rng.normal(size=n)]
+    )
+    y = (X["b"].astype(int) + (X["k"] > 4) + (X["x"] > 0) >= 2).astype(int)
+    model = RandomForestClassifier(3, max_depth=3, random_state=0).fit(X, y)
+    rows = X[model.predict(X) == 0].iloc[:6]
+    return model, rows
+
+
+def test_frame_dtypes_keep_flags_and_whole_numbers_without_reference(typed):
+    from tests.counterfactual import brute
+
+    model, rows = typed
+    result = counterfactual(model, rows, target=1)
+    assert result.inferred_ == {"integer": ["k"], "flags": ["b"], "one_hot": []}
+    assert result.found_.all()
+    assert result.X_cf_["b"].dtype == bool and result.X_cf_["k"].dtype == np.int64
+    assert (model.predict(result.X_cf_) == 1).all()
+    # Every cell's nearest point with b in {0, 1} and k whole, predicted by the
+    # model itself: the answer costs the least of them.
+    lower, upper = np.array([0.0, -np.inf, -np.inf]), np.array([1.0, np.inf, np.inf])
+    moved_flag = False
+    for i in range(len(rows)):
+        x = rows.iloc[i].to_numpy(dtype=np.float64)
+        values = brute.candidate_values(
+            model, x, integer=(0, 1), lower=lower, upper=upper
+        )
+        points = np.array(list(itertools.product(*values)), dtype=np.float64)
+        valid = model.predict(_typed_rows(points)) == 1
+        least = float(np.abs(points[valid] - x).sum(axis=1).min())
+        brute.assert_proven_optimal(float(result.cost_[i]), least)
+        moved_flag |= bool(result.X_cf_["b"].iloc[i] != rows["b"].iloc[i])
+    assert moved_flag  # the flag is part of some answer, not left alone
+    tweaked = feature_tweak(model, rows, target=1)
+    assert tweaked.inferred_ == result.inferred_
+    found = tweaked.X_cf_[tweaked.found_]
+    assert found["b"].dtype == bool and found["k"].dtype == np.int64
+
+
+def test_frame_dtypes_are_not_read_with_infer_off(typed):
+    model, rows = typed
+    free = counterfactual(model, rows, target=1, infer=False)
+    assert free.inferred_ == {}
+    flags = free.X_cf_["b"].to_numpy(dtype=np.float64)
+    assert not np.isin(flags, (0.0, 1.0)).all()  # a flag moved part way
+    assert (model.predict(free.X_cf_[free.found_]) == 1).all()
+
+
+def test_frame_dtypes_hold_in_chunks_with_reference(typed):
+    # The dtypes outweigh reference data with a fractional count; rows solved
+    # in chunks (constraints inferred once over all of them) keep them too.
+    model, rows = typed
+    reference = rows.to_numpy(dtype=np.float64)
+    reference[0, 1] += 0.5
+    whole = treelens.optimal_counterfactual(model, rows, target=1, reference=reference)
+    chunked = treelens.optimal_counterfactual(
+        model, rows, target=1, reference=reference, progress=True
+    )
+    assert whole.inferred_["integer"] == ["k"] == chunked.inferred_["integer"]
+    assert whole.inferred_["flags"] == ["b"] == chunked.inferred_["flags"]
+    pd.testing.assert_frame_equal(chunked.X_cf_, whole.X_cf_)
+    assert chunked.X_cf_["b"].dtype == bool
+
+
+def test_frame_dtypes_in_the_search_over_missing_values():
+    # Rows with missing values go through the search over fixed values, whose
+    # searches take arrays: the frame's dtypes are read there the same way.
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    rng = np.random.default_rng(4)
+    n = 300
+    X = _typed_rows(
+        np.c_[rng.random(n) < 0.5, rng.integers(0, 10, n), rng.normal(size=n)]
+    )
+    y = (X["b"].astype(int) + (X["k"] > 4) + (X["x"] > 0) >= 2).astype(int)
+    X.loc[::4, "x"] = np.nan
+    model = HistGradientBoostingClassifier(max_iter=10, max_depth=3, random_state=0)
+    model.fit(X, y)
+    rows = X[model.predict(X) == 0].iloc[:6]
+    assert rows["x"].isna().any()
+    kept = counterfactual(model, rows, target=1)
+    assert kept.inferred_ == {"integer": ["k"], "flags": ["b"], "one_hot": []}
+    found = kept.X_cf_[kept.found_]
+    assert len(found) and found["b"].dtype == bool and found["k"].dtype == np.int64
+    assert (model.predict(found) == 1).all()
+    free = counterfactual(model, rows, target=1, infer=False)
+    assert free.inferred_ == {}
+    flags = free.X_cf_["b"][free.found_].to_numpy(dtype=np.float64)
+    assert not np.isin(flags, (0.0, 1.0)).all()

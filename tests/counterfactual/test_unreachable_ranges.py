@@ -136,3 +136,27 @@ def test_rounding_of_the_sum_is_not_taken_for_a_gap():
     trees = [np.array([0.1]), np.array([0.2])]
     assert not no_leaves_meet(trees, 0.0, 0.0, 0.3)
     assert not no_leaves_meet(trees, 0.0, np.nextafter(0.3, 1.0) * (1 + 1e-15), 1.0)
+
+
+def test_a_range_too_narrow_to_hit_is_not_called_infeasible():
+    # A range a billionth wide just above an attainable prediction: the
+    # solver's answer meets it only within its tolerances and the model's own
+    # arithmetic rejects it; the retry narrows the range by about 1e-5 of the
+    # score spread, which leaves nothing. That proves nothing about the range
+    # asked: the row is unsettled, not infeasible.
+    from sklearn.datasets import load_diabetes
+
+    from treelens._counterfactual._problem import REASON_TOO_NARROW
+
+    X, y = load_diabetes(return_X_y=True)
+    model = RandomForestRegressor(10, max_depth=4, random_state=0).fit(X, y)
+    value = float(model.predict(X[1:2])[0])
+    target = (value + 1e-10, value + 1e-10 + 1e-9)
+    # Too many leaf combinations to settle it by enumeration before the search.
+    assert np.prod([est.get_n_leaves() for est in model.estimators_]) > 2.0**32
+    result = optimal_counterfactual(model, X[:1], target=target, time_limit=10)
+    assert result.status_.tolist() == ["time_limit"]
+    assert result.reason_.tolist() == [REASON_TOO_NARROW]
+    assert not result.found_[0] and np.isinf(result.gap_[0])
+    again = counterfactual(model, X[:1], target=target, time_limit=10)
+    assert again.status_[0] == "time_limit" and "too narrow" in again.reason_[0]

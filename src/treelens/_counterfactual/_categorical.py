@@ -55,6 +55,7 @@ from .._core._features import FeatureSpec, category_codes
 from .._core._forest import Forest, Tree
 from .._exceptions import InputError
 from ._constraints import Constraints
+from ._inference import DeclaredColumns, resolve_infer
 from ._isolation import IsolationBound
 from ._milp._solve import MIP_REL_GAP
 from ._missing import FillPlan, resolve_fill
@@ -468,9 +469,12 @@ def _sub_constraints(
     constraints: Constraints | None,
     fixed: NDArray[np.intp],
     frame: Any = None,
+    infer: Any = True,
 ) -> Constraints:
     """The user's constraints on numeric columns, with the fixed ones immutable;
-    integer and boolean columns of the user's ``frame`` stay whole (0 or 1).
+    integer and boolean columns of the user's ``frame`` stay whole (0 or 1) as
+    ``infer`` asks (:class:`DeclaredColumns`: the searches under fixed values
+    take arrays, whose dtypes say nothing).
 
     A fixed column holds a placeholder (a category's assignment, or a missing
     value kept missing, written 0), so the user's bounds, directions and
@@ -509,18 +513,18 @@ def _sub_constraints(
                 )
     bounds = {k: v for k, v in base.bounds.items() if k in numeric(free([k]))}
     integer = free(base.integer)
-    if frame is not None:
-        dtypes = dict(zip(frame.columns, frame.dtypes))
-        for j, spec in enumerate(forest.features):
-            if spec.kind != "numeric" or spec.dropped or spec.name not in dtypes:
-                continue
+    declared = DeclaredColumns.of(forest, frame)
+    inferred = resolve_infer(infer)
+    if declared is not None and ("integer" in inferred or "flags" in inferred):
+        for j in np.flatnonzero(declared.integer).tolist():
             if j in held:
                 continue
-            kind = dtypes[spec.name].kind
-            if kind in "iub":
+            flag = "flags" in inferred and declared.flags[j]
+            if flag and names[j] not in bounds and j not in bounds:
                 integer.append(j)
-            if kind == "b" and spec.name not in bounds and j not in bounds:
                 bounds[j] = (0, 1)
+            elif "integer" in inferred:
+                integer.append(j)
     return Constraints(
         immutable=[*numeric(base.immutable), *fixed.tolist()],
         increase_only=free(base.increase_only),
@@ -577,9 +581,8 @@ def search_with_fixed(
         target=target,
         cost=cost,
         epsilon=epsilon,
-        constraints=_sub_constraints(
-            forest, constraints, np.empty(0, np.intp), _frame(X)
-        ),
+        # The rows' dtypes are read (and reported) by prepare_problem itself.
+        constraints=_sub_constraints(forest, constraints, np.empty(0, np.intp)),
         reference=reference,
         margin=options.get("margin"),
         infer=options.get("infer", True),
@@ -924,7 +927,11 @@ def _search_per_missing_pattern(
                     cost=cost_spec,
                     epsilon=epsilon,
                     constraints=_sub_constraints(
-                        forest, constraints, nan_j, problem.frame
+                        forest,
+                        constraints,
+                        nan_j,
+                        problem.frame,
+                        options.get("infer", True),
                     ),
                     reference=None
                     if ref_rows is None
@@ -986,10 +993,6 @@ def _filled_plan(
         costs[j] = costs[j].copy()
         costs[j][k] = 0.0
     return CategoryPlan(allowed=allowed, immutable=immutable, costs=costs)
-
-
-def _frame(X: Any) -> Any:
-    return X if hasattr(X, "iloc") and hasattr(X, "columns") else None
 
 
 def _key(fixed: Fixed) -> Key:
@@ -1207,7 +1210,7 @@ def _search_group(
     target = problem.target
     run = np.ones(rows.size, dtype=bool)
     sub_constraints = _sub_constraints(
-        forest, context.constraints, fixed_j, problem.frame
+        forest, context.constraints, fixed_j, problem.frame, options.get("infer", True)
     )
     ref_rows = context.ref_rows
     sub_reference = None if ref_rows is None else _fixed_reference(ref_rows, fixed_j)

@@ -101,11 +101,11 @@ def counterfactual(
     reference : array-like of shape (n_reference, n_features), optional
         Typically the training set: it makes the default cost scale-free.
     infer : bool or tuple of {"integer", "flags", "one_hot"}, default=True
-        With ``reference``: constraints read off the data and the rows given
-        (whole-number columns stay whole, 0/1 flags stay 0 or 1, adjacent
-        flag columns with exactly one 1 per row move together as a one-hot
-        group), added to ``constraints`` and reported in ``inferred_``.
-        ``False`` switches it off; a tuple keeps only those kinds.
+        Constraints read off ``reference`` and the rows (whole numbers stay
+        whole, 0/1 flags 0 or 1, adjacent flags with one 1 per row move as a
+        one-hot group), and off a DataFrame's dtypes even without it (bool:
+        flags, integer: whole; arrays: nothing), added to ``constraints`` and
+        reported in ``inferred_``.  ``False``: off; a tuple: those kinds.
     time_limit : float, default=10.0
         Seconds per row (and option) for ``"auto"`` and ``"optimal"``.
     n_counterfactuals : int, default=1

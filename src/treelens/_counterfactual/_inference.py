@@ -12,6 +12,15 @@ becomes
   scikit-learn's ``OneHotEncoder`` lay them out): they move together, exactly
   one of them 1.
 
+Rows given as a pandas DataFrame carry evidence of their own, with or
+without reference data: a ``bool`` column (numpy's or pandas' ``"boolean"``)
+is a flag, an integer column (``int64``, ``uint8``, ``"Int64"``, ...) holds
+whole numbers (:class:`DeclaredColumns`).  Their dtypes say so for every
+value the column can hold, so these inferences stand whatever the reference
+data holds.  Numpy arrays carry no such evidence (an array's dtype is one for
+all its columns): without reference data nothing is inferred for them.  One-hot
+groups are read off reference data only.
+
 What is inferred is added to the user's :class:`Constraints` (never overriding
 them: a column the user bounds keeps its bounds, a run that meets a user's
 one-hot group or an immutable column is left out) and reported in the result's
@@ -42,6 +51,7 @@ if TYPE_CHECKING:
 __all__ = [
     "INFERENCE_KINDS",
     "ColumnSummary",
+    "DeclaredColumns",
     "RunSummary",
     "constraints_from",
     "infer_constraints",
@@ -115,6 +125,26 @@ class ColumnSummary:
             seen=self.seen | other.seen,
         )
 
+    @classmethod
+    def no_evidence(cls, n_features: int) -> ColumnSummary:
+        """No column known to be anything (not the summary of no rows, which
+        would be whole and binary everywhere: it is not a unit of
+        :meth:`merge`)."""
+        none = np.zeros(n_features, dtype=bool)
+        return cls(whole=none, binary=none, complete=none, seen=none)
+
+    def declared(self, declared: DeclaredColumns | None) -> ColumnSummary:
+        """This summary with the columns a DataFrame's dtypes declare whole
+        numbers or flags taken as such, whatever the rows summarized hold."""
+        if declared is None:
+            return self
+        return ColumnSummary(
+            whole=self.whole | declared.integer,
+            binary=self.binary | declared.flags,
+            complete=self.complete | declared.flags,
+            seen=self.seen | declared.integer,
+        )
+
     @property
     def whole_columns(self) -> NDArray[np.bool_]:
         return self.whole & self.seen
@@ -154,6 +184,79 @@ class RunSummary:
         return RunSummary(over=self.over | other.over, exact=self.exact & other.exact)
 
 
+@dataclass(frozen=True)
+class DeclaredColumns:
+    """Columns whose pandas dtype says what values they hold.
+
+    Attributes
+    ----------
+    integer : ndarray of shape (n_features,), bool
+        An integer or bool dtype: every value is a whole number.
+    flags : ndarray of shape (n_features,), bool
+        A bool dtype without missing values: every value is 0 or 1.
+    """
+
+    integer: NDArray[np.bool_]
+    flags: NDArray[np.bool_]
+
+    @classmethod
+    def of(cls, forest: Forest, frame: Any) -> DeclaredColumns | None:
+        """What the dtypes of ``frame`` (a DataFrame holding the model's
+        numeric columns by name, or None) declare; None for no frame.
+
+        Categorical and dropped columns are left out: their values are codes
+        or never read.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from sklearn.tree import DecisionTreeClassifier
+        >>> from treelens import to_forest
+        >>> X = pd.DataFrame({"n": [1, 2, 3], "b": [True, False, True],
+        ...                   "x": [0.5, 1.0, 2.0]})
+        >>> model = DecisionTreeClassifier().fit(X, [0, 1, 0])
+        >>> declared = DeclaredColumns.of(to_forest(model), X)
+        >>> declared.integer.tolist(), declared.flags.tolist()
+        ([True, True, False], [False, True, False])
+        """
+        if frame is None or not hasattr(frame, "columns"):
+            return None
+        if not forest.has_feature_names:
+            return None  # fitted on an array: no column is named
+        from pandas.api.types import is_bool_dtype, is_integer_dtype
+
+        n = forest.n_features
+        integer, flags = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+        names = set(frame.columns)
+        for j, spec in enumerate(forest.features):  # one check per column
+            if spec.kind != "numeric" or spec.dropped or spec.name not in names:
+                continue
+            column = frame[spec.name]
+            if getattr(column, "ndim", 1) != 1:
+                continue  # a name the frame repeats: no single dtype
+            if is_bool_dtype(column.dtype):
+                integer[j] = True
+                # pandas' "boolean" may hold <NA>: whole, but no complete flag.
+                flags[j] = not bool(column.isna().any())
+            elif is_integer_dtype(column.dtype):
+                integer[j] = True
+        return cls(integer=integer, flags=flags)
+
+    @staticmethod
+    def common(blocks: Iterable[DeclaredColumns | None]) -> DeclaredColumns | None:
+        """What every block declares (None if some block declares nothing)."""
+        out: DeclaredColumns | None = None
+        for block in blocks:
+            if block is None:
+                return None
+            if out is not None:
+                block = DeclaredColumns(
+                    integer=out.integer & block.integer, flags=out.flags & block.flags
+                )
+            out = block
+        return out
+
+
 def _one_hot_runs(flags: NDArray[np.bool_], runs: RunSummary) -> list[list[int]]:
     """Maximal runs of adjacent flag columns whose row sums are all exactly 1
     (the longest from each start that no row sums above 1)."""
@@ -182,36 +285,48 @@ def _one_hot_runs(flags: NDArray[np.bool_], runs: RunSummary) -> list[list[int]]
 
 def infer_constraints(
     forest: Forest,
-    reference: NDArray[np.float64],
+    reference: NDArray[np.float64] | None,
     rows: NDArray[np.float64],
     constraints: Constraints | None,
     kinds: tuple[str, ...],
+    declared: DeclaredColumns | None = None,
 ) -> tuple[Constraints | None, dict[str, Any]]:
     """The user's constraints plus what the data shows (see the module docstring).
 
     Parameters
     ----------
     forest : Forest
-    reference : ndarray of shape (n_reference, n_features)
+    reference : ndarray of shape (n_reference, n_features) or None
     rows : ndarray of shape (n, n_features)
         The rows explained (inferences they would break are not made).
     constraints : Constraints or None
     kinds : tuple of str
+    declared : DeclaredColumns or None, default=None
+        What the dtypes of the rows, given as a DataFrame, declare.
 
     Returns
     -------
     constraints : Constraints or None
     inferred : dict
         ``{"integer": [names], "flags": [names], "one_hot": [[names], ...]}`` for
-        the kinds asked (empty lists when none applied).
+        the kinds asked (empty lists when none applied); ``{}`` when nothing
+        was examined (no kinds, or neither reference data nor dtypes).
     """
-    if not kinds:
+    if not kinds or (reference is None and declared is None):
         return constraints, {}
-    data = np.vstack([reference, rows])
-    columns = ColumnSummary.of(data)
-    return constraints_from(
-        forest, columns, RunSummary.of(columns.flags, data), constraints, kinds
-    )
+    if reference is None:
+        # The rows alone are too few to read whole numbers or groups off:
+        # only their dtypes count.
+        n = forest.n_features
+        columns = ColumnSummary.no_evidence(n).declared(declared)
+        runs = RunSummary(
+            over=np.ones((n, n), dtype=bool), exact=np.zeros((n, n), dtype=bool)
+        )
+    else:
+        data = np.vstack([reference, rows])
+        columns = ColumnSummary.of(data).declared(declared)
+        runs = RunSummary.of(columns.flags, data)
+    return constraints_from(forest, columns, runs, constraints, kinds)
 
 
 def constraints_from(

@@ -37,6 +37,10 @@ before it proves that nothing meets it.  A point range (``low == high``) is
 refused: a prediction is a float64 sum of leaf values rounded in the model's
 own order, equal to a given value in every bit only by chance, and the solver
 works within tolerances of about ``1e-7``; ask for a range around the value.
+A range narrower than the margin of a retry (about ``1e-5`` of the score
+spread), whose solver answers the model's own arithmetic rejects, is reported
+``"time_limit"`` with the reason, never ``"infeasible"``: narrowing it for the
+retry proves nothing about the range asked.
 """
 
 from __future__ import annotations
@@ -90,8 +94,10 @@ from ._options import Diversity, Option, check_options, option_cut
 from ._problem import (
     REASON_AT_TARGET,
     REASON_INFEASIBLE,
+    REASON_NEAR_TIE,
     REASON_NO_OPTION,
     REASON_TIME_LIMIT,
+    REASON_TOO_NARROW,
     CounterfactualResult,
     Problem,
     finish,
@@ -179,7 +185,7 @@ def optimal_counterfactual(
         Data for ``"mad"`` costs, margins as fractions of spread, inferred
         constraints and plausibility figures (typically the training set).
     infer : bool or tuple of {"integer", "flags", "one_hot"}, default=True
-        With ``reference``: constraints read off the data (see
+        Constraints read off ``reference`` and a DataFrame's dtypes (see
         :func:`~treelens.counterfactual`), reported in ``inferred_``.
     time_limit : float, default=30.0
         Seconds per row and option (a tenth at most for the local search).
@@ -733,7 +739,11 @@ def _record(
         out.reason[option, i] = REASON_INFEASIBLE if not option else REASON_NO_OPTION
         out.gap[option, i] = np.nan
     else:
-        out.status[option, i], out.reason[option, i] = "time_limit", REASON_TIME_LIMIT
+        reason = REASON_TIME_LIMIT
+        if outcome.unsettled:
+            narrow = problem.target.kind == "interval"
+            reason = REASON_TOO_NARROW if narrow else REASON_NEAR_TIE
+        out.status[option, i], out.reason[option, i] = "time_limit", reason
         out.gap[option, i] = np.inf
 
 
@@ -986,10 +996,14 @@ def _solve_checked(
     HiGHS's primal heuristics run under that bound (not worth it when the
     local search ran to its end).  ``upper``: an objective the answer must not
     exceed, known from elsewhere (with no answer under it, the outcome is
-    ``"infeasible"``).
+    ``"infeasible"``).  When a raised margin leaves no answer after the model
+    rejected one, nothing is proven: the outcome is ``"time_limit"``, marked
+    ``unsettled`` (a known answer is then returned with its gap, not as
+    optimal).
     """
     cutoff = upper if incumbent is None else min(incumbent[1], upper)
     outcome = MilpOutcome("infeasible", None, np.inf, np.inf)
+    rejected: MilpOutcome | None = None  # the first answer the model rejected
     for margin in _MARGINS:
         remaining = max(deadline - time.perf_counter(), 1e-3)
         outcome = solve_cells(
@@ -1011,6 +1025,12 @@ def _solve_checked(
             problem, row.points[outcome.cells], row.i, program, row.decision
         ):
             break
+        rejected = rejected or outcome
+    if rejected is not None and outcome.status == "infeasible":
+        # The wider margin cut off every answer, but the first solve found one
+        # within tolerance of the target: a range narrower than the margin
+        # (about 1e-5 of the score spread) or a near tie, not a proof.
+        outcome = MilpOutcome("time_limit", None, np.inf, rejected.bound, True)
     # An answer the forest still rejects goes on to the final check, which
     # reports it as a bug rather than returning it.
     if incumbent is not None and (

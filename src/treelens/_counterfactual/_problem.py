@@ -30,7 +30,7 @@ from ._constraints import Constraints, ResolvedConstraints
 from ._costs import Cost, resolve_cost
 from ._dtypes import nullable_like
 from ._epsilon import ResolvedMargin, resolve_epsilon, resolve_margin
-from ._inference import infer_constraints, resolve_infer
+from ._inference import DeclaredColumns, infer_constraints, resolve_infer
 from ._isolation import IsolationBound, resolve_isolation
 from ._missing import FillPlan
 from ._plausibility import (
@@ -45,10 +45,12 @@ __all__ = [
     "REASON_AT_TARGET",
     "REASON_CHECK_FAILED",
     "REASON_INFEASIBLE",
+    "REASON_NEAR_TIE",
     "REASON_NOT_REACHABLE",
     "REASON_NO_FLIP",
     "REASON_NO_OPTION",
     "REASON_TIME_LIMIT",
+    "REASON_TOO_NARROW",
     "CounterfactualResult",
     "Problem",
     "as_float64",
@@ -68,6 +70,20 @@ REASON_NO_FLIP = "no candidate flips the ensemble"
 REASON_INFEASIBLE = "infeasible: no change reaches the target under the constraints"
 #: The exact search stopped at its time limit before finding any counterfactual.
 REASON_TIME_LIMIT = "time limit reached before any counterfactual was found"
+#: The solver's answers met a range only within its tolerances, the model's own
+#: predict rejected them, and the range padded to be safe held nothing: not proven.
+REASON_TOO_NARROW = (
+    "not settled: the target range is too narrow to hit within the model's "
+    "arithmetic (the model's own sums rejected the solver's near misses, and the "
+    "range narrowed for safety held none); nothing proved it unreachable: widen "
+    "the range"
+)
+#: As :data:`REASON_TOO_NARROW` for a class: answers only within a tie.
+REASON_NEAR_TIE = (
+    "not settled: the solver's answers reach the target only within a tie the "
+    "model's own sums decide otherwise, and a safer margin found none; nothing "
+    "proved the target unreachable"
+)
 #: A further option of a diverse set: nothing else reaches the target (proven).
 REASON_NO_OPTION = (
     "no further option: every other change that reaches the target repeats an "
@@ -134,7 +150,10 @@ class CounterfactualResult:
     method_ : str
         ``"feature_tweak"`` or ``"optimal_counterfactual"``.
     status_ : ndarray of shape (n_samples,), object, or None
-        Exact search only: ``"optimal"``, ``"time_limit"`` or ``"infeasible"``.
+        Exact search only: ``"optimal"``, ``"time_limit"`` or ``"infeasible"``
+        (proven).  ``"time_limit"`` is every answer not proven, also one
+        stopped before the clock ran out (``reason_`` says why, as for a
+        range too narrow to hit within the model's arithmetic).
     gap_ : ndarray of shape (n_samples,), or None
         Exact search only: proven relative optimality gap (0 when optimal).
     epsilon_ : ndarray of shape (n_features,)
@@ -162,9 +181,11 @@ class CounterfactualResult:
     max_anomaly_score_ : float or None
         The bound on it asked for (None without an ``isolation_forest``).
     inferred_ : dict
-        Constraints read off ``reference``: ``{"integer": [...], "flags": [...],
-        "one_hot": [[...], ...]}`` (feature names), empty without reference or
-        with ``infer=False``.
+        Constraints read off ``reference`` and off the dtypes of rows given as
+        a DataFrame (bool columns flags, integer columns whole numbers):
+        ``{"integer": [...], "flags": [...], "one_hot": [[...], ...]}``
+        (feature names); empty with ``infer=False``, and for rows given as an
+        array without reference.
     row_ : ndarray of shape (n_samples,), int
         Position of each entry's row in the rows given.
     option_ : ndarray of shape (n_samples,), int
@@ -359,8 +380,8 @@ class Problem:
     reference : ndarray of shape (n_reference, n_features) or None
     margin : ResolvedMargin
     inferred : dict
-        Constraints read off the reference data (see
-        :mod:`treelens._counterfactual._inference`).
+        Constraints read off the reference data and the dtypes of rows given
+        as a DataFrame (see :mod:`treelens._counterfactual._inference`).
     support : ndarray of shape (n_nodes_total,) or None
         Rows reaching each node (reference replayed, else stored counts).
     min_leaf_samples : int or None
@@ -497,14 +518,12 @@ def prepare_problem(
         )
     resolved_target = resolve_target(forest, target)
     ref = None if reference is None else reference_float64(forest, reference)
-    inferred: dict[str, Any] = {}
-    if ref is not None:
-        constraints, inferred = infer_constraints(
-            forest, ref, rows, constraints, resolve_infer(infer)
-        )
+    declared = DeclaredColumns.of(forest, frame)
+    constraints, inferred = infer_constraints(
+        forest, ref, rows, constraints, resolve_infer(infer), declared
+    )
+    if inferred:
         resolved = (constraints or Constraints()).resolve(forest)
-    else:
-        resolve_infer(infer)  # checked all the same
     resolved.check_rows(rows, labels=[row_label(X, i) for i in range(len(rows))])
     leaves = forest._apply(rows.astype(forest.input_dtype))
     current = forest._predict_from_leaves(leaves)

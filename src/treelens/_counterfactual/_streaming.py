@@ -26,7 +26,13 @@ from .._core._chunks import (
 )
 from .._core._forest import Forest
 from .._exceptions import InputError
-from ._inference import ColumnSummary, RunSummary, constraints_from, resolve_infer
+from ._inference import (
+    ColumnSummary,
+    DeclaredColumns,
+    RunSummary,
+    constraints_from,
+    resolve_infer,
+)
 from ._problem import CounterfactualResult, as_float64, reference_float64
 
 __all__ = [
@@ -180,11 +186,14 @@ def infer_once(
     if is_chunk_stream(X) and not isinstance(X, (list, tuple)):
         return options, None
     forest = to_forest(model)
+    given = X if is_chunk_stream(X) else [X]
     blocks = [reference_float64(forest, reference)]
-    blocks += [as_float64(forest, b) for b in (X if is_chunk_stream(X) else [X])]
+    blocks += [as_float64(forest, b) for b in given]
     columns = ColumnSummary.of(blocks[0])
     for block in blocks[1:]:
         columns = columns.merge(ColumnSummary.of(block))
+    declared = DeclaredColumns.common(DeclaredColumns.of(forest, b) for b in given)
+    columns = columns.declared(declared)
     runs = RunSummary.of(columns.flags, blocks[0])
     for block in blocks[1:]:
         runs = runs.merge(RunSummary.of(columns.flags, block))

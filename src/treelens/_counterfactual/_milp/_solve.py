@@ -272,12 +272,18 @@ class MilpOutcome:
         Objective of ``cells`` (sum of terms, or their max for linf); inf if None.
     bound : float
         Proven lower bound on the objective (``-inf`` when unknown).
+    unsettled : bool, default=False
+        With ``status="time_limit"``: stopped not by the clock but because
+        the model rejected the solver's answers, which met the target only
+        within its tolerances, and a safer margin left none (nothing proved
+        that no answer exists).
     """
 
     status: Literal["optimal", "time_limit", "infeasible"]
     cells: NDArray[np.intp] | None
     objective: float
     bound: float
+    unsettled: bool = False
 
 
 def solve_cells(
