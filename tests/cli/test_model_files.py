@@ -261,6 +261,67 @@ def test_unnamed_model_confirms_the_counterfactuals_of_tweak(
     assert all(isinstance(X, np.ndarray) and X.shape[1] == 4 for X in given)
 
 
+def _isolation_forests(iris):
+    """IsolationForests on the model's columns: fitted on an array, on the
+    file's named columns, and a Pipeline fitted on an array."""
+    from sklearn.ensemble import IsolationForest
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    def iso():
+        return IsolationForest(n_estimators=3, max_samples=32, random_state=0)
+
+    X = iris["X"]
+    return {
+        "array": iso().fit(X.to_numpy()),
+        "named": iso().fit(X),
+        "pipeline": make_pipeline(StandardScaler(), iso()).fit(X.to_numpy()),
+    }
+
+
+@pytest.mark.parametrize("kind", ["array", "named", "pipeline"])
+def test_unnamed_model_tweaks_with_an_isolation_forest(
+    iris, unnamed, kind, monkeypatch
+):
+    """--isolation-forest beside a model fitted without feature names: the
+    IsolationForest reads the model's columns (by position when it has no
+    names either), and the model's own predict confirms every answer."""
+    iso = _isolation_forests(iris)[kind]
+    path = iris["root"] / f"iso_{kind}.skops"
+    skops.io.dump(iso, path)
+    predict, given = DecisionTreeClassifier.predict, []
+
+    def spy(self, X, *args, **kwargs):
+        given.append(X)
+        return predict(self, X, *args, **kwargs)
+
+    monkeypatch.setattr(DecisionTreeClassifier, "predict", spy)
+    rows = iris["rows"]
+    args = [
+        "tweak", unnamed["path"], iris["root"] / "held.csv", "--target", "species",
+        "--target-class", 2, "--rows", "0,1,2", "--cost", "l1",
+        "--isolation-forest", path, "--json",
+    ]  # fmt: skip
+    result = run(*args)
+    assert result.exit_code == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert pd.DataFrame(payload["rows"])["found"].all() and given
+    assert all(isinstance(X, np.ndarray) and X.shape[1] == 4 for X in given)
+    points = rows.loc[[0, 1, 2], FEATURES].copy()
+    for change in payload["changes"]:
+        points.loc[change["row"], change["feature"]] = change["after"]
+    np.testing.assert_array_equal(predict(unnamed["model"], points.to_numpy()), 2)
+    inputs = points if kind == "named" else points.to_numpy()
+    np.testing.assert_array_equal(iso.predict(inputs), 1)  # inliers
+    # A model that disagrees with its Forest rejects the Forest's answers.
+    monkeypatch.setattr(
+        DecisionTreeClassifier, "predict", lambda self, X: np.zeros(len(X), dtype=int)
+    )
+    result = run(*args)
+    assert result.exit_code == 0, result.stderr
+    assert not pd.DataFrame(json.loads(result.stdout)["rows"])["found"].any()
+
+
 def test_unnamed_isolation_forest_report(iris, tmp_path):
     """An IsolationForest fitted on an array: its report scores the rows as
     the model does, under the file's column names."""

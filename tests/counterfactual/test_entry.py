@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.datasets import load_breast_cancer
 from sklearn.ensemble import RandomForestClassifier
+from sklearn.tree import DecisionTreeClassifier
 
 from tests.counterfactual.test_optimal_counterfactual import _model
 from treelens import (
@@ -160,3 +162,58 @@ def test_a_range_a_log_link_cannot_reach_is_infeasible_without_warnings(target):
     assert not result.found_.any()
     assert (result.status_ == "infeasible").all()
     assert np.isnan(result.gap_).all()
+
+
+class _CountingTree(DecisionTreeClassifier):
+    """A tree whose ``predict`` counts its calls and can be made to disagree."""
+
+    def predict(self, X, check_input=True):
+        self.calls_ = [*getattr(self, "calls_", []), X]
+        if getattr(self, "disagree_", False):
+            return np.zeros(len(X), dtype=int)
+        return super().predict(X, check_input=check_input)
+
+
+@pytest.mark.parametrize(
+    "search", [counterfactual, optimal_counterfactual, feature_tweak]
+)
+def test_names_given_to_an_unnamed_model_keep_it_behind_its_forest(search):
+    """``to_forest(model, feature_names=...)`` renames a model fitted on an
+    array: its counterfactuals are confirmed with the model's own predict, on
+    arrays (its columns by position), and rejected where it disagrees."""
+    from sklearn.datasets import load_iris
+
+    from treelens import to_forest
+    from treelens._exceptions import CounterfactualCheckWarning
+
+    X, y = load_iris(return_X_y=True)
+    model = _CountingTree(max_depth=2, random_state=0).fit(X, y)
+    names = ["d", "c", "b", "a"]
+    forest = to_forest(model, feature_names=names)
+    assert forest.fitted_model is model and forest.feature_names == tuple(names)
+    rows = pd.DataFrame(X[:100:25], columns=names)  # none of class 2
+    result = search(forest, rows, target=2, cost="l1")
+    assert result.found_.all() and model.calls_
+    assert all(isinstance(Z, np.ndarray) and Z.shape[1] == 4 for Z in model.calls_)
+    np.testing.assert_array_equal(
+        DecisionTreeClassifier.predict(model, np.asarray(result.X_cf_)), 2
+    )
+    model.disagree_ = True
+    with pytest.warns(CounterfactualCheckWarning, match="failed the source model"):
+        rejected = search(forest, rows, target=2, cost="l1")
+    assert not rejected.found_.any()
+
+
+def test_names_of_the_model_itself_change_nothing():
+    """Names a model already has, or an unnamed model's default names, leave
+    the model's own Forest: no fitted model behind it."""
+    from sklearn.datasets import load_iris
+
+    from treelens import to_forest
+
+    X, y = load_iris(return_X_y=True, as_frame=True)
+    named = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
+    assert to_forest(named, feature_names=list(X.columns)).fitted_model is None
+    unnamed = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X.to_numpy(), y)
+    default = [f"x{i}" for i in range(4)]
+    assert to_forest(unnamed, feature_names=default).fitted_model is None

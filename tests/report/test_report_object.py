@@ -3,9 +3,12 @@
 import html
 import re
 
+import numpy as np
 import pytest
 from sklearn.datasets import load_iris
 from sklearn.ensemble import RandomForestClassifier
+from sklearn.metrics import accuracy_score
+from sklearn.tree import DecisionTreeClassifier
 
 import treelens
 from treelens import Constraints, InputError
@@ -108,3 +111,45 @@ def test_bad_input_is_refused_before_any_work(arguments, message):
         arguments = {**arguments, "y": y[:10]}
     with pytest.raises(InputError, match=re.escape(message)):
         treelens.report(model, X, arguments.pop("y", y), **arguments)
+
+
+class _Disagreeing(DecisionTreeClassifier):
+    """A tree whose ``predict`` keeps what it was given and, once told to,
+    says class 0 for every row (unlike its trees)."""
+
+    def predict(self, X, check_input=True):
+        self.given_ = [*getattr(self, "given_", []), X]
+        if getattr(self, "disagree_", False):
+            return np.zeros(len(X), dtype=int)
+        return super().predict(X, check_input=check_input)
+
+
+def test_a_renamed_forest_is_reported_by_its_fitted_model():
+    """A Forest that renamed a model fitted on an array is reported by that
+    model: its own predict scores the rows, measures permutation importance
+    and confirms the counterfactuals, given the columns by position; an
+    explicit ``fitted`` takes its place."""
+    from treelens._report._page import render_report
+
+    X, y = load_iris(return_X_y=True, as_frame=True)
+    X.columns = FEATURES
+    X, y = X.iloc[::3], y.iloc[::3]
+    model = _Disagreeing(max_depth=3, random_state=0).fit(X.to_numpy(), y)
+    forest = treelens.to_forest(model, feature_names=FEATURES)
+    arguments = {"target": 2, "max_counterfactuals": 2, "sample_rows": None}
+    text = _text(treelens.report(forest, X, y, **arguments).html)
+    assert model.given_ and "found for 2 of 2" in text
+    assert all(isinstance(Z, np.ndarray) and Z.shape[1] == 4 for Z in model.given_)
+    assert f"Accuracy {accuracy_score(y, model.predict(X.to_numpy())):.4f}" in text
+    model.disagree_ = True
+    zeros = np.zeros(len(y), dtype=int)
+    text = _text(treelens.report(forest, X, y, **arguments).html)
+    assert f"Accuracy {accuracy_score(y, zeros):.4f}" in text
+    assert "found for 0 of 2" in text  # the model rejects the Forest's answers
+    permutation = treelens.permutation_importance(forest, X, y, n_repeats=2)
+    assert (permutation.importances_ == 0).all()  # a constant predict
+    # An explicit fitted model goes before the Forest's own.
+    agreeing = _Disagreeing(max_depth=3, random_state=0).fit(X.to_numpy(), y)
+    text = _text(render_report(forest, X, y, fitted=agreeing, **arguments))
+    assert f"Accuracy {accuracy_score(y, agreeing.predict(X.to_numpy())):.4f}" in text
+    assert "found for 2 of 2" in text

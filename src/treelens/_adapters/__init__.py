@@ -11,6 +11,7 @@ function called on one model shares one Forest (and everything cached with it).
 
 from __future__ import annotations
 
+import dataclasses
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -63,7 +64,10 @@ def to_forest(
         returned unchanged.
     feature_names : sequence of str, optional
         Names of the features.  Defaults to the model's ``feature_names_in_``
-        when it was fitted on a DataFrame, else ``x0, x1, ...``.
+        when it was fitted on a DataFrame, else ``x0, x1, ...``.  Names given
+        to a model fitted without any keep the model behind the Forest as its
+        ``fitted_model``: it reads its columns by position, and confirms the
+        counterfactuals found on the Forest with its own ``predict``.
     categories : mapping of str to sequence, optional
         CatBoost models only: the category labels of each categorical feature,
         by name.  CatBoost keeps only hashes of the labels, so the Forest of a
@@ -100,7 +104,13 @@ def to_forest(
             )
         return model
     if feature_names is not None or categories is not None:
-        return _build(model, feature_names, categories)
+        forest = _build(model, feature_names, categories)
+        if feature_names is None:
+            return forest
+        own = (
+            to_forest(model) if categories is None else _build(model, None, categories)
+        )
+        return _standing_for(model, own, forest)
     signature = _fitted_signature(model)
     if signature:
         try:
@@ -116,6 +126,18 @@ def to_forest(
         except TypeError:
             pass
     return forest
+
+
+def _standing_for(model: Any, own: Forest, forest: Forest) -> Forest:
+    """``forest``, built under names the user gave, with ``model`` as its
+    ``fitted_model`` when the model has no feature names of its own (``own``
+    is its Forest without the names given) and the names are others than its
+    default ones: the model reads its columns by position, so counterfactuals
+    found on the renamed Forest are confirmed with its own ``predict`` on
+    arrays (see :class:`~treelens.Forest`)."""
+    if own.has_feature_names or own.feature_names == forest.feature_names:
+        return forest
+    return dataclasses.replace(forest, fitted_model=model)
 
 
 def _build(

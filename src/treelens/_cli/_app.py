@@ -779,11 +779,9 @@ def tweak(
     selected = _parse_rows(rows, n_rows) if rows is not None else None
     iso = None
     if search.isolation_forest is not None:
+        # As it was fitted: one fitted without names reads the model's
+        # columns by position, as the model renamed after the file's does.
         iso = _load_model(search.isolation_forest, trust_pickle, trust)
-        if loaded.renamed:  # on the same columns: under the same names
-            from .._io._files import named_by_columns
-
-            iso = named_by_columns(iso, list(X.columns)) or iso
     notes: list[str] = []
     with _Progress(enabled=True) as progress:
         tables = counterfactual_tables(

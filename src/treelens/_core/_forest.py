@@ -381,8 +381,9 @@ class Forest:
         ``trees`` are the ones it was made for.
     fitted_model : object or None
         The fitted model this Forest stands for when the Forest renames its
-        features (a model fitted without feature names, shown under a data
-        file's column names: see :func:`~treelens._io._files.named_by_columns`).
+        features (a model fitted without feature names, given names by
+        ``to_forest(model, feature_names=...)`` or shown under a data file's
+        column names: see :func:`~treelens._io._files.named_by_columns`).
         The model reads its columns by position; counterfactuals found on the
         Forest are confirmed with the model's own ``predict``.  None for a
         Forest that is the adapter's own, was read from a model file, or no

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ._forest import Forest
 
 __all__ = [
+    "by_position",
     "check_X",
     "check_memory_budget",
     "check_rows",
@@ -47,6 +48,16 @@ def in_feature_order(forest: Forest, X: Any) -> Any:
     expected = list(forest.feature_names)
     names = feature_columns([str(c) for c in X.columns], expected)
     return X.set_axis(names, axis=1)[expected]
+
+
+def by_position(forest: Forest, X: Any) -> Any:
+    """``X`` as the ``fitted_model`` of ``forest`` reads it: fitted without
+    feature names, that model reads its columns by position, so a DataFrame
+    (under the Forest's names) is given as the array of its columns in the
+    Forest's order; an array is given as it is."""
+    if hasattr(X, "iloc"):
+        return in_feature_order(forest, X).to_numpy()
+    return X
 
 
 def row_label(X: Any, position: int) -> Any:

@@ -238,7 +238,9 @@ def _lifted(
     Callable[[NDArray[np.float64]], Any],
 ]:
     """The trees of a Pipeline ending in an IsolationForest, lifted through its
-    preprocessing to the model's columns, and the source's input."""
+    preprocessing to the model's columns, and the source's input (the
+    model's columns by name, or by position for a Pipeline fitted without
+    names beside a Forest that renamed a model fitted without any)."""
     from .._adapters._pipeline import lift_to_inputs
     from .._core._features import decode
 
@@ -254,6 +256,18 @@ def _lifted(
         allow_missing=True,  # the source's own scoring says (see the search)
     )
     lifted = lift_to_inputs(pipeline, inner)
+    # A pipeline fitted without names, beside a model fitted without any
+    # shown under a data file's (``fitted_model``), reads the same columns
+    # by position: under the model's names, given arrays.
+    by_position = not lifted.has_feature_names and forest.fitted_model is not None
+    if by_position:
+        if lifted.n_features != forest.n_features:
+            raise InputError(
+                "`isolation_forest` (fitted without feature names) must be fitted "
+                f"on the model's columns; expected {forest.n_features} features, "
+                f"got a Pipeline fitted on {lifted.n_features}."
+            )
+        lifted = lift_to_inputs(pipeline, inner, forest.feature_names)
     columns = _lifted_columns(forest, lifted)
     trees = []
     for tree in lifted.trees:
@@ -264,7 +278,8 @@ def _lifted(
     names = list(lifted.feature_names)
 
     def to_input(X: NDArray[np.float64]) -> Any:
-        return decode(forest, X)[names]
+        frame = decode(forest, X)[names]
+        return frame.to_numpy() if by_position else frame
 
     return tuple(trees), path, to_input
 

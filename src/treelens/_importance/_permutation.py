@@ -58,7 +58,8 @@ def permutation_importance(
         A supported tree model.  A model that scikit-learn cannot score
         itself (a :class:`~treelens.Forest`, or a booster read from a model
         file, which has no ``score``) is scored through its Forest, which
-        predicts as the model does.
+        predicts as the model does; a Forest with a ``fitted_model`` (a model
+        fitted without feature names, renamed) by that model's predictions.
     X : array-like of shape (n_samples, n_features)
         Preferably held-out rows.
     y : array-like of shape (n_samples,)

@@ -24,7 +24,9 @@ class _ScoredForest(BaseEstimator):
 
     For models scikit-learn cannot score themselves: a Forest, or a booster
     read from a model file (no ``score``).  The Forest predicts as the model
-    does, so the scores are the model's.
+    does, so the scores are the model's.  A Forest that renamed the features
+    of a model fitted without names (its ``fitted_model``) is scored by that
+    model's own predictions, given its columns by position.
     """
 
     def __init__(self, forest: Forest) -> None:
@@ -36,7 +38,15 @@ class _ScoredForest(BaseEstimator):
 
     def predict(self, X: Any) -> NDArray[Any]:
         """The Forest's predictions (labels of a classifier)."""
-        return self.forest.predict(X)
+        fitted = self.forest.fitted_model
+        if fitted is None or not hasattr(fitted, "predict"):
+            return self.forest.predict(X)
+        from .._adapters._native import booster_predict
+        from .._core._validation import by_position
+
+        rows = by_position(self.forest, X)
+        predicted = booster_predict(fitted, rows)  # XGBoost / LightGBM Boosters
+        return np.asarray(fitted.predict(rows) if predicted is None else predicted)
 
 
 class _ScoredForestClassifier(ClassifierMixin, _ScoredForest):
@@ -49,7 +59,12 @@ class _ScoredForestClassifier(ClassifierMixin, _ScoredForest):
 
     def predict_proba(self, X: Any) -> NDArray[np.float64]:
         """The Forest's class probabilities."""
-        return self.forest.predict_proba(X)
+        fitted = self.forest.fitted_model
+        if fitted is None or not hasattr(fitted, "classes_"):
+            return self.forest.predict_proba(X)
+        from .._core._validation import by_position
+
+        return np.asarray(fitted.predict_proba(by_position(self.forest, X)))
 
 
 class _ScoredForestRegressor(RegressorMixin, _ScoredForest):

@@ -513,10 +513,9 @@ def named_by_columns(model: Any, columns: Sequence[str]) -> Forest | None:
     ):
         return None
     if not isinstance(model, Forest):
-        # The model stays behind its renamed Forest: it confirms counterfactuals.
-        return dataclasses.replace(
-            to_forest(model, feature_names=names), fitted_model=model
-        )
+        # The model stays behind its renamed Forest (its ``fitted_model``):
+        # it confirms counterfactuals.
+        return to_forest(model, feature_names=names)
     # A Forest read from a model file: the same trees under other names.
     features = tuple(
         dataclasses.replace(spec, name=name)

@@ -358,8 +358,8 @@ def render_report(
         Name of the data (a file name) for the page.
     title : str, optional
     fitted : fitted model, optional
-        The model ``model`` is the Forest of, under the data's column names (a
-        model fitted without feature names), to read its gain and training rows.
+        The model fitted without feature names that ``model`` renames (default
+        a Forest's ``fitted_model``): gain, training rows and predictions are its.
     progress : callable, optional
         Called with a short message before each stage.
 
@@ -368,10 +368,9 @@ def render_report(
     str
         The HTML document.
     """
-    from .._adapters import to_forest
     from .._importance._training import training_data_match
 
-    forest = to_forest(model)
+    model, fitted, forest = _behind(model, fitted)
     _check_arguments(X, y, rows, max_counterfactuals, sample_rows)
     context: dict[str, Any] = {
         "title": title or "treelens report",
@@ -423,6 +422,27 @@ def render_report(
     context["nodes"] = _nodes_section(mdi, forest)
     _step(progress, "writing the page")
     return _render(context)
+
+
+def _behind(model: Any, fitted: Any) -> tuple[Any, Any, Any]:
+    """``model``, the fitted model behind it (``fitted`` when given, else the
+    ``fitted_model`` of a Forest) and its Forest.  A Forest then holds
+    ``fitted`` as its ``fitted_model``, so that what predicts through it (the
+    scores, permutation importance, the confirmations of counterfactuals) is
+    that model's own predict."""
+    import dataclasses
+
+    from .._adapters import to_forest
+    from .._core._forest import Forest
+
+    if not isinstance(model, Forest):
+        return model, fitted, to_forest(model)
+    if fitted is None:
+        return model, model.fitted_model, model
+    # A Forest read from a model file is no fitted model: nothing to attach.
+    if model.fitted_model is not fitted and not isinstance(fitted, Forest):
+        model = dataclasses.replace(model, fitted_model=fitted)
+    return model, fitted, model
 
 
 def _points_note(X_used: Any, X: Any) -> str:

@@ -375,12 +375,17 @@ def model_name(model: Any) -> str:
 def predict(model: Any, X: Any) -> Any:
     """What the model's Forest predicts, by the model itself: its ``predict``
     (an IsolationForest's ``score_samples``), through treelens for boosters
-    without ``predict(X)``."""
+    without ``predict(X)``; a Forest's own, unless it renamed the features of
+    a model fitted without names (its ``fitted_model``), which predicts."""
     from .._adapters import to_forest
     from .._adapters._native import booster_predict
     from .._core._forest import Forest
 
     if isinstance(model, Forest):  # (whose classes_ is no sign of a model)
+        if model.fitted_model is not None:
+            from .._core._validation import by_position
+
+            return predict(model.fitted_model, by_position(model, X))
         return np.asarray(model.predict(X))
     if hasattr(model, "classes_") or hasattr(model, "n_features_in_"):
         if to_forest(model).link == "isolation":
