@@ -273,6 +273,12 @@ def test_a_column_holding_only_none_is_a_category_not_missing():
             forest.predict(bad)
 
 
+def _nan_not_none(column):
+    """Where ``column`` holds a missing value other than None."""
+    is_none = column.map(lambda v: v is None).to_numpy(dtype=bool)
+    return column.isna().to_numpy() & ~is_none
+
+
 def test_a_missing_indicator_reads_none_as_present():
     X, _ = _none_and_nan(7)
     columns = ColumnTransformer(
@@ -281,9 +287,7 @@ def test_a_missing_indicator_reads_none_as_present():
             ("n", "passthrough", ["age"]),
         ]
     )
-    nan = X["employment"].isna().to_numpy() & ~X["employment"].map(
-        lambda v: v is None
-    ).to_numpy(dtype=bool)
+    nan = _nan_not_none(X["employment"])
     model = _fit(make_pipeline(columns, DecisionTreeClassifier(max_depth=3)), X, nan)
     forest = treelens.to_forest(model)
     spec = forest.features[list(X.columns).index("employment")]
@@ -297,9 +301,7 @@ def test_a_missing_indicator_reads_none_as_present():
 def test_a_text_imputers_indicator_reads_none_as_present(strategy):
     # The imputed column is dropped; its indicator alone reaches the model.
     X, _ = _none_and_nan(8)
-    nan = X["employment"].isna().to_numpy() & ~X["employment"].map(
-        lambda v: v is None
-    ).to_numpy(dtype=bool)
+    nan = _nan_not_none(X["employment"])
     imputer = SimpleImputer(strategy=strategy, fill_value="none", add_indicator=True)
     text = make_pipeline(imputer, ColumnTransformer([("flag", "passthrough", [1])]))
     columns = ColumnTransformer(
