@@ -279,6 +279,17 @@ def _nan_not_none(column):
     return column.isna().to_numpy() & ~is_none
 
 
+def _assert_presence_only(model, X):
+    """``employment`` reaches ``model`` only through its missing indicator,
+    which reads None as present: the Forest predicts as the pipeline does."""
+    forest = treelens.to_forest(model)
+    spec = forest.features[list(X.columns).index("employment")]
+    assert spec.presence_only and spec.none_as == "value"
+    probe = _none_probe(X)
+    np.testing.assert_array_equal(forest.predict(probe), model.predict(probe))
+    assert forest.predict(probe)[0] != forest.predict(probe)[1]  # None, NaN apart
+
+
 def test_a_missing_indicator_reads_none_as_present():
     X, _ = _none_and_nan(7)
     columns = ColumnTransformer(
@@ -289,12 +300,7 @@ def test_a_missing_indicator_reads_none_as_present():
     )
     nan = _nan_not_none(X["employment"])
     model = _fit(make_pipeline(columns, DecisionTreeClassifier(max_depth=3)), X, nan)
-    forest = treelens.to_forest(model)
-    spec = forest.features[list(X.columns).index("employment")]
-    assert spec.presence_only and spec.none_as == "value"
-    probe = _none_probe(X)
-    np.testing.assert_array_equal(forest.predict(probe), model.predict(probe))
-    assert forest.predict(probe)[0] != forest.predict(probe)[1]  # None, NaN apart
+    _assert_presence_only(model, X)
 
 
 @pytest.mark.parametrize("strategy", ["most_frequent", "constant"])
@@ -308,12 +314,7 @@ def test_a_text_imputers_indicator_reads_none_as_present(strategy):
         [("t", text, ["employment"]), ("n", "passthrough", ["age"])]
     )
     model = _fit(make_pipeline(columns, DecisionTreeClassifier(max_depth=2)), X, nan)
-    forest = treelens.to_forest(model)
-    spec = forest.features[list(X.columns).index("employment")]
-    assert spec.presence_only and spec.none_as == "value"
-    probe = _none_probe(X)
-    np.testing.assert_array_equal(forest.predict(probe), model.predict(probe))
-    assert forest.predict(probe)[0] != forest.predict(probe)[1]  # None, NaN apart
+    _assert_presence_only(model, X)
 
 
 @pytest.mark.parametrize(

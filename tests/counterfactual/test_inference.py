@@ -189,15 +189,22 @@ def _typed_rows(points):
     )
 
 
-@pytest.fixture(scope="module")
-def typed():
-    # A bool and an integer column the model splits on, no reference data.
-    rng = np.random.default_rng(3)
+def _typed_data(seed):
+    """A bool column ``b``, an integer column ``k`` and a float column ``x``,
+    and a target that depends on all three."""
+    rng = np.random.default_rng(seed)
     n = 300
     X = _typed_rows(
         np.c_[rng.random(n) < 0.5, rng.integers(0, 10, n), rng.normal(size=n)]
     )
     y = (X["b"].astype(int) + (X["k"] > 4) + (X["x"] > 0) >= 2).astype(int)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def typed():
+    # A bool and an integer column the model splits on, no reference data.
+    X, y = _typed_data(3)
     model = RandomForestClassifier(3, max_depth=3, random_state=0).fit(X, y)
     rows = X[model.predict(X) == 0].iloc[:6]
     return model, rows
@@ -263,12 +270,7 @@ def test_frame_dtypes_in_the_search_over_missing_values():
     # searches take arrays: the frame's dtypes are read there the same way.
     from sklearn.ensemble import HistGradientBoostingClassifier
 
-    rng = np.random.default_rng(4)
-    n = 300
-    X = _typed_rows(
-        np.c_[rng.random(n) < 0.5, rng.integers(0, 10, n), rng.normal(size=n)]
-    )
-    y = (X["b"].astype(int) + (X["k"] > 4) + (X["x"] > 0) >= 2).astype(int)
+    X, y = _typed_data(4)
     X.loc[::4, "x"] = np.nan
     model = HistGradientBoostingClassifier(max_iter=10, max_depth=3, random_state=0)
     model.fit(X, y)
