@@ -153,3 +153,13 @@ def test_output_over_the_isolation_forest_file_is_refused(cancer):
     )  # fmt: skip
     assert_bad_input(result, "is an input file")
     assert iso_path.read_bytes() == before
+
+
+def test_cost_note_of_numeric_columns_names_no_category(cancer):
+    root, _, _ = cancer
+    result = _run("tweak", root / "forest.skops", root / "rows.csv",
+                  "--target-class", "1", "--max-rows", "1", "--cost", "l1", "--json")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["notes"] == [
+        "Cost: L1, the sum of the changes in the columns' own units."
+    ]

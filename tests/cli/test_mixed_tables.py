@@ -324,3 +324,24 @@ def test_xgboost_booster_of_categories_answers(tmp_path):
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "found for 2 of 2" in html.unescape(re.sub(r"<[^>]+>", " ", out.read_text()))
+
+
+@pytest.mark.parametrize(
+    ("cost", "words"),
+    [
+        ("auto", "Cost: L1 in median absolute deviations of the data"),
+        ("l2", "Cost: L2, the Euclidean length of the change"),
+        ("l0", "Cost: L0, the number of columns changed"),
+    ],
+)
+def test_tweak_says_how_its_cost_is_measured(mixed, cost, words):
+    root, _ = mixed
+    result = run(
+        "tweak", root / "pipeline.skops", root / "loans.csv", "--target", "approved",
+        "--target-class", "1", "--rows", "0", "--cost", cost, "--json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    (note,) = [n for n in json.loads(result.stdout)["notes"] if n.startswith("Cost:")]
+    assert note.startswith(words)
+    assert note.endswith("; a change of category adds 1.")  # employment is one
+    assert f"treelens: note: {note}" in result.stderr

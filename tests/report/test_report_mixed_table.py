@@ -114,3 +114,11 @@ def test_the_arrow_starts_from_the_first_complete_row_answered(case):
     assert "`reference` must be" not in text
     changes = text[text.index("Changes, one per feature") :][:200]
     assert "income missing" in changes
+
+
+def test_counterfactual_answer_says_how_its_cost_is_measured(page):
+    text = _text(page)
+    assert (
+        "cost: L1 in median absolute deviations of the data, each column's change "
+        "divided by its typical spread" in text
+    )

@@ -880,7 +880,7 @@ def _counterfactual_section(
 
     from .._adapters import to_forest
     from .._exceptions import MemoryBudgetError, MissingValuesWarning
-    from ._tables import counterfactual_result_tables, counterfactuals
+    from ._tables import cost_words, counterfactual_result_tables, counterfactuals
 
     method = "least-cost counterfactuals (mixed-integer program)"
     rows, skipped = _complete_rows(model, X, rows)
@@ -940,7 +940,7 @@ def _counterfactual_section(
     intro = (
         f"For {which}: the {'score' if isolation else 'prediction'}, and the least "
         f"costly change ({method}, "
-        f"{result.cost_name_} cost{fixed}) that makes the model {reach}; found for "
+        f"cost: {cost_words(result)}{fixed}) that makes the model {reach}; found for "
         f"{found} of {len(table)}. Row numbers count data rows from 0."
     )
     pictures = (

@@ -565,6 +565,38 @@ def counterfactuals(
     return chosen, result
 
 
+#: How each cost (the result's ``cost_name_``) measures a change, in words.
+_COST_WORDS = {
+    "mad": "L1 in median absolute deviations of the data, each column's change "
+    "divided by its typical spread",
+    "l1": "L1, the sum of the changes in the columns' own units",
+    "l2": "L2, the Euclidean length of the change in the columns' own units",
+    "l0": "L0, the number of columns changed",
+    "linf": "L-infinity, the largest change of one column in its own units",
+    "cosine": "cosine distance between the row and the counterfactual",
+    "callable": "the given cost function",
+}
+
+
+def cost_words(result: Any) -> str:
+    """How a counterfactual result's ``cost`` is measured, in words."""
+    name = str(result.cost_name_)
+    words = _COST_WORDS.get(name)
+    if words is None and name.startswith("weighted_"):
+        words = f"{name.removeprefix('weighted_').upper()} with the given weights"
+    return words or name
+
+
+def cost_note(result: Any) -> str:
+    """The line that says how a counterfactual result's ``cost`` is measured."""
+    text = f"Cost: {cost_words(result)}"
+    if getattr(result, "features_", None) and any(
+        spec.kind == "categorical" for spec in result.features_
+    ):
+        text += "; a change of category adds 1"
+    return text + "."
+
+
 #: Largest exact-search program (estimated bytes) that ``method="auto"`` builds on
 #: the command line; a larger model gets feature tweaking, with a note.
 EXACT_PROGRAM_BUDGET = 512 * 2**20
@@ -609,6 +641,9 @@ def counterfactual_tables(model: Any, X: Any, **kwargs: Any) -> Tables:
     row per changed feature, with the data row number).
     """
     chosen, result = counterfactuals(model, X, **kwargs)
+    notes = kwargs.get("notes")
+    if notes is not None and result is not None:
+        notes.append(cost_note(result))
     if result is None:
         empty = pd.DataFrame(columns=["row", "found", "cost", "changes", "reason"])
         return {
