@@ -432,6 +432,21 @@ def test_importance_text_and_csv(files, tmp_path):
     )
 
 
+def test_out_has_the_short_form_o(files, tmp_path):
+    tree, data = files["root"] / "tree.skops", files["root"] / "data.csv"
+    for command, name in (
+        (("importance", tree, "--csv"), "importance.csv"),
+        (("plot", "importance", tree), "importance.png"),
+        (("report", tree, data, "--target", "species", "--max-counterfactuals", 0),
+         "report.html"),
+    ):  # fmt: skip
+        out = tmp_path / name
+        result = run(*command, "-o", out)
+        assert result.exit_code == 0, result.output
+        assert out.stat().st_size > 0
+    assert pd.read_csv(tmp_path / "importance.csv")["feature"].tolist()[0] in FEATURES
+
+
 @pytest.mark.parametrize(
     "kind", ["partition", "region", "forest-grid", "importance", "tree", "dependence"]
 )

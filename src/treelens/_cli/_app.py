@@ -244,7 +244,7 @@ CsvOpt = Annotated[bool, typer.Option("--csv", help="Print CSV instead of tables
 OutOpt = Annotated[
     Path | None,
     typer.Option(
-        "--out", metavar="FILE", help="Write the output to FILE (atomically)."
+        "--out", "-o", metavar="FILE", help="Write the output to FILE (atomically)."
     ),
 ]
 
@@ -917,7 +917,9 @@ def plot(
     ] = None,
     out: Annotated[
         Path,
-        typer.Option("--out", metavar="FILE", help="Picture file (.png, .svg, .pdf)."),
+        typer.Option(
+            "--out", "-o", metavar="FILE", help="Picture file (.png, .svg, .pdf)."
+        ),
     ] = Path("treelens.png"),
     target: TargetCol = None,
     features: Annotated[
@@ -1071,7 +1073,7 @@ def report(
         ),
     ],
     out: Annotated[
-        Path, typer.Option("--out", metavar="FILE", help="HTML file to write.")
+        Path, typer.Option("--out", "-o", metavar="FILE", help="HTML file to write.")
     ] = Path("report.html"),
     target: TargetCol = None,
     target_class: Annotated[
@@ -1186,7 +1188,7 @@ def demo(
     out: Annotated[
         Path,
         typer.Option(
-            "--out", metavar="DIR", help="Directory for the report and pictures."
+            "--out", "-o", metavar="DIR", help="Directory for the report and pictures."
         ),
     ] = Path("treelens-demo"),
 ) -> None:
