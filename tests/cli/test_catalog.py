@@ -342,7 +342,7 @@ CASES = [
             "p.png",
         ),
         code=0,
-        note="have no value of 'income' or 'debt' and are not drawn",
+        note="have no value of 'income' and are not drawn",
         out="p.png",
     ),
     Case(
@@ -360,7 +360,7 @@ CASES = [
             "p.png",
         ),
         code=0,
-        note="have no value of 'income' or 'debt' and are not drawn",
+        note="have no value of 'income' and are not drawn",
         out="p.png",
     ),
     Case(
@@ -378,7 +378,7 @@ CASES = [
             "p.png",
         ),
         code=0,
-        note="have no value of 'income' or 'debt' and are not drawn",
+        note="have no value of 'income' and are not drawn",
         out="p.png",
     ),
     *[

@@ -324,7 +324,11 @@ def points_to_draw(
     skipped = missing_rows(X, features)
     if not show:
         return skipped, None
-    report_missing(skipped, X.shape[0], feature_names)
+    # Name only the features whose values are missing, not both drawn.
+    cols = np.asarray(X[skipped][:, list(features)], dtype=np.float64)
+    gone = np.asarray(np.isnan(cols).any(axis=0), dtype=bool)
+    names = tuple(name for name, g in zip(feature_names, gone) if g)
+    report_missing(skipped, X.shape[0], names)
     return skipped, X[:, list(features)]
 
 
