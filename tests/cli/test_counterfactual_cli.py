@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 import skops.io
-from sklearn.datasets import load_breast_cancer
-from sklearn.ensemble import RandomForestClassifier
+from sklearn.datasets import load_breast_cancer, load_diabetes
+from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from typer.testing import CliRunner
 
 from tests.cli.test_cli import assert_bad_input
@@ -163,3 +163,17 @@ def test_cost_note_of_numeric_columns_names_no_category(cancer):
     assert json.loads(result.stdout)["notes"] == [
         "Cost: L1, the sum of the changes in the columns' own units."
     ]
+
+
+def test_tweak_without_a_target_says_which_option_this_model_needs(cancer, tmp_path):
+    root, _, _ = cancer
+    result = _run("tweak", root / "forest.skops", root / "rows.csv")
+    assert_bad_input(result, "--target-class C, one of 0, 1 or 'other'")
+    X, y = load_diabetes(return_X_y=True, as_frame=True)
+    model = RandomForestRegressor(n_estimators=5, max_depth=3, random_state=0)
+    skops.io.dump(model.fit(X, y), tmp_path / "regressor.skops")
+    X.to_csv(tmp_path / "rows.csv", index=False)
+    result = _run("tweak", tmp_path / "regressor.skops", tmp_path / "rows.csv")
+    assert_bad_input(result, "--target-range LOW:HIGH (this model is a regressor)")
+    low, high = np.min(model.predict(X)), np.max(model.predict(X))
+    assert f"run from {low:.4g} to {high:.4g}" in result.stderr

@@ -642,10 +642,14 @@ def _parse_target(
         return _parse_class(forest, target_class)
     if target_range is not None:
         return _parse_range(forest, target_range)
-    raise InputError(
-        "tweak needs --target-class C (classifiers) or --target-range LOW:HIGH "
-        "(regressors); got neither."
-    )
+    if forest.link == "isolation":
+        wanted = "--target-class inlier or --target-class outlier"
+    elif forest.task == "regression":
+        wanted = "--target-range LOW:HIGH (this model is a regressor)"
+    else:
+        classes = ", ".join(str(c) for c in forest.classes_)
+        wanted = f"--target-class C, one of {classes} or 'other' (this model is a classifier)"
+    raise InputError(f"The counterfactuals need a target: {wanted}; got none.")
 
 
 def _optional_target(
@@ -724,7 +728,7 @@ def tweak(
     Example: treelens tweak model.skops rows.csv --target-class 1 --rows 0-4
     --immutable age --cost l1
     """
-    from .._report._tables import counterfactual_tables
+    from .._report._tables import counterfactual_tables, prediction_spread
 
     _exclusive(("--rows", rows), ("--max-rows", max_rows))
     method = search.search()
@@ -774,6 +778,15 @@ def tweak(
         model_path, data, target=target, trust_pickle=trust_pickle, trust=trust
     )
     model, X = loaded.shown, loaded.X
+    forest = loaded.forest
+    regressor = forest.task == "regression" and forest.link != "isolation"
+    if target_range is None and target_class is None and regressor:
+        # Say where its predictions lie.
+        spread = prediction_spread(model, X).replace("these rows", "the data")
+        raise InputError(
+            "The counterfactuals need a target: --target-range LOW:HIGH (this "
+            f"model is a regressor); got none. {spread}".strip()
+        )
     goal = _parse_target(loaded.forest, target_class, target_range)
     n_rows = X.shape[0]
     selected = _parse_rows(rows, n_rows) if rows is not None else None
