@@ -448,7 +448,17 @@ def test_out_has_the_short_form_o(files, tmp_path):
 
 
 @pytest.mark.parametrize(
-    "kind", ["partition", "region", "forest-grid", "importance", "tree", "dependence"]
+    "kind",
+    [
+        "partition",
+        "region",
+        "forest-grid",
+        "importance",
+        "tree",
+        "dependence",
+        "waterfall",
+        "summary",
+    ],
 )
 def test_plot_writes_a_picture(files, tmp_path, kind):
     out = tmp_path / f"{kind}.png"
@@ -805,6 +815,13 @@ def test_plot_refuses_options_of_other_pictures(files, tmp_path):
             result,
             f"--oob applies to the forest-grid picture only; got it with KIND "
             f"'{kind}'.",
+        )
+    for kind in ("partition", "summary"):
+        result = run("plot", kind, model, data, *common, "--row", "3")
+        assert_bad_input(
+            result,
+            "--row applies to the counterfactual, tree or waterfall picture only; "
+            f"got it with KIND '{kind}'.",
         )
     assert not out.exists()
     result = run("plot", "forest-grid", model, data, *common, "--oob")

@@ -36,6 +36,24 @@ def test_waterfall_steps_by_hand():
     assert everything.labels_ == ("b = 2", "a = 1", "d = 4", "e = 5")
 
 
+def test_waterfall_labels_show_values_as_the_tables_do():
+    result = SimpleNamespace(
+        values_=np.array([[0.5, -2.0, 0.25, 0.1]]),
+        bias_=1.0,
+        data_=pd.DataFrame(
+            [[31330.0, np.nan, "salaried", 0.000123456]],
+            columns=["income", "debt", "employment", "rate"],
+        ),
+    )
+    display = WaterfallDisplay.from_result(result)
+    assert display.labels_ == (
+        "debt = missing",
+        "income = 31,330",
+        "employment = salaried",
+        "rate = 0.0001235",
+    )
+
+
 def test_waterfall_of_a_forest_ends_at_its_prediction():
     case = MODEL_FACTORIES["sklearn.RandomForestClassifier"](seed=0)
     X = np.nan_to_num(case.X[:10])
@@ -125,7 +143,7 @@ def test_pictures_of_shap_values(name):
     base = np.ravel(result.expected_value_)[-1 if result.values_.ndim == 2 else 1]
     assert waterfall.prediction_ == pytest.approx(base + values[2].sum())
     top = int(np.argmax(np.abs(values[2])))
-    assert waterfall.labels_[0] == f"x{top} = {X.iloc[2, top]:.4g}"
+    assert waterfall.labels_[0] == f"x{top} = {float(X.iloc[2, top]):.4g}"
     fitted = WaterfallDisplay.from_estimator(
         model, X.to_numpy(), row=2, method="shap", output=1
     )

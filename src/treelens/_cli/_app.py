@@ -952,11 +952,19 @@ def plot(
         typer.Option("--max-depth", min=0, help="Cut the picture at a depth."),
     ] = None,
     row: Annotated[
-        int | None, typer.Option("--row", help="counterfactual/tree: the data row.")
+        int | None,
+        typer.Option(
+            "--row", help="counterfactual, tree, waterfall (default 0): the data row."
+        ),
     ] = None,
     target_class: Annotated[
         str | None,
-        typer.Option("--target-class", metavar="C", help="counterfactual: class."),
+        typer.Option(
+            "--target-class",
+            metavar="C",
+            help="counterfactual: the class to reach; waterfall, summary: the class "
+            "whose SHAP values are drawn.",
+        ),
     ] = None,
     target_range: Annotated[
         str | None,
@@ -989,6 +997,9 @@ def plot(
 ) -> None:
     """Draw one picture to a file.
 
+    waterfall: one row's exact SHAP values; summary: the SHAP values of DATA's
+    rows, feature by feature (of at most 2,000 rows: a seeded sample of more).
+
     Example: treelens plot partition model.skops data.csv --target label --out p.png
     """
     from .._report._pictures import draw_picture
@@ -997,6 +1008,7 @@ def plot(
         raise InputError(f"KIND must be one of {list(PLOT_KINDS)}; got {kind!r}.")
     _applies_to(kind, "--slice-at", slice_at is not None, "counterfactual")
     _applies_to(kind, "--oob", oob, "forest-grid")
+    _applies_to(kind, "--row", row is not None, "counterfactual", "tree", "waterfall")
     if slice_at is None:
         slice_at = "instance"
     if slice_at not in ("instance", "counterfactual"):
@@ -1048,9 +1060,14 @@ def _applies_to(kind: str, option: str, given: bool, *kinds: str) -> None:
     """Refuse ``option``, when ``given``, on a picture it does not change."""
     if given and kind not in kinds:
         raise InputError(
-            f"{option} applies to the {' and '.join(kinds)} picture only; got it "
+            f"{option} applies to the {_either(kinds)} picture only; got it "
             f"with KIND {kind!r}."
         )
+
+
+def _either(words: Sequence[str]) -> str:
+    """``a``, ``a or b``, ``a, b or c``."""
+    return " or ".join([", ".join(words[:-1]), words[-1]] if len(words) > 1 else words)
 
 
 def _emit_bytes(content: bytes, *, out: Path, inputs: Sequence[Path]) -> None:

@@ -10,6 +10,7 @@ order, jitter and colours.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from .._core._numbers import format_number
 from .._exceptions import InputError
 
 __all__ = [
@@ -182,10 +184,13 @@ class WaterfallSteps:
 
 
 def _value_text(value: Any) -> str:
+    """A feature's value as the label shows it: numbers as the tables show them
+    (thousands separated, four significant digits), a missing one as such."""
     try:
-        return f"{float(value):.4g}"
+        number = float(value)
     except (TypeError, ValueError):
         return str(value)
+    return "missing" if math.isnan(number) else format_number(number)
 
 
 def waterfall_steps(

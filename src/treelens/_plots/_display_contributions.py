@@ -260,7 +260,7 @@ class WaterfallDisplay:
         # Room on both sides for the base line and the value labels.
         edges = np.concatenate([steps.starts, steps.ends, [steps.base_value]])
         low, high = float(edges.min()), float(edges.max())
-        pad = 0.15 * (high - low) if high > low else 1.0
+        pad = 0.25 * (high - low) if high > low else 1.0
         ax.set_xlim(low - pad, high + pad)
         ax.axvline(steps.base_value, color="0.5", linewidth=0.8, linestyle="--")
         ax.axvline(steps.prediction, color="0.2", linewidth=0.8)

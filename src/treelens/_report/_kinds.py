@@ -15,4 +15,6 @@ PICTURE_KINDS = (
     "tree",
     "counterfactual",
     "dependence",
+    "waterfall",
+    "summary",
 )

@@ -109,6 +109,16 @@ def top_features(
     return [forest.feature_names[i] for i in order[:k]]
 
 
+def sampled(X: Any, max_rows: int) -> Any:
+    """``X``, or past ``max_rows`` rows a random sample of that many, in their
+    order (seeded, so the same data gives the same sample)."""
+    n_rows = int(np.shape(X)[0])
+    if n_rows <= max_rows:
+        return X
+    rows = np.sort(np.random.default_rng(0).choice(n_rows, max_rows, replace=False))
+    return X.iloc[rows] if hasattr(X, "iloc") else np.asarray(X)[rows]
+
+
 def top_score_features(
     model: Any, X: Any, k: int = 2, *, max_rows: int = 5_000
 ) -> list[str]:
@@ -118,11 +128,8 @@ def top_score_features(
     random sample of that many (seeded, so the choice does not change)."""
     from .._explain._shap_importance import shap_importance
 
-    n_rows = int(np.shape(X)[0])
-    if n_rows > max_rows:
-        rows = np.sort(np.random.default_rng(0).choice(n_rows, max_rows, replace=False))
-        X = X.iloc[rows] if hasattr(X, "iloc") else np.asarray(X)[rows]
-    importances = shap_importance(model, X, n_bootstrap=0).importances_
+    result = shap_importance(model, sampled(X, max_rows), n_bootstrap=0)
+    importances = result.importances_
     if importances.size < k:
         raise InputError(
             f"The picture needs {k} features; this model has {importances.size}."
@@ -550,6 +557,48 @@ def dependence_entry(
     return entry
 
 
+def _waterfall_picture(request: PictureRequest) -> Any:
+    from .._plots._display_contributions import WaterfallDisplay
+
+    figure, ax = new_figure(6.4, 4.8)
+    WaterfallDisplay.from_estimator(
+        request.model,
+        request.X,
+        row=0 if request.row is None else request.row,
+        method="shap",
+        output=_output(request),
+        ax=ax,
+    )
+    return figure
+
+
+#: Rows the summary picture draws at most (a seeded sample of larger data).
+SUMMARY_MAX_ROWS = 2_000
+
+
+def _summary_picture(request: PictureRequest) -> Any:
+    from .._plots._display_contributions import ContributionSummaryDisplay
+
+    figure, ax = new_figure(6.4, 5.2)
+    ContributionSummaryDisplay.from_estimator(
+        request.model,
+        sampled(request.X, SUMMARY_MAX_ROWS),
+        method="shap",
+        output=_output(request),
+        ax=ax,
+    )
+    return figure
+
+
+def _output(request: PictureRequest) -> Any:
+    """The class a classifier's contribution pictures show: the target class
+    when given (``--target-class``), else the displays' default."""
+    target = request.target
+    if request.forest.is_classifier and target is not None and target != "other":
+        return target
+    return None
+
+
 #: How each kind of :data:`PICTURE_KINDS` is drawn.
 _PICTURES: dict[str, Callable[[PictureRequest], Any]] = {
     "partition": _partition_picture,
@@ -561,6 +610,8 @@ _PICTURES: dict[str, Callable[[PictureRequest], Any]] = {
     "tree": _tree_picture,
     "counterfactual": _counterfactual_picture,
     "dependence": _dependence_picture,
+    "waterfall": _waterfall_picture,
+    "summary": _summary_picture,
 }
 #: Kinds drawn from the model alone.
 _WITHOUT_DATA = frozenset({"importance", "tree"})
