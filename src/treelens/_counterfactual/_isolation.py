@@ -385,8 +385,8 @@ def _plain_input(
 ) -> Callable[[NDArray[np.float64]], Any]:
     """The source's input for rows of the model's codes: its columns, laid
     out in its own order (a DataFrame under its names, when it has them), a
-    categorical column as its labels (NaN for the unknown code, as the
-    model's own array gives a label it never saw)."""
+    categorical column as its labels (NaN for the unknown code, which stands
+    for no one label; its trees send it where NaN goes)."""
     names = getattr(isolation_forest, "feature_names_in_", None)
     labels = {}
     for i, j in enumerate(columns.tolist()):
