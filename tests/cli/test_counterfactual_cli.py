@@ -83,16 +83,19 @@ def test_bad_counterfactual_options_exit_2(cancer, extra, pattern):
     assert_bad_input(result, pattern)
 
 
-def test_isolation_forest_keeps_counterfactuals_inliers(cancer):
+@pytest.mark.parametrize("order", ["model", "reversed"])
+def test_isolation_forest_keeps_counterfactuals_inliers(cancer, order):
+    """An IsolationForest on the model's columns, in its order or another,
+    reads them by name: the answer is an inlier by its own predict."""
     from sklearn.ensemble import IsolationForest
 
     root, model, X = cancer
-    iso = IsolationForest(n_estimators=4, max_samples=32, random_state=0).fit(X)
-    skops.io.dump(iso, root / "iso.skops")
+    columns = list(X.columns) if order == "model" else list(X.columns)[::-1]
+    iso = IsolationForest(n_estimators=4, max_samples=32, random_state=0)
+    skops.io.dump(iso.fit(X[columns]), root / f"iso_{order}.skops")
     args = ("tweak", root / "forest.skops", root / "rows.csv", "--target-class", "1")
-    result = _run(
-        *args, "--max-rows", "1", "--isolation-forest", root / "iso.skops", "--json"
-    )
+    iso_path = root / f"iso_{order}.skops"
+    result = _run(*args, "--max-rows", "1", "--isolation-forest", iso_path, "--json")
     assert result.exit_code == 0, result.output
     answer = json.loads(result.stdout)
     (row,) = answer["rows"]
@@ -101,12 +104,22 @@ def test_isolation_forest_keeps_counterfactuals_inliers(cancer):
     for change in answer["changes"]:
         point[change["feature"]] = change["after"]
     assert model.predict(point)[0] == 1
-    assert iso.predict(point)[0] == 1
+    assert iso.predict(point[columns])[0] == 1
+
+
+def test_isolation_forest_bad_input_exits_2(cancer):
+    from sklearn.ensemble import IsolationForest
+
+    root, _, X = cancer
+    iso = IsolationForest(n_estimators=4, max_samples=32, random_state=0).fit(X)
+    skops.io.dump(iso, root / "iso.skops")
+    args = ("tweak", root / "forest.skops", root / "rows.csv", "--target-class", "1")
     narrow = IsolationForest(n_estimators=5, random_state=0).fit(X.iloc[:, :5])
     skops.io.dump(narrow, root / "narrow.skops")
     assert_bad_input(
         _run(*args, "--isolation-forest", root / "narrow.skops"),
-        "expected 30 features",
+        "lacks columns 'mean_compactness', 'mean_concavity', 'mean_concave_points', "
+        "'mean_symmetry', 'mean_fractal_dimension' and 20 more; expected all",
     )
     assert_bad_input(
         _run(

@@ -4,6 +4,9 @@ the cells of both models, and the inputs refused."""
 
 from __future__ import annotations
 
+import re
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -22,6 +25,7 @@ from treelens import (
 )
 from treelens._adapters._isolation import average_path_length
 from treelens._counterfactual._isolation import resolve_isolation
+from treelens._counterfactual._problem import CounterfactualCheckWarning
 
 
 def _isolation(X, seed, **kwargs):
@@ -157,17 +161,75 @@ def test_with_leaf_support_and_options():
     assert (model.predict(result.X_cf_[found]) == 1).all()
 
 
-def test_feature_names_are_matched():
-    model, X = _model("rf_binary", 3, n_features=3)
+def _named(seed):
+    """A forest fitted on the named columns a, b, c, and its rows."""
+    model, X = _model("rf_binary", seed, n_features=3)
     frame = pd.DataFrame(X, columns=["a", "b", "c"])
-    named = RandomForestClassifier(3, max_depth=2, random_state=0)
-    named.fit(frame, model.predict(X))
-    iso = _isolation(frame, 0)
-    result = counterfactual(named, frame.iloc[:2], target=1, isolation_forest=iso)
-    assert np.isfinite(result.anomaly_score_[result.found_]).all()
-    other = _isolation(frame[["a", "c", "b"]], 0)
-    with pytest.raises(InputError, match="column 1 to be 'b', got 'c'"):
-        counterfactual(named, frame.iloc[:2], target=1, isolation_forest=other)
+    named = RandomForestClassifier(3, max_depth=2, random_state=seed)
+    return named.fit(frame, model.predict(X)), frame
+
+
+# The brute force hands the named forest arrays, as its grid is one.
+@pytest.mark.filterwarnings("ignore:X does not have valid feature names")
+@pytest.mark.parametrize("seed", [3, 4, 5])
+def test_an_isolation_forest_in_another_column_order_reads_them_by_name(seed):
+    """An IsolationForest fitted on the model's columns in another order reads
+    each by name: the optimum over the points that its own ``score_samples``,
+    on the columns in its order, keeps within the bound (brute force)."""
+    named, frame = _named(seed)
+    order = ["c", "a", "b"]
+    iso = _isolation(frame[order], seed, n_estimators=4)
+    bound = _bound_between_scores(iso, frame[order], 0.5)
+
+    def score(points):
+        return -iso.score_samples(pd.DataFrame(points, columns=frame.columns)[order])
+
+    i = seed % len(frame)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CounterfactualCheckWarning)
+        result = optimal_counterfactual(
+            named, frame.iloc[[i]], target="other", cost="l1",
+            isolation_forest=iso, max_anomaly_score=bound,
+        )  # fmt: skip
+    # The IsolationForest's column i is the model's column order[i].
+    thresholds = {
+        list(frame.columns).index(order[i]): t
+        for i, t in brute.isolation_thresholds(iso).items()
+    }
+    x = frame.to_numpy()[i]
+    expected, _ = brute.least_cost(
+        named, x, "other", "l1",
+        keep=lambda points: score(points) <= bound, extra_thresholds=thresholds,
+    )  # fmt: skip
+    assert np.isfinite(expected) and result.found_[0]
+    brute.assert_proven_optimal(result.cost_[0], expected)
+    point = result.X_cf_
+    assert list(point.columns) == ["a", "b", "c"]
+    assert result.anomaly_score_[0] == -iso.score_samples(point[order])[0] <= bound
+    assert named.predict(point)[0] != named.predict(frame.iloc[[i]])[0]
+
+
+@pytest.mark.parametrize(
+    ("columns", "message"),
+    [
+        (["b", "a"], ("lacks column 'c'; expected all, in any order, of the "
+         "model's columns ['a', 'b', 'c'], got an IsolationForest fitted on "
+         "['b', 'a'].")),
+        (["c", "d", "a"], ("reads column 'd', which the model does not take and "
+         "lacks column 'b'; expected all")),
+        (["a", "b", "c", "d", "e"], ("reads columns 'd', 'e', which the model "
+         "does not take; expected all")),
+    ],
+    ids=["missing", "missing-and-extra", "extra"],
+)  # fmt: skip
+def test_an_isolation_forest_on_other_named_columns_is_refused_naming_them(
+    columns, message
+):
+    named, frame = _named(3)
+    frame = frame.assign(d=frame["a"], e=frame["b"])
+    iso = _isolation(frame[columns], 0)
+    with pytest.raises(InputError, match=re.escape(message)):
+        counterfactual(named, frame.iloc[:2, :3], target=1, isolation_forest=iso)
 
 
 def test_bad_input():

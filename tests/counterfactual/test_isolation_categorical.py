@@ -7,8 +7,10 @@ the anomaly score with the isolation pipeline's own ``score_samples``.
 """
 
 import itertools
+import re
 import warnings
 
+import lightgbm
 import numpy as np
 import pandas as pd
 import pytest
@@ -20,9 +22,10 @@ from sklearn.ensemble import (
     RandomForestClassifier,
 )
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import OneHotEncoder
+from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder
 from sklearn.tree import DecisionTreeClassifier
 
+from tests.counterfactual import brute
 from tests.counterfactual.brute import assert_proven_optimal, last_going_left
 from treelens import InputError, optimal_counterfactual
 from treelens._counterfactual._problem import CounterfactualCheckWarning
@@ -257,3 +260,191 @@ def test_a_category_only_the_isolation_forest_reads_may_change():
             assert_proven_optimal(result.cost_[i], least)
             x_cf = result.X_cf_.iloc[i : i + 1]
             assert -iso.score_samples(x_cf)[0] <= bound
+
+
+# Models fitted on an array [size, label] whose second column is categorical;
+# the labels each reads there (numbers: the array holds them).
+def _hist(X, y):
+    model = HistGradientBoostingClassifier(
+        max_iter=3, max_depth=2, categorical_features=[1], random_state=0
+    )
+    return model.fit(X, y)
+
+
+def _lightgbm(X, y):
+    model = lightgbm.LGBMClassifier(
+        n_estimators=3, num_leaves=4, min_child_samples=5, random_state=0, verbose=-1
+    )
+    return model.fit(X, y, categorical_feature=[1])
+
+
+def _encoded(encoder, final):
+    def fit(X, y):
+        step = ColumnTransformer([("encode", encoder, [1])], remainder="passthrough")
+        return make_pipeline(step, final).fit(X, y)
+
+    return fit
+
+
+def _stump(X, y):
+    """A stump on the size alone (fitted to ``size > 0.3``): only the
+    IsolationForest reads the label."""
+    tree = DecisionTreeClassifier(max_depth=1, random_state=0)
+    model = _encoded(OneHotEncoder(), tree)(X, X[:, 0] > 0.3)
+    assert model[-1].tree_.feature[0] == 3  # the size, after three one-hot columns
+    return model
+
+
+ARRAY_MODELS = {
+    "hist": (_hist, (1.0, 5.0, 9.0)),
+    "lightgbm": (_lightgbm, (0.0, 1.0, 2.0)),
+    "onehot": (
+        _encoded(
+            OneHotEncoder(), RandomForestClassifier(3, max_depth=3, random_state=0)
+        ),
+        (10.0, 20.0, 30.0),
+    ),
+    "ordinal": (
+        _encoded(
+            OrdinalEncoder(), RandomForestClassifier(3, max_depth=3, random_state=0)
+        ),
+        (10.0, 20.0, 30.0),
+    ),
+    "stump": (_stump, (10.0, 20.0, 30.0)),
+}
+
+
+def _array(seed, labels, n=240):
+    rng = np.random.default_rng(seed)
+    X = np.c_[rng.normal(size=n).round(3), rng.choice(labels, n)]
+    y = ((X[:, 1] == labels[-1]) ^ (X[:, 0] > 0.3)).astype(int)
+    return X, y
+
+
+@pytest.mark.parametrize("kind", list(ARRAY_MODELS))
+def test_an_unnamed_isolation_forest_reads_the_models_array_by_position(kind):
+    """An IsolationForest fitted without names on the array the model was
+    fitted on reads its categorical column by the labels' values (splits on
+    them become category sets): the optimum over points whose score by its
+    own ``score_samples`` on the model's array passes the bound (brute force
+    over the labels and the size's cells), in the labels the array holds."""
+    fit, labels = ARRAY_MODELS[kind]
+    X, y = _array(7, labels)
+    model = fit(X, y)
+    iso = IsolationForest(n_estimators=4, max_samples=24, random_state=2).fit(X)
+    assert 1 in brute.isolation_thresholds(iso)  # it splits the labels
+    bound = _bound(-iso.score_samples(X))
+    rows = X[:6]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CounterfactualCheckWarning)
+        result = optimal_counterfactual(
+            model, rows, target="other", cost="l1",
+            isolation_forest=iso, max_anomaly_score=bound,
+        )  # fmt: skip
+    found = result.found_
+    assert found.any()
+    X_cf = result.X_cf_[found]
+    assert np.isin(X_cf[:, 1], labels).all()
+    np.testing.assert_array_equal(
+        result.anomaly_score_[found], -iso.score_samples(X_cf)
+    )
+    assert (-iso.score_samples(X_cf) <= bound).all()
+    assert (model.predict(X_cf) != model.predict(rows[found])).all()
+    extra = brute.isolation_thresholds(iso)
+    for i, x in enumerate(rows):
+        sizes = brute.candidate_values(model, x, extra_thresholds=extra)[0]
+        points = np.array(list(itertools.product(sizes, labels)))
+        valid = model.predict(points) != model.predict(x[None, :])[0]
+        valid &= -iso.score_samples(points) <= bound
+        cost = np.abs(points[:, 0] - x[0]) + (points[:, 1] != x[1])
+        least = float(cost[valid].min()) if valid.any() else np.inf
+        assert found[i] == np.isfinite(least)
+        if found[i]:
+            assert_proven_optimal(result.cost_[i], least)
+
+
+def _text_categories(kind):
+    """A model of the colours as text (a one-hot Pipeline, or LightGBM on a
+    ``category`` column), and its rows."""
+    frame, y = _frame(8)
+    if kind == "pipeline":
+        model = make_pipeline(
+            _encoder(), RandomForestClassifier(3, max_depth=3, random_state=0)
+        )
+        return model.fit(frame, y), frame
+    frame = frame.assign(color=frame["color"].astype("category"))
+    model = lightgbm.LGBMClassifier(n_estimators=3, num_leaves=4, verbose=-1)
+    return model.fit(frame, y), frame
+
+
+@pytest.mark.parametrize("kind", ["pipeline", "lightgbm"])
+def test_an_unnamed_isolation_forest_beside_text_categories_is_refused(kind):
+    """No number stands for a colour the model reads as text: an
+    IsolationForest fitted without names, splitting that column by position,
+    is refused naming it; so is one fitted on the one-hot matrix (other
+    columns than the model's)."""
+    model, frame = _text_categories(kind)
+    codes = frame.assign(color=frame["color"].map(COLORS.index).astype(float))
+    iso = IsolationForest(n_estimators=3, random_state=0).fit(codes.to_numpy())
+    assert 0 in brute.isolation_thresholds(iso)
+    message = (
+        "`isolation_forest` (fitted without feature names) splits column 'color' "
+        "by position as numbers, where the model reads the categories ['blue', "
+        "'green', 'red'], which are not numbers; expected an IsolationForest "
+        "fitted with feature names on numeric columns the model reads, or a "
+        "Pipeline with the model's preprocessing ending in an IsolationForest."
+    )
+    rows = frame.iloc[:2]
+    with pytest.raises(InputError, match=re.escape(message)):
+        optimal_counterfactual(model, rows, target="other", isolation_forest=iso)
+    onehot = IsolationForest(n_estimators=3, random_state=0)
+    onehot.fit(_encoder().fit_transform(frame))
+    message = "(read by position); expected 2 features, got an IsolationForest "
+    with pytest.raises(InputError, match=re.escape(message + "fitted on 4.")):
+        optimal_counterfactual(model, rows, target="other", isolation_forest=onehot)
+
+
+@pytest.mark.parametrize("named", [True, False])
+def test_an_isolation_forest_splitting_a_column_the_model_drops_is_refused(named):
+    """The model never reads a column its pipeline drops, so a counterfactual
+    holds no value there for the IsolationForest to read: refused, by name or
+    by position alike."""
+    rng = np.random.default_rng(9)
+    frame, y = _frame(9)
+    frame["noise"] = rng.normal(size=len(frame))
+    if not named:
+        frame = frame.assign(color=frame["color"].map(COLORS.index))
+    encoder = ColumnTransformer(
+        [("onehot", OneHotEncoder(), [0]), ("size", "passthrough", [1])]
+    )
+    data = frame if named else frame.to_numpy(dtype=float)
+    model = make_pipeline(encoder, RandomForestClassifier(3, random_state=0))
+    model.fit(data, y)
+    iso = IsolationForest(n_estimators=3, random_state=0)
+    iso.fit(frame[["size", "noise"]] if named else data)
+    message = (
+        f"`isolation_forest` splits column '{'noise' if named else 'x2'}', which the "
+        "model never reads (its pipeline drops it), so no counterfactual holds its "
+        "value; expected"
+    )
+    rows = data[:2]
+    with pytest.raises(InputError, match=re.escape(message)):
+        optimal_counterfactual(model, rows, target="other", isolation_forest=iso)
+
+
+def test_a_label_the_model_never_saw_is_refused_where_read_by_value():
+    """The unknown code stands for every label the model never saw, which the
+    IsolationForest (fitted without names) would each read by its value."""
+    labels = (1.0, 5.0, 9.0)
+    X, y = _array(8, labels)
+    model = _hist(X, y)
+    iso = IsolationForest(n_estimators=3, random_state=0).fit(X)
+    rows = X[:2].copy()
+    rows[1, 1] = 7.0
+    message = (
+        "Row 1 holds in column 'x1' a category the model never saw, whose value "
+        "the `isolation_forest` (fitted without feature names) reads; expected one "
+        "of the model's categories [1.0, 5.0, 9.0]."
+    )
+    with pytest.raises(InputError, match=re.escape(message)):
+        optimal_counterfactual(model, rows, target="other", isolation_forest=iso)

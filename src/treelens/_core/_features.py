@@ -33,6 +33,7 @@ __all__ = [
     "encode",
     "feature_columns",
     "has_labels",
+    "label_numbers",
     "missing_labels",
     "numeric_features",
     "numeric_labels",
@@ -137,13 +138,32 @@ def numeric_features(names: Sequence[str]) -> tuple[FeatureSpec, ...]:
     return tuple(FeatureSpec(str(name)) for name in names)
 
 
+def label_numbers(spec: FeatureSpec) -> NDArray[np.float64] | None:
+    """A categorical column's labels as float64 numbers, in code order; None
+    when the column is not categorical, is dropped, or has a label that is not
+    a number.
+
+    Examples
+    --------
+    >>> label_numbers(FeatureSpec("rooms", "categorical", (1, 2, 5))).tolist()
+    [1.0, 2.0, 5.0]
+    >>> label_numbers(FeatureSpec("color", "categorical", ("red", "blue"))) is None
+    True
+    """
+    if not spec.is_categorical or spec.dropped or not spec.categories:
+        return None
+    if _label_kind(spec.categories) != "number":
+        return None
+    return np.array(spec.categories, dtype=np.float64)
+
+
 def numeric_labels(spec: FeatureSpec) -> bool:
     """Whether a categorical column's labels are numbers other than its codes
     ``0 .. k - 1`` (so that a number could be read either way)."""
-    if not spec.is_categorical or spec.dropped or not spec.categories:
+    if label_numbers(spec) is None:
         return False
-    labels = spec.categories
-    return _label_kind(labels) == "number" and list(labels) != list(range(len(labels)))
+    labels = list(spec.categories or ())
+    return labels != list(range(len(labels)))
 
 
 def category_codes(x: NDArray[Any], k: NDArray[np.intp] | int) -> NDArray[np.intp]:

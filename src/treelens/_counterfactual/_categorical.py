@@ -56,7 +56,7 @@ from .._core._forest import Forest, Tree
 from .._exceptions import InputError
 from ._constraints import Constraints
 from ._inference import DeclaredColumns, resolve_infer
-from ._isolation import IsolationBound
+from ._isolation import IsolationBound, reads_categories
 from ._milp._solve import MIP_REL_GAP
 from ._missing import FillPlan, resolve_fill
 from ._options import CategoryOption, Diversity, Option, option_moves
@@ -96,18 +96,11 @@ CategoryCost = float | Mapping[str, Any] | None
 
 def needs_fixed_search(model: Any, X: Any, isolation_forest: Any = None) -> bool:
     """Whether a search must go through assignments: categorical splits (of the
-    model, or of an isolation Pipeline lifted to its columns), or NaN in the
+    model, or of an isolation forest's read in its columns), or NaN in the
     rows."""
     forest = to_forest(model)
-    if forest.has_categorical:
+    if forest.has_categorical or reads_categories(forest, isolation_forest):
         return True
-    if isolation_forest is not None and not isinstance(
-        isolation_forest, IsolationBound
-    ):
-        from sklearn.pipeline import Pipeline
-
-        if isinstance(isolation_forest, Pipeline):
-            return True
     try:
         rows = as_float64(forest, X)
     except InputError:
@@ -395,6 +388,30 @@ def _check_isolation_missing(forest: Forest, problem: Any) -> None:
             ) from exc
 
 
+def _check_isolation_unseen(forest: Forest, problem: Any) -> None:
+    """Refuse rows holding a category the model never saw in a column whose
+    labels an isolation forest reads by value: the unknown code stands for
+    every such label alike, and the source would read the row's own."""
+    bound = problem.isolation
+    if bound is None:
+        return
+    for j in bound.by_label:
+        x = problem.X[:, j]
+        k = int(forest.n_categories[j])
+        unseen = ~np.isnan(x) & (category_codes(x, k) == k)
+        if unseen.any():
+            from .._core._validation import row_label
+
+            spec = forest.features[j]
+            rows = problem.X if problem.frame is None else problem.frame
+            raise InputError(
+                f"Row {row_label(rows, int(np.flatnonzero(unseen)[0]))} holds in column "
+                f"{spec.name!r} a category the model never saw, whose value the "
+                "`isolation_forest` (fitted without feature names) reads; expected "
+                f"one of the model's categories {list(spec.categories or ())[:20]}."
+            )
+
+
 def _go_left(
     tree: Tree, nodes: NDArray[np.intp], x: NDArray[np.float64], k: NDArray[np.intp]
 ) -> NDArray[np.bool_]:
@@ -592,6 +609,7 @@ def search_with_fixed(
         max_anomaly_score=options.pop("max_anomaly_score", None),
     )
     _check_isolation_missing(forest, problem)
+    _check_isolation_unseen(forest, problem)
     fill = resolve_fill(forest, fill_missing, fill_cost, problem.reference, constraints)
     if fill is not None:
         problem = replace(problem, fill=fill.fitted_to(problem.constraints))

@@ -20,15 +20,30 @@ and the exact search encodes the IsolationForest as further trees of its program
 Vidal, ICML 2021).  Every answer is confirmed with the IsolationForest's own
 ``score_samples``.
 
-The isolation trees are written in the model's columns.  For a model that takes
-a DataFrame (a pipeline, categorical columns), ``isolation_forest`` is either a
-plain IsolationForest fitted on some of its numeric columns (by name), or a
-Pipeline ending in one, whose preprocessing is lifted to the input columns as
-the model's own pipeline is (:func:`~treelens._adapters._pipeline.lift_to_inputs`):
-one-hot and ordinal columns become category-set splits, scaled thresholds go
-back to raw units.  So, like the model's, its nodes on the columns an
-assignment of categories fixes are constant (see
-:mod:`treelens._counterfactual._categorical`).
+The isolation trees are written in the model's columns.  ``isolation_forest``
+is one of
+
+- a plain IsolationForest fitted with feature names: it reads each of its
+  columns by name, in its own order (the source scores a counterfactual laid
+  out so).  Beside a model of numeric columns with names they must be the
+  model's columns; beside one with categorical columns, some of its numeric
+  ones;
+- a plain IsolationForest fitted without names (or beside a model without
+  any): it reads the model's columns by position, as the array the model
+  itself reads.  A categorical column there holds the labels, which must be
+  numbers (a model fitted on an array: HistGradientBoosting, LightGBM,
+  XGBoost, a Pipeline's encoders); its splits on their values become
+  category-set splits on the codes;
+- a Pipeline ending in an IsolationForest, whose preprocessing is lifted to
+  the input columns as the model's own pipeline is
+  (:func:`~treelens._adapters._pipeline.lift_to_inputs`): one-hot and ordinal
+  columns become category-set splits, scaled thresholds go back to raw units.
+
+So, like the model's, its nodes on the columns an assignment of categories
+fixes are constant (see :mod:`treelens._counterfactual._categorical`).  A
+column the model does not read by value (one its pipeline drops, or one whose
+missingness alone it reads) has no value the search could hold: an
+IsolationForest splitting it is refused.
 """
 
 from __future__ import annotations
@@ -42,11 +57,17 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._adapters._isolation import average_path_length, isolation_trees, path_lengths
+from .._core._features import category_codes, label_numbers
 from .._core._float64 import float64_forest, float64_tree
 from .._core._forest import Forest, Tree
 from .._exceptions import InputError, NotFittedError
 
-__all__ = ["IsolationBound", "combined_forest", "resolve_isolation"]
+__all__ = [
+    "IsolationBound",
+    "combined_forest",
+    "reads_categories",
+    "resolve_isolation",
+]
 
 # The path-length row asks this much more (relative) than the bound needs, so
 # that float rounding in the IsolationForest's own sum cannot tip a point that
@@ -75,6 +96,11 @@ class IsolationBound:
     input_dtype : dtype
         The dtype its thresholds compare in: float32 for an IsolationForest's
         own trees, float64 for trees lifted through a pipeline (raw units).
+    by_label : tuple of int
+        The categorical columns its trees split by the value of their labels
+        (an IsolationForest fitted without names reading the model's array).
+        A label the model never saw has no code of its own there, so rows
+        holding one in these columns are refused.
     """
 
     source: Any
@@ -84,6 +110,7 @@ class IsolationBound:
     min_path: float
     to_input: Callable[[NDArray[np.float64]], Any]
     input_dtype: Any = np.float32
+    by_label: tuple[int, ...] = ()
 
     def scores(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
         """Anomaly score of each row of ``X``: ``-score_samples`` of the source."""
@@ -131,13 +158,15 @@ def resolve_isolation(
             "`isolation_forest` is not fitted; expected an IsolationForest fitted "
             "on the model's columns (call fit on reference data first)."
         )
+    by_label: tuple[int, ...] = ()
     if isolation_forest is not given:  # a Pipeline ending in an IsolationForest
         trees, path, to_input = _lifted(forest, given, isolation_forest)
         dtype: Any = np.float64
     else:
         columns = _columns_of(forest, isolation_forest)
         trees, path = _trees(forest, isolation_forest, columns)
-        to_input, dtype = _plain_input(isolation_forest, columns), np.float32
+        trees, by_label = _split_by_value(forest, trees)
+        to_input, dtype = _plain_input(forest, isolation_forest, columns), np.float32
     offset = float(isolation_forest.offset_)
     bound = -offset if max_anomaly_score is None else max_anomaly_score
     if (
@@ -163,6 +192,7 @@ def resolve_isolation(
         min_path=need + _RELATIVE_TOLERANCE * max(abs(need), 1.0) if need > 0 else 0.0,
         to_input=to_input,
         input_dtype=dtype,
+        by_label=by_label,
     )
 
 
@@ -188,44 +218,191 @@ def _final_step(isolation_forest: Any) -> Any:
     return last
 
 
+def _by_name(forest: Forest, isolation_forest: Any) -> bool:
+    """Whether a plain IsolationForest reads the model's columns by name (both
+    have names, or the model has categories to tell apart), not by position."""
+    names = getattr(isolation_forest, "feature_names_in_", None)
+    return names is not None and (forest.has_feature_names or forest.has_labels)
+
+
+def reads_categories(forest: Forest, isolation_forest: Any) -> bool:
+    """Whether the trees of ``isolation_forest`` (not yet resolved) may split
+    categorical columns of ``forest`` as category sets: a Pipeline's, lifted
+    through its encoders, or a plain IsolationForest reading by position a
+    model with categorical columns."""
+    if isolation_forest is None or isinstance(isolation_forest, IsolationBound):
+        return False
+    from sklearn.pipeline import Pipeline
+
+    if isinstance(isolation_forest, Pipeline):
+        return True
+    return not _by_name(forest, isolation_forest) and any(
+        spec.is_categorical for spec in forest.features
+    )
+
+
 def _columns_of(forest: Forest, isolation_forest: Any) -> NDArray[np.intp]:
     """The model column each input column of a plain IsolationForest is: by
-    name when both have names (some of the model's numeric columns), else by
-    position (all of them)."""
-    names = getattr(isolation_forest, "feature_names_in_", None)
-    if names is not None and forest.has_labels:
-        known = forest.feature_names
-        columns = []
-        for name in map(str, names):
-            if name not in known:
-                raise InputError(
-                    f"`isolation_forest` reads column {name!r}, which the model does "
-                    f"not take; expected some of {list(known)}."
-                )
-            j = known.index(name)
-            if forest.features[j].kind == "categorical":
-                raise InputError(
-                    f"`isolation_forest` reads the categorical column {name!r} as "
-                    "numbers; expected a Pipeline with the model's encoder ending in "
-                    "an IsolationForest, or one fitted on numeric columns only."
-                )
-            columns.append(j)
-        return np.array(columns, dtype=np.intp)
-    _check_columns(forest, isolation_forest)
-    return np.arange(forest.n_features, dtype=np.intp)
+    name when it reads them so (the model's numeric columns in any order, or
+    some of them beside categorical columns), else by position (all of them)."""
+    if not _by_name(forest, isolation_forest):
+        _check_count(forest, isolation_forest)
+        return np.arange(forest.n_features, dtype=np.intp)
+    names = [str(name) for name in isolation_forest.feature_names_in_]
+    known = forest.feature_names
+    extra = [name for name in names if name not in known]
+    # Beside categorical columns, numeric ones only; else all of them.
+    some = forest.has_labels
+    missing = [] if some else [name for name in known if name not in names]
+    if extra or missing:
+        wrong = []
+        if extra:
+            wrong.append(f"reads {_columns(extra)}, which the model does not take")
+        if missing:
+            wrong.append(f"lacks {_columns(missing)}")
+        raise InputError(
+            f"`isolation_forest` {' and '.join(wrong)}; expected "
+            f"{'some' if some else 'all, in any order,'} of the model's columns "
+            f"{list(known)[:20]}, got an IsolationForest fitted on {names[:20]}."
+        )
+    columns = np.array([known.index(name) for name in names], dtype=np.intp)
+    for j in columns.tolist():
+        if forest.features[j].is_categorical:
+            raise InputError(
+                f"`isolation_forest` reads the categorical column "
+                f"{known[j]!r} as numbers; expected a Pipeline with the model's "
+                "encoder ending in an IsolationForest, or one fitted on numeric "
+                "columns only."
+            )
+    return columns
+
+
+def _columns(names: list[str]) -> str:
+    """``column 'a'``, ``columns 'a', 'b'``, or the first five ``and 3
+    more``, as a message names them."""
+    shown = ", ".join(map(repr, names[:5]))
+    if len(names) > 5:
+        shown += f" and {len(names) - 5} more"
+    return f"column{'s' * (len(names) > 1)} {shown}"
+
+
+def _split_by_value(
+    forest: Forest, trees: tuple[Tree, ...]
+) -> tuple[tuple[Tree, ...], tuple[int, ...]]:
+    """The trees of a plain IsolationForest (split features already the
+    model's columns) with each split on a categorical column, whose labels
+    it reads as numbers, made a category-set split on the codes; and those
+    columns.
+
+    Code ``c`` goes left where ``float32(label_c) <= threshold``, as the
+    IsolationForest compares the label itself; the unknown code where a
+    missing value goes (the source is given NaN for it, see
+    :func:`_plain_input`).
+
+    Raises
+    ------
+    InputError
+        On a split of a column the model does not read by value (dropped by
+        its pipeline, or read only as missing or not), or of a categorical
+        column whose labels are not numbers.
+    """
+    used = np.zeros(forest.n_features, dtype=bool)
+    for tree in trees:
+        used[tree.feature[~tree.is_leaf]] = True
+    k = forest.n_categories
+    labels = np.full((forest.n_features, int(k.max(initial=0)) + 1), np.nan)
+    for j in np.flatnonzero(used).tolist():
+        spec = forest.features[j]
+        _check_read_by_value(forest, j)
+        if spec.is_categorical:
+            numbers = label_numbers(spec)
+            assert numbers is not None  # checked above
+            labels[j, : numbers.size] = numbers
+    categorical = used & (k > 0)
+    if not categorical.any():
+        return trees, ()
+    with np.errstate(over="ignore"):
+        cast = labels.astype(np.float32).astype(np.float64)
+    out = []
+    for tree in trees:
+        nodes = np.flatnonzero(~tree.is_leaf & categorical[np.maximum(tree.feature, 0)])
+        if not nodes.size:
+            out.append(tree)
+            continue
+        feature = tree.feature[nodes]
+        width = int(k[feature].max()) + 1
+        with np.errstate(invalid="ignore"):  # NaN past each column's codes
+            go = cast[feature, :width] <= tree.threshold[nodes, None]
+        go[np.arange(nodes.size), k[feature]] = tree.missing_go_left[nodes]
+        table = np.zeros((tree.n_nodes, width), dtype=bool)
+        table[nodes] = go
+        is_categorical = np.zeros(tree.n_nodes, dtype=bool)
+        is_categorical[nodes] = True
+        threshold = tree.threshold.copy()
+        threshold[nodes] = np.nan
+        out.append(
+            dataclasses.replace(
+                tree,
+                threshold=threshold,
+                is_categorical=is_categorical,
+                categorical_left=table,
+            )
+        )
+    return tuple(out), tuple(np.flatnonzero(categorical).tolist())
+
+
+def _check_read_by_value(forest: Forest, j: int) -> None:
+    """Refuse a split of a plain IsolationForest on column ``j`` that it
+    cannot read as the model's codes say (see :func:`_split_by_value`)."""
+    spec = forest.features[j]
+    if spec.dropped or spec.presence_only:
+        reads = (
+            "never reads (its pipeline drops it)"
+            if spec.dropped
+            else "reads only as missing or not"
+        )
+        what = (
+            f"splits column {spec.name!r}, which the model {reads}, so no "
+            "counterfactual holds its value"
+        )
+    elif spec.is_categorical and label_numbers(spec) is None:
+        what = (
+            f"(fitted without feature names) splits column {spec.name!r} by "
+            "position as numbers, where the model reads the categories "
+            f"{list(spec.categories or ())[:20]}, which are not numbers"
+        )
+    else:
+        return
+    raise InputError(
+        f"`isolation_forest` {what}; expected an IsolationForest fitted with "
+        "feature names on numeric columns the model reads, or a Pipeline with "
+        "the model's preprocessing ending in an IsolationForest."
+    )
 
 
 def _plain_input(
-    isolation_forest: Any, columns: NDArray[np.intp]
+    forest: Forest, isolation_forest: Any, columns: NDArray[np.intp]
 ) -> Callable[[NDArray[np.float64]], Any]:
+    """The source's input for rows of the model's codes: its columns, laid
+    out in its own order (a DataFrame under its names, when it has them), a
+    categorical column as its labels (NaN for the unknown code, which stands
+    for no one label; its trees send it where NaN goes)."""
     names = getattr(isolation_forest, "feature_names_in_", None)
+    labels = {}
+    for i, j in enumerate(columns.tolist()):
+        numbers = label_numbers(forest.features[j])
+        if numbers is not None:
+            labels[i] = np.append(numbers, np.nan)
 
     def to_input(X: NDArray[np.float64]) -> Any:
+        rows = X[:, columns]
+        for i, values in labels.items():
+            rows[:, i] = values[category_codes(rows[:, i], values.size - 1)]
         if names is None:
-            return X[:, columns]
+            return rows
         import pandas as pd
 
-        return pd.DataFrame(X[:, columns], columns=list(names))
+        return pd.DataFrame(rows, columns=list(names))
 
     return to_input
 
@@ -315,21 +492,15 @@ def _lifted_columns(forest: Forest, lifted: Forest) -> NDArray[np.intp]:
     return columns
 
 
-def _check_columns(forest: Forest, isolation_forest: Any) -> None:
+def _check_count(forest: Forest, isolation_forest: Any) -> None:
+    """An IsolationForest read by position has one column per model column."""
     n_in = int(isolation_forest.n_features_in_)
     if n_in != forest.n_features:
         raise InputError(
-            "`isolation_forest` must be fitted on the model's columns; expected "
-            f"{forest.n_features} features, got an IsolationForest fitted on {n_in}."
+            "`isolation_forest` must be fitted on the model's columns (read by "
+            f"position); expected {forest.n_features} features, got an "
+            f"IsolationForest fitted on {n_in}."
         )
-    names = getattr(isolation_forest, "feature_names_in_", None)
-    if names is not None and forest.has_feature_names:
-        for j, (mine, theirs) in enumerate(zip(forest.feature_names, names)):
-            if mine != str(theirs):
-                raise InputError(
-                    "`isolation_forest` must be fitted on the model's columns in "
-                    f"order; expected column {j} to be {mine!r}, got {str(theirs)!r}."
-                )
 
 
 def _trees(
