@@ -12,14 +12,16 @@ becomes
   scikit-learn's ``OneHotEncoder`` lay them out): they move together, exactly
   one of them 1.
 
-Rows given as a pandas DataFrame carry evidence of their own, with or
-without reference data: a ``bool`` column (numpy's or pandas' ``"boolean"``)
-is a flag, an integer column (``int64``, ``uint8``, ``"Int64"``, ...) holds
-whole numbers (:class:`DeclaredColumns`).  Their dtypes say so for every
-value the column can hold, so these inferences stand whatever the reference
-data holds.  Numpy arrays carry no such evidence (an array's dtype is one for
-all its columns): without reference data nothing is inferred for them.  One-hot
-groups are read off reference data only.
+Rows given with a dtype carry evidence of their own, with or without
+reference data (:class:`DeclaredColumns`): in a pandas DataFrame, a ``bool``
+column (numpy's or pandas' ``"boolean"``) is a flag, an integer column
+(``int64``, ``uint8``, ``"Int64"``, ...) holds whole numbers; a numpy array of
+dtype ``bool`` makes every numeric column a flag, one of an integer dtype
+every numeric column whole (its dtype is one for all its columns).  The dtype
+says so for every value the column can hold, so these inferences stand
+whatever the reference data holds.  An array of floats declares nothing: without
+reference data nothing is inferred for it.  One-hot groups are read off
+reference data only.
 
 What is inferred is added to the user's :class:`Constraints` (never overriding
 them: a column the user bounds keeps its bounds, a run that meets a user's
@@ -186,7 +188,8 @@ class RunSummary:
 
 @dataclass(frozen=True)
 class DeclaredColumns:
-    """Columns whose pandas dtype says what values they hold.
+    """Columns whose dtype (a DataFrame's column's, or a numpy array's) says
+    what values they hold.
 
     Attributes
     ----------
@@ -241,6 +244,37 @@ class DeclaredColumns:
             elif is_integer_dtype(column.dtype):
                 integer[j] = True
         return cls(integer=integer, flags=flags)
+
+    @classmethod
+    def of_array(cls, forest: Forest, X: Any) -> DeclaredColumns | None:
+        """What the dtype of ``X``, a numpy array of the model's columns,
+        declares of every numeric column: all flags for ``bool``, all whole
+        for an integer dtype; None for any other dtype or an object that is
+        no numpy array (a list has no dtype of its own).
+
+        Categorical and dropped columns are left out, as in :meth:`of`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.tree import DecisionTreeClassifier
+        >>> from treelens import to_forest
+        >>> X = np.array([[True, False], [False, True], [True, True]])
+        >>> forest = to_forest(DecisionTreeClassifier().fit(X, [0, 1, 0]))
+        >>> declared = DeclaredColumns.of_array(forest, X)
+        >>> declared.integer.tolist(), declared.flags.tolist()
+        ([True, True], [True, True])
+        >>> DeclaredColumns.of_array(forest, X.astype(float)) is None
+        True
+        """
+        if not isinstance(X, np.ndarray) or X.dtype.kind not in "biu":
+            return None
+        numeric = np.array(
+            [spec.kind == "numeric" and not spec.dropped for spec in forest.features],
+            dtype=bool,
+        )
+        flags = numeric if X.dtype.kind == "b" else np.zeros_like(numeric)
+        return cls(integer=numeric, flags=flags.copy())
 
     @staticmethod
     def common(blocks: Iterable[DeclaredColumns | None]) -> DeclaredColumns | None:
@@ -302,7 +336,7 @@ def infer_constraints(
     constraints : Constraints or None
     kinds : tuple of str
     declared : DeclaredColumns or None, default=None
-        What the dtypes of the rows, given as a DataFrame, declare.
+        What the dtypes of the rows (a DataFrame's, a numpy array's) declare.
 
     Returns
     -------

@@ -33,7 +33,12 @@ from ._inference import (
     constraints_from,
     resolve_infer,
 )
-from ._problem import CounterfactualResult, as_float64, reference_float64
+from ._problem import (
+    CounterfactualResult,
+    as_float64,
+    declared_columns,
+    reference_float64,
+)
 
 __all__ = [
     "check_candidate_budget",
@@ -192,7 +197,7 @@ def infer_once(
     columns = ColumnSummary.of(blocks[0])
     for block in blocks[1:]:
         columns = columns.merge(ColumnSummary.of(block))
-    declared = DeclaredColumns.common(DeclaredColumns.of(forest, b) for b in given)
+    declared = DeclaredColumns.common(declared_columns(forest, b) for b in given)
     columns = columns.declared(declared)
     runs = RunSummary.of(columns.flags, blocks[0])
     for block in blocks[1:]:
