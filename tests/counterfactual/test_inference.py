@@ -319,20 +319,61 @@ def test_arrays_of_floats_and_lists_declare_nothing():
         assert counterfactual(model, undeclared, target=1).inferred_ == {}
 
 
-def test_frame_dtypes_hold_in_chunks_with_reference(typed):
-    # The dtypes outweigh reference data with a fractional count; rows solved
-    # in chunks (constraints inferred once over all of them) keep them too.
-    model, rows = typed
-    reference = rows.to_numpy(dtype=np.float64)
-    reference[0, 1] += 0.5
-    whole = treelens.optimal_counterfactual(model, rows, target=1, reference=reference)
-    chunked = treelens.optimal_counterfactual(
-        model, rows, target=1, reference=reference, progress=True
+def _declared_with_reference(typed, kind):
+    """A model, rows whose dtypes declare flags or whole numbers, and reference
+    data that alone would not: a fractional count (the typed frame) or a
+    fractional flag (an array of bools)."""
+    if kind == "frame":
+        model, rows = typed
+        reference = rows.to_numpy(dtype=np.float64)
+        reference[0, 1] += 0.5
+        return model, rows, reference
+    model, rows = _array_model(bool)
+    reference = rows.astype(np.float64)
+    reference[0, 0] = 0.5
+    return model, rows, reference
+
+
+@pytest.mark.parametrize("kind", ["frame", "array"])
+def test_dtypes_hold_in_chunks_and_dask_partitions_with_reference(typed, kind):
+    # The dtypes outweigh reference data that does not hold whole numbers or
+    # flags; rows solved in chunks or Dask partitions (constraints inferred
+    # once over all of them) read them as one call over all the rows does.
+    import dask.array as da
+    import dask.dataframe as dd
+
+    import treelens.dask
+
+    model, rows, reference = _declared_with_reference(typed, kind)
+    options = {"target": 1, "reference": reference}
+    whole = treelens.optimal_counterfactual(model, rows, **options)
+    if kind == "frame":
+        assert whole.inferred_["integer"] == ["k"] and whole.inferred_["flags"] == ["b"]
+        collection = dd.from_pandas(rows, npartitions=2)
+    else:
+        assert whole.inferred_["flags"] == ["x0", "x1", "x2", "x3"]
+        collection = da.from_array(rows, chunks=(3, 4))
+    chunked = treelens.optimal_counterfactual(model, rows, progress=True, **options)
+    parts = treelens.dask.optimal_counterfactual(
+        model, collection, scheduler="synchronous", **options
     )
-    assert whole.inferred_["integer"] == ["k"] == chunked.inferred_["integer"]
-    assert whole.inferred_["flags"] == ["b"] == chunked.inferred_["flags"]
-    pd.testing.assert_frame_equal(chunked.X_cf_, whole.X_cf_)
-    assert chunked.X_cf_["b"].dtype == bool
+    entry = treelens.dask.counterfactual(
+        model, collection, scheduler="synchronous", **options
+    )
+    frame = treelens.dask.counterfactual_frame(
+        model, collection, optimal=True, scheduler="synchronous", **options
+    ).compute()
+    for result in (chunked, parts, entry):
+        assert result.inferred_ == whole.inferred_
+        if kind == "frame":
+            pd.testing.assert_frame_equal(result.X_cf_, whole.X_cf_)
+        else:
+            np.testing.assert_array_equal(result.X_cf_, whole.X_cf_)
+        np.testing.assert_array_equal(result.cost_, whole.cost_)
+    cf = frame[[c for c in frame.columns if c.startswith("cf_")]]
+    np.testing.assert_array_equal(
+        cf.to_numpy(), np.asarray(whole.X_cf_, dtype=np.float64)
+    )
 
 
 def test_frame_dtypes_in_the_search_over_missing_values():

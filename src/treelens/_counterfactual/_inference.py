@@ -29,15 +29,15 @@ one-hot group or an immutable column is left out) and reported in the result's
 ``inferred_``.  ``infer=False`` (or a tuple of the kinds wanted) switches it off.
 
 Rows solved in chunks or Dask partitions are summarized where they are
-(:class:`ColumnSummary`, then :class:`RunSummary` given the flags of all
-rows), the summaries merged, and the constraints inferred once
-(:func:`constraints_from`), so that every chunk is constrained as one call
-over all the rows would be.
+(:class:`ColumnSummary` and :class:`DeclaredColumns`, then :class:`RunSummary`
+given the flags of all rows), the summaries merged, and the constraints
+inferred once (:func:`infer_over_blocks`), so that every chunk is constrained
+as one call over all the rows would be.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +57,7 @@ __all__ = [
     "RunSummary",
     "constraints_from",
     "infer_constraints",
+    "infer_over_blocks",
     "resolve_infer",
 ]
 
@@ -356,10 +357,55 @@ def infer_constraints(
         runs = RunSummary(
             over=np.ones((n, n), dtype=bool), exact=np.zeros((n, n), dtype=bool)
         )
-    else:
-        data = np.vstack([reference, rows])
-        columns = ColumnSummary.of(data).declared(declared)
-        runs = RunSummary.of(columns.flags, data)
+        return constraints_from(forest, columns, runs, constraints, kinds)
+    return infer_over_blocks(
+        forest,
+        reference,
+        [(ColumnSummary.of(rows), declared)],
+        lambda flags: [RunSummary.of(flags, rows)],
+        constraints,
+        kinds,
+    )
+
+
+def infer_over_blocks(
+    forest: Forest,
+    reference: NDArray[np.float64],
+    blocks: Iterable[tuple[ColumnSummary, DeclaredColumns | None]],
+    runs_of: Callable[[NDArray[np.bool_]], Iterable[RunSummary]],
+    constraints: Constraints | None,
+    kinds: tuple[str, ...],
+) -> tuple[Constraints | None, dict[str, Any]]:
+    """:func:`infer_constraints` with reference data, from the summaries of
+    the rows explained, block by block (one block, chunks, Dask partitions).
+
+    Parameters
+    ----------
+    forest : Forest
+    reference : ndarray of shape (n_reference, n_features)
+    blocks : iterable of (ColumnSummary, DeclaredColumns or None)
+        Per block of rows, its summary and what its dtypes declare.
+    runs_of : callable
+        ``runs_of(flags)``: the :class:`RunSummary` of every block, given
+        the flag columns of all rows (the second pass over the blocks).
+    constraints : Constraints or None
+    kinds : tuple of str
+
+    Returns
+    -------
+    constraints, inferred
+        As :func:`infer_constraints` for all the blocks' rows at once (a
+        column is declared only when every block declares it).
+    """
+    columns = ColumnSummary.of(reference)
+    declared = []
+    for summary, block_declared in blocks:
+        columns = columns.merge(summary)
+        declared.append(block_declared)
+    columns = columns.declared(DeclaredColumns.common(declared))
+    runs = RunSummary.of(columns.flags, reference)
+    for block_runs in runs_of(columns.flags):
+        runs = runs.merge(block_runs)
     return constraints_from(forest, columns, runs, constraints, kinds)
 
 
