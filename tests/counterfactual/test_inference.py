@@ -312,6 +312,36 @@ def test_array_dtypes_keep_flags_and_whole_numbers_without_reference(dtype):
     assert not (free.X_cf_ == np.round(free.X_cf_)).all()
 
 
+@pytest.mark.parametrize("dtype", [bool, np.int64])
+@pytest.mark.parametrize("infer", [True, False])
+def test_the_warm_start_keeps_the_declared_constraints(monkeypatch, dtype, infer):
+    # The local search that gives HiGHS its start moves only to the priced
+    # points of cells (whole in integer columns, 0 or 1 in flags; a cell
+    # without one is never entered), so the start it finds keeps the declared
+    # constraints before any solve; with inference off the same rows' starts
+    # stop just past a threshold.
+    from treelens._counterfactual import _optimal
+
+    model, rows = _array_model(dtype)
+    starts = []
+    incumbent = _optimal._incumbent
+
+    def spy(problem, program, row, known, *, deadline):
+        found, settled = incumbent(problem, program, row, known, deadline=deadline)
+        if found is not None:
+            starts.append(row.points[found[0]])
+        return found, settled
+
+    monkeypatch.setattr(_optimal, "_incumbent", spy)
+    result = treelens.optimal_counterfactual(model, rows, target=1, infer=infer)
+    assert result.found_.all() and len(starts) == len(rows)
+    starts = np.array(starts)
+    assert (model.predict(starts) == 1).all()
+    assert (starts == np.round(starts)).all() == infer
+    if dtype is bool:
+        assert np.isin(starts, (0.0, 1.0)).all() == infer
+
+
 def test_arrays_of_floats_and_lists_declare_nothing():
     # A list has no dtype of its own (numpy would make these rows bool).
     model, rows = _array_model(bool)
