@@ -277,10 +277,12 @@ def _map_counterfactuals(
 
 
 def _column_summary(forest: Forest, part: Any) -> Any:
+    """A partition's column summary and what its dtypes declare, as the
+    in-memory search reads them off the same rows."""
     from ._counterfactual._inference import ColumnSummary
-    from ._counterfactual._problem import as_float64
+    from ._counterfactual._problem import as_float64, declared_columns
 
-    return ColumnSummary.of(as_float64(forest, part))
+    return ColumnSummary.of(as_float64(forest, part)), declared_columns(forest, part)
 
 
 def _run_summary(forest: Forest, flags: Any, part: Any) -> Any:
@@ -295,16 +297,12 @@ def _inferred_once(
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The searches' arguments with the constraints inferred once over the
     reference and every partition (two passes of summaries, where the
-    partitions are), as one call over all rows infers them; and the
-    inferences.  Unchanged (and None) without reference or inference."""
+    partitions are: the values and dtypes of each, then its runs of flags),
+    as one call over all rows infers them; and the inferences.  Unchanged
+    (and None) without reference or inference."""
     import dask
 
-    from ._counterfactual._inference import (
-        ColumnSummary,
-        RunSummary,
-        constraints_from,
-        resolve_infer,
-    )
+    from ._counterfactual._inference import infer_over_blocks, resolve_infer
     from ._counterfactual._problem import reference_float64
 
     reference = kwargs.get("reference")
@@ -314,19 +312,17 @@ def _inferred_once(
     forest = to_forest(model)
     parts = _feature_partitions(forest, X)
     ref = reference_float64(forest, reference)
-    columns = ColumnSummary.of(ref)
-    summarize = dask.delayed(_column_summary, pure=True)
-    for summary in _compute([summarize(forest, p) for p in parts], scheduler, False):
-        columns = columns.merge(summary)
-    runs = RunSummary.of(columns.flags, ref)
-    summarize = dask.delayed(_run_summary, pure=True)
-    flags = columns.flags
-    for summary in _compute(
-        [summarize(forest, flags, p) for p in parts], scheduler, False
-    ):
-        runs = runs.merge(summary)
-    constraints, inferred = constraints_from(
-        forest, columns, runs, kwargs.get("constraints"), kinds
+    columns = dask.delayed(_column_summary, pure=True)
+    runs = dask.delayed(_run_summary, pure=True)
+    constraints, inferred = infer_over_blocks(
+        forest,
+        ref,
+        _compute([columns(forest, p) for p in parts], scheduler, False),
+        lambda flags: _compute(
+            [runs(forest, flags, p) for p in parts], scheduler, False
+        ),
+        kwargs.get("constraints"),
+        kinds,
     )
     return {**kwargs, "constraints": constraints, "infer": False}, inferred
 

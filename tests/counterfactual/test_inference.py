@@ -61,7 +61,7 @@ def test_inference_can_be_switched_off_or_narrowed(loans):
     # Flag columns are whole numbers too: counted as integers when flags are off.
     assert "has_mortgage" in only.inferred_["integer"]
     # Without reference, a DataFrame's dtypes are still read (these are all
-    # float64: nothing is declared); an array gives no evidence at all.
+    # float64: nothing is declared); an array of floats gives no evidence at all.
     none = counterfactual(model, rows, target=1)
     assert none.inferred_ == {"integer": [], "flags": [], "one_hot": []}
     array = counterfactual(model, rows.to_numpy(), target=1)
@@ -210,9 +210,28 @@ def typed():
     return model, rows
 
 
-def test_frame_dtypes_keep_flags_and_whole_numbers_without_reference(typed):
+def _assert_least_with_whole_columns(
+    model, rows, costs, integer, flags, as_rows=lambda points: points
+):
+    """Each row's cost is the least L1 cost of every cell's nearest point with
+    the ``integer`` columns whole and the ``flags`` 0 or 1 that the model itself
+    (given ``as_rows(points)``) predicts as class 1."""
     from tests.counterfactual import brute
 
+    rows = np.asarray(rows, dtype=np.float64)
+    lower = np.where(np.isin(np.arange(rows.shape[1]), flags), 0.0, -np.inf)
+    upper = np.where(np.isin(np.arange(rows.shape[1]), flags), 1.0, np.inf)
+    for x, cost in zip(rows, costs):
+        values = brute.candidate_values(
+            model, x, integer=integer, lower=lower, upper=upper
+        )
+        points = np.array(list(itertools.product(*values)), dtype=np.float64)
+        valid = model.predict(as_rows(points)) == 1
+        least = float(np.abs(points[valid] - x).sum(axis=1).min())
+        brute.assert_proven_optimal(float(cost), least)
+
+
+def test_frame_dtypes_keep_flags_and_whole_numbers_without_reference(typed):
     model, rows = typed
     result = counterfactual(model, rows, target=1)
     assert result.inferred_ == {"integer": ["k"], "flags": ["b"], "one_hot": []}
@@ -221,19 +240,11 @@ def test_frame_dtypes_keep_flags_and_whole_numbers_without_reference(typed):
     assert (model.predict(result.X_cf_) == 1).all()
     # Every cell's nearest point with b in {0, 1} and k whole, predicted by the
     # model itself: the answer costs the least of them.
-    lower, upper = np.array([0.0, -np.inf, -np.inf]), np.array([1.0, np.inf, np.inf])
-    moved_flag = False
-    for i in range(len(rows)):
-        x = rows.iloc[i].to_numpy(dtype=np.float64)
-        values = brute.candidate_values(
-            model, x, integer=(0, 1), lower=lower, upper=upper
-        )
-        points = np.array(list(itertools.product(*values)), dtype=np.float64)
-        valid = model.predict(_typed_rows(points)) == 1
-        least = float(np.abs(points[valid] - x).sum(axis=1).min())
-        brute.assert_proven_optimal(float(result.cost_[i]), least)
-        moved_flag |= bool(result.X_cf_["b"].iloc[i] != rows["b"].iloc[i])
-    assert moved_flag  # the flag is part of some answer, not left alone
+    _assert_least_with_whole_columns(
+        model, rows, result.cost_, integer=(0, 1), flags=(0,), as_rows=_typed_rows
+    )
+    # The flag is part of some answer, not left alone.
+    assert (result.X_cf_["b"] != rows["b"]).any()
     tweaked = feature_tweak(model, rows, target=1)
     assert tweaked.inferred_ == result.inferred_
     found = tweaked.X_cf_[tweaked.found_]
@@ -249,20 +260,150 @@ def test_frame_dtypes_are_not_read_with_infer_off(typed):
     assert (model.predict(free.X_cf_[free.found_]) == 1).all()
 
 
-def test_frame_dtypes_hold_in_chunks_with_reference(typed):
-    # The dtypes outweigh reference data with a fractional count; rows solved
-    # in chunks (constraints inferred once over all of them) keep them too.
-    model, rows = typed
-    reference = rows.to_numpy(dtype=np.float64)
-    reference[0, 1] += 0.5
-    whole = treelens.optimal_counterfactual(model, rows, target=1, reference=reference)
-    chunked = treelens.optimal_counterfactual(
-        model, rows, target=1, reference=reference, progress=True
+def _array_data(dtype):
+    """Rows of one numpy dtype: four bool columns, or three integer ones
+    (0 to 9), and a target that depends on all of them."""
+    rng = np.random.default_rng(5)
+    n = 300
+    if dtype is bool:
+        X = rng.random((n, 4)) < 0.5
+        y = (X[:, 0] & X[:, 1]) | (X[:, 2] & ~X[:, 3])
+    else:
+        X = rng.integers(0, 10, (n, 3)).astype(dtype)
+        wide = X.astype(np.int64)
+        y = wide[:, 0] + wide[:, 1] - wide[:, 2] > 6
+    return X, y.astype(int)
+
+
+def _array_model(dtype):
+    """A small forest fitted on an array of ``dtype`` and six rows it declines."""
+    X, y = _array_data(dtype)
+    model = RandomForestClassifier(3, max_depth=3, random_state=0).fit(X, y)
+    return model, X[model.predict(X) == 0][:6]
+
+
+@pytest.mark.parametrize("dtype", [bool, np.int64, np.uint8])
+def test_array_dtypes_keep_flags_and_whole_numbers_without_reference(dtype):
+    # A numpy array's dtype is that of every column: bool makes every column a
+    # flag, an integer dtype every column whole, as a DataFrame's columns of
+    # those dtypes are read.
+    model, rows = _array_model(dtype)
+    names = [f"x{j}" for j in range(rows.shape[1])]
+    flags = dtype is bool
+    expected = {"integer": [] if flags else names, "flags": names if flags else []}
+    result = counterfactual(model, rows, target=1)
+    assert result.inferred_ == {**expected, "one_hot": []}
+    assert result.found_.all()
+    assert (model.predict(result.X_cf_) == 1).all()
+    everything = tuple(range(rows.shape[1]))
+    _assert_least_with_whole_columns(
+        model, rows, result.cost_, integer=everything, flags=everything if flags else ()
     )
-    assert whole.inferred_["integer"] == ["k"] == chunked.inferred_["integer"]
-    assert whole.inferred_["flags"] == ["b"] == chunked.inferred_["flags"]
-    pd.testing.assert_frame_equal(chunked.X_cf_, whole.X_cf_)
-    assert chunked.X_cf_["b"].dtype == bool
+    tweaked = feature_tweak(model, rows, target=1)
+    assert tweaked.inferred_ == result.inferred_
+    found = tweaked.X_cf_[tweaked.found_]
+    assert len(found) and (found == np.round(found)).all()
+    if flags:
+        assert np.isin(found, (0.0, 1.0)).all()
+    # Off: the columns move part way, just past a threshold.
+    free = counterfactual(model, rows, target=1, infer=False)
+    assert free.inferred_ == {}
+    assert (model.predict(free.X_cf_) == 1).all()
+    assert not (free.X_cf_ == np.round(free.X_cf_)).all()
+
+
+@pytest.mark.parametrize("dtype", [bool, np.int64])
+@pytest.mark.parametrize("infer", [True, False])
+def test_the_warm_start_keeps_the_declared_constraints(monkeypatch, dtype, infer):
+    # The local search that gives HiGHS its start moves only to the priced
+    # points of cells (whole in integer columns, 0 or 1 in flags; a cell
+    # without one is never entered), so the start it finds keeps the declared
+    # constraints before any solve; with inference off the same rows' starts
+    # stop just past a threshold.
+    from treelens._counterfactual import _optimal
+
+    model, rows = _array_model(dtype)
+    starts = []
+    incumbent = _optimal._incumbent
+
+    def spy(problem, program, row, known, *, deadline):
+        found, settled = incumbent(problem, program, row, known, deadline=deadline)
+        if found is not None:
+            starts.append(row.points[found[0]])
+        return found, settled
+
+    monkeypatch.setattr(_optimal, "_incumbent", spy)
+    result = treelens.optimal_counterfactual(model, rows, target=1, infer=infer)
+    assert result.found_.all() and len(starts) == len(rows)
+    starts = np.array(starts)
+    assert (model.predict(starts) == 1).all()
+    assert (starts == np.round(starts)).all() == infer
+    if dtype is bool:
+        assert np.isin(starts, (0.0, 1.0)).all() == infer
+
+
+def test_arrays_of_floats_and_lists_declare_nothing():
+    # A list has no dtype of its own (numpy would make these rows bool).
+    model, rows = _array_model(bool)
+    for undeclared in (rows.astype(np.float64), rows.tolist()):
+        assert counterfactual(model, undeclared, target=1).inferred_ == {}
+
+
+def _declared_with_reference(typed, kind):
+    """A model, rows whose dtypes declare flags or whole numbers, and reference
+    data that alone would not: a fractional count (the typed frame) or a
+    fractional flag (an array of bools)."""
+    if kind == "frame":
+        model, rows = typed
+        reference = rows.to_numpy(dtype=np.float64)
+        reference[0, 1] += 0.5
+        return model, rows, reference
+    model, rows = _array_model(bool)
+    reference = rows.astype(np.float64)
+    reference[0, 0] = 0.5
+    return model, rows, reference
+
+
+@pytest.mark.parametrize("kind", ["frame", "array"])
+def test_dtypes_hold_in_chunks_and_dask_partitions_with_reference(typed, kind):
+    # The dtypes outweigh reference data that does not hold whole numbers or
+    # flags; rows solved in chunks or Dask partitions (constraints inferred
+    # once over all of them) read them as one call over all the rows does.
+    import dask.array as da
+    import dask.dataframe as dd
+
+    import treelens.dask
+
+    model, rows, reference = _declared_with_reference(typed, kind)
+    options = {"target": 1, "reference": reference}
+    whole = treelens.optimal_counterfactual(model, rows, **options)
+    if kind == "frame":
+        assert whole.inferred_["integer"] == ["k"] and whole.inferred_["flags"] == ["b"]
+        collection = dd.from_pandas(rows, npartitions=2)
+    else:
+        assert whole.inferred_["flags"] == ["x0", "x1", "x2", "x3"]
+        collection = da.from_array(rows, chunks=(3, 4))
+    chunked = treelens.optimal_counterfactual(model, rows, progress=True, **options)
+    parts = treelens.dask.optimal_counterfactual(
+        model, collection, scheduler="synchronous", **options
+    )
+    entry = treelens.dask.counterfactual(
+        model, collection, scheduler="synchronous", **options
+    )
+    frame = treelens.dask.counterfactual_frame(
+        model, collection, optimal=True, scheduler="synchronous", **options
+    ).compute()
+    for result in (chunked, parts, entry):
+        assert result.inferred_ == whole.inferred_
+        if kind == "frame":
+            pd.testing.assert_frame_equal(result.X_cf_, whole.X_cf_)
+        else:
+            np.testing.assert_array_equal(result.X_cf_, whole.X_cf_)
+        np.testing.assert_array_equal(result.cost_, whole.cost_)
+    cf = frame[[c for c in frame.columns if c.startswith("cf_")]]
+    np.testing.assert_array_equal(
+        cf.to_numpy(), np.asarray(whole.X_cf_, dtype=np.float64)
+    )
 
 
 def test_frame_dtypes_in_the_search_over_missing_values():
@@ -285,3 +426,27 @@ def test_frame_dtypes_in_the_search_over_missing_values():
     assert free.inferred_ == {}
     flags = free.X_cf_["b"][free.found_].to_numpy(dtype=np.float64)
     assert not np.isin(flags, (0.0, 1.0)).all()
+
+
+def test_array_dtypes_in_the_search_over_categories():
+    # A model with a categorical column searches each assignment of it over
+    # the other columns as floats: an integer array's dtype is read there too.
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    rng = np.random.default_rng(0)
+    n = 400
+    X = rng.integers(0, 10, (n, 3))
+    X[:, 0] %= 4
+    y = ((X[:, 0] == 2) | (X[:, 1] + X[:, 2] > 12)).astype(int)
+    model = HistGradientBoostingClassifier(
+        max_iter=10, max_depth=3, categorical_features=[0], random_state=0
+    ).fit(X, y)
+    rows = X[model.predict(X) == 0][:6]
+    # A change of category costs more than moving the numbers.
+    kept = counterfactual(model, rows, target=1, category_cost=50.0)
+    assert kept.inferred_ == {"integer": ["x1", "x2"], "flags": [], "one_hot": []}
+    assert kept.found_.all() and (model.predict(kept.X_cf_) == 1).all()
+    assert (kept.X_cf_ == np.round(kept.X_cf_)).all()
+    free = counterfactual(model, rows, target=1, category_cost=50.0, infer=False)
+    assert free.inferred_ == {} and (model.predict(free.X_cf_) == 1).all()
+    assert not (free.X_cf_ == np.round(free.X_cf_)).all()

@@ -4,7 +4,8 @@ A point range (``low == high``) ran to the time limit on forests: it is refused
 with the reason.  A range between two attainable predictions of a model with
 few leaf combinations is proven infeasible before any search (every choice of
 one leaf per tree enumerated), checked here against hand-read leaf values and
-against the brute force over every cell of the model.
+against the brute force over every cell of the model.  A range too narrow to
+hit, and a class the model's own sums deny at an exact tie, are left unsettled.
 """
 
 from __future__ import annotations
@@ -14,7 +15,11 @@ import time
 
 import numpy as np
 import pytest
-from sklearn.ensemble import GradientBoostingRegressor, RandomForestRegressor
+from sklearn.ensemble import (
+    GradientBoostingRegressor,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
 from sklearn.tree import DecisionTreeRegressor
 
 from tests.counterfactual import brute
@@ -160,3 +165,47 @@ def test_a_range_too_narrow_to_hit_is_not_called_infeasible():
     assert not result.found_[0] and np.isinf(result.gap_[0])
     again = counterfactual(model, X[:1], target=target, time_limit=10)
     assert again.status_[0] == "time_limit" and "too narrow" in again.reason_[0]
+
+
+def _stumps(fractions):
+    """A random forest of one stump per fraction ``(k, n)``: stump ``t`` splits
+    on feature ``t`` alone, its left leaf all class 1, its right leaf ``k``
+    rows of class 0 in ``n`` (each tree fitted on its own rows, with
+    ``warm_start``)."""
+    n_features = len(fractions)
+    model = RandomForestClassifier(
+        n_estimators=0, max_depth=1, bootstrap=False, max_features=None,
+        warm_start=True, random_state=0,
+    )  # fmt: skip
+    for t, (k, n) in enumerate(fractions):
+        X = np.zeros((5 + n, n_features))
+        X[5:, t] = 1.0
+        y = np.r_[np.ones(5), np.zeros(k), np.ones(n - k)].astype(int)
+        model.set_params(n_estimators=t + 1).fit(X, y)
+    return model
+
+
+def test_a_class_the_model_denies_at_an_exact_tie_is_left_unsettled():
+    # Class 0 gets 1/2 + 18/19 + 1/19 = 3/2 of the three trees' votes at best,
+    # exactly half, but scikit-learn's sums in float64 give class 1 the last
+    # bit (1.4999999999999998 against 1.5): no point is class 0.  The program
+    # over the same leaf values meets the tie within HiGHS's tolerances, the
+    # model rejects its answer, and the retry with a safer margin finds none:
+    # the row is unsettled (a near tie), not called infeasible nor answered.
+    from fractions import Fraction
+
+    from treelens._counterfactual._problem import REASON_NEAR_TIE
+
+    fractions = [(1, 2), (18, 19), (1, 19)]
+    assert sum(Fraction(k, n) for k, n in fractions) == Fraction(3, 2)
+    model = _stumps(fractions)
+    x = np.zeros(3)
+    proba = model.predict_proba(np.ones((1, 3)))[0]
+    assert proba[0] < proba[1] and np.isclose(proba[0], proba[1], rtol=0, atol=1e-15)
+    least, _ = brute.least_cost(model, x, 0, "l1")
+    assert least == np.inf  # no cell's point is class 0
+    for search in (optimal_counterfactual, counterfactual):
+        result = search(model, x[None, :], target=0, time_limit=10)
+        assert result.status_.tolist() == ["time_limit"]
+        assert result.reason_.tolist() == [REASON_NEAR_TIE]
+        assert not result.found_[0] and np.isinf(result.gap_[0])

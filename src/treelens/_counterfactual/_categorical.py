@@ -485,13 +485,13 @@ def _sub_constraints(
     forest: Forest,
     constraints: Constraints | None,
     fixed: NDArray[np.intp],
-    frame: Any = None,
+    declared: DeclaredColumns | None = None,
     infer: Any = True,
 ) -> Constraints:
     """The user's constraints on numeric columns, with the fixed ones immutable;
-    integer and boolean columns of the user's ``frame`` stay whole (0 or 1) as
-    ``infer`` asks (:class:`DeclaredColumns`: the searches under fixed values
-    take arrays, whose dtypes say nothing).
+    the columns the dtypes of the user's rows declare integer or boolean
+    (``declared``) stay whole (0 or 1) as ``infer`` asks (the searches under
+    fixed values take arrays of floats, whose dtype says nothing).
 
     A fixed column holds a placeholder (a category's assignment, or a missing
     value kept missing, written 0), so the user's bounds, directions and
@@ -530,7 +530,6 @@ def _sub_constraints(
                 )
     bounds = {k: v for k, v in base.bounds.items() if k in numeric(free([k]))}
     integer = free(base.integer)
-    declared = DeclaredColumns.of(forest, frame)
     inferred = resolve_infer(infer)
     if declared is not None and ("integer" in inferred or "flags" in inferred):
         for j in np.flatnonzero(declared.integer).tolist():
@@ -948,7 +947,7 @@ def _search_per_missing_pattern(
                         forest,
                         constraints,
                         nan_j,
-                        problem.frame,
+                        problem.declared,
                         options.get("infer", True),
                     ),
                     reference=None
@@ -1228,7 +1227,11 @@ def _search_group(
     target = problem.target
     run = np.ones(rows.size, dtype=bool)
     sub_constraints = _sub_constraints(
-        forest, context.constraints, fixed_j, problem.frame, options.get("infer", True)
+        forest,
+        context.constraints,
+        fixed_j,
+        problem.declared,
+        options.get("infer", True),
     )
     ref_rows = context.ref_rows
     sub_reference = None if ref_rows is None else _fixed_reference(ref_rows, fixed_j)

@@ -103,9 +103,9 @@ def counterfactual(
     infer : bool or tuple of {"integer", "flags", "one_hot"}, default=True
         Constraints read off ``reference`` and the rows (whole numbers stay
         whole, 0/1 flags 0 or 1, adjacent flags with one 1 per row move as a
-        one-hot group), and off a DataFrame's dtypes even without it (bool:
-        flags, integer: whole; arrays: nothing), added to ``constraints`` and
-        reported in ``inferred_``.  ``False``: off; a tuple: those kinds.
+        one-hot group), and off the rows' dtypes even without it (bool: flags,
+        integer: whole; a DataFrame's per column, an array's for all), added to
+        ``constraints``, reported in ``inferred_``.  ``False``: off; a tuple: kinds.
     time_limit : float, default=10.0
         Seconds per row (and option) for ``"auto"`` and ``"optimal"``.
     n_counterfactuals : int, default=1

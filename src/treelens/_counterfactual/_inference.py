@@ -12,14 +12,16 @@ becomes
   scikit-learn's ``OneHotEncoder`` lay them out): they move together, exactly
   one of them 1.
 
-Rows given as a pandas DataFrame carry evidence of their own, with or
-without reference data: a ``bool`` column (numpy's or pandas' ``"boolean"``)
-is a flag, an integer column (``int64``, ``uint8``, ``"Int64"``, ...) holds
-whole numbers (:class:`DeclaredColumns`).  Their dtypes say so for every
-value the column can hold, so these inferences stand whatever the reference
-data holds.  Numpy arrays carry no such evidence (an array's dtype is one for
-all its columns): without reference data nothing is inferred for them.  One-hot
-groups are read off reference data only.
+Rows given with a dtype carry evidence of their own, with or without
+reference data (:class:`DeclaredColumns`): in a pandas DataFrame, a ``bool``
+column (numpy's or pandas' ``"boolean"``) is a flag, an integer column
+(``int64``, ``uint8``, ``"Int64"``, ...) holds whole numbers; a numpy array of
+dtype ``bool`` makes every numeric column a flag, one of an integer dtype
+every numeric column whole (its dtype is one for all its columns).  The dtype
+says so for every value the column can hold, so these inferences stand
+whatever the reference data holds.  An array of floats declares nothing: without
+reference data nothing is inferred for it.  One-hot groups are read off
+reference data only.
 
 What is inferred is added to the user's :class:`Constraints` (never overriding
 them: a column the user bounds keeps its bounds, a run that meets a user's
@@ -27,15 +29,15 @@ one-hot group or an immutable column is left out) and reported in the result's
 ``inferred_``.  ``infer=False`` (or a tuple of the kinds wanted) switches it off.
 
 Rows solved in chunks or Dask partitions are summarized where they are
-(:class:`ColumnSummary`, then :class:`RunSummary` given the flags of all
-rows), the summaries merged, and the constraints inferred once
-(:func:`constraints_from`), so that every chunk is constrained as one call
-over all the rows would be.
+(:class:`ColumnSummary` and :class:`DeclaredColumns`, then :class:`RunSummary`
+given the flags of all rows), the summaries merged, and the constraints
+inferred once (:func:`infer_over_blocks`), so that every chunk is constrained
+as one call over all the rows would be.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +57,7 @@ __all__ = [
     "RunSummary",
     "constraints_from",
     "infer_constraints",
+    "infer_over_blocks",
     "resolve_infer",
 ]
 
@@ -186,7 +189,8 @@ class RunSummary:
 
 @dataclass(frozen=True)
 class DeclaredColumns:
-    """Columns whose pandas dtype says what values they hold.
+    """Columns whose dtype (a DataFrame's column's, or a numpy array's) says
+    what values they hold.
 
     Attributes
     ----------
@@ -241,6 +245,37 @@ class DeclaredColumns:
             elif is_integer_dtype(column.dtype):
                 integer[j] = True
         return cls(integer=integer, flags=flags)
+
+    @classmethod
+    def of_array(cls, forest: Forest, X: Any) -> DeclaredColumns | None:
+        """What the dtype of ``X``, a numpy array of the model's columns,
+        declares of every numeric column: all flags for ``bool``, all whole
+        for an integer dtype; None for any other dtype or an object that is
+        no numpy array (a list has no dtype of its own).
+
+        Categorical and dropped columns are left out, as in :meth:`of`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.tree import DecisionTreeClassifier
+        >>> from treelens import to_forest
+        >>> X = np.array([[True, False], [False, True], [True, True]])
+        >>> forest = to_forest(DecisionTreeClassifier().fit(X, [0, 1, 0]))
+        >>> declared = DeclaredColumns.of_array(forest, X)
+        >>> declared.integer.tolist(), declared.flags.tolist()
+        ([True, True], [True, True])
+        >>> DeclaredColumns.of_array(forest, X.astype(float)) is None
+        True
+        """
+        if not isinstance(X, np.ndarray) or X.dtype.kind not in "biu":
+            return None
+        numeric = np.array(
+            [spec.kind == "numeric" and not spec.dropped for spec in forest.features],
+            dtype=bool,
+        )
+        flags = numeric if X.dtype.kind == "b" else np.zeros_like(numeric)
+        return cls(integer=numeric, flags=flags.copy())
 
     @staticmethod
     def common(blocks: Iterable[DeclaredColumns | None]) -> DeclaredColumns | None:
@@ -302,7 +337,7 @@ def infer_constraints(
     constraints : Constraints or None
     kinds : tuple of str
     declared : DeclaredColumns or None, default=None
-        What the dtypes of the rows, given as a DataFrame, declare.
+        What the dtypes of the rows (a DataFrame's, a numpy array's) declare.
 
     Returns
     -------
@@ -322,10 +357,55 @@ def infer_constraints(
         runs = RunSummary(
             over=np.ones((n, n), dtype=bool), exact=np.zeros((n, n), dtype=bool)
         )
-    else:
-        data = np.vstack([reference, rows])
-        columns = ColumnSummary.of(data).declared(declared)
-        runs = RunSummary.of(columns.flags, data)
+        return constraints_from(forest, columns, runs, constraints, kinds)
+    return infer_over_blocks(
+        forest,
+        reference,
+        [(ColumnSummary.of(rows), declared)],
+        lambda flags: [RunSummary.of(flags, rows)],
+        constraints,
+        kinds,
+    )
+
+
+def infer_over_blocks(
+    forest: Forest,
+    reference: NDArray[np.float64],
+    blocks: Iterable[tuple[ColumnSummary, DeclaredColumns | None]],
+    runs_of: Callable[[NDArray[np.bool_]], Iterable[RunSummary]],
+    constraints: Constraints | None,
+    kinds: tuple[str, ...],
+) -> tuple[Constraints | None, dict[str, Any]]:
+    """:func:`infer_constraints` with reference data, from the summaries of
+    the rows explained, block by block (one block, chunks, Dask partitions).
+
+    Parameters
+    ----------
+    forest : Forest
+    reference : ndarray of shape (n_reference, n_features)
+    blocks : iterable of (ColumnSummary, DeclaredColumns or None)
+        Per block of rows, its summary and what its dtypes declare.
+    runs_of : callable
+        ``runs_of(flags)``: the :class:`RunSummary` of every block, given
+        the flag columns of all rows (the second pass over the blocks).
+    constraints : Constraints or None
+    kinds : tuple of str
+
+    Returns
+    -------
+    constraints, inferred
+        As :func:`infer_constraints` for all the blocks' rows at once (a
+        column is declared only when every block declares it).
+    """
+    columns = ColumnSummary.of(reference)
+    declared = []
+    for summary, block_declared in blocks:
+        columns = columns.merge(summary)
+        declared.append(block_declared)
+    columns = columns.declared(DeclaredColumns.common(declared))
+    runs = RunSummary.of(columns.flags, reference)
+    for block_runs in runs_of(columns.flags):
+        runs = runs.merge(block_runs)
     return constraints_from(forest, columns, runs, constraints, kinds)
 
 

@@ -185,7 +185,7 @@ def optimal_counterfactual(
         Data for ``"mad"`` costs, margins as fractions of spread, inferred
         constraints and plausibility figures (typically the training set).
     infer : bool or tuple of {"integer", "flags", "one_hot"}, default=True
-        Constraints read off ``reference`` and a DataFrame's dtypes (see
+        Constraints read off ``reference`` and the rows' dtypes (see
         :func:`~treelens.counterfactual`), reported in ``inferred_``.
     time_limit : float, default=30.0
         Seconds per row and option (a tenth at most for the local search).

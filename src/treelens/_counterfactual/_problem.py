@@ -54,6 +54,7 @@ __all__ = [
     "CounterfactualResult",
     "Problem",
     "as_float64",
+    "declared_columns",
     "finish",
     "own_target",
     "prepare_problem",
@@ -391,6 +392,9 @@ class Problem:
         every column of the model (see :func:`_user_frame`): results are
         returned in the same columns and dtypes, and the source model predicts
         on DataFrames in them.
+    declared : DeclaredColumns or None
+        What the dtypes of the rows as given declare (:func:`declared_columns`),
+        for the searches over fixed values, which take arrays of floats.
     isolation : IsolationBound or None
         The bound on an IsolationForest's anomaly score, when one is asked.
     fill : FillPlan or None
@@ -428,6 +432,7 @@ class Problem:
     support: NDArray[np.float64] | None = None
     min_leaf_samples: int | None = None
     frame: Any = None
+    declared: DeclaredColumns | None = None
     isolation: IsolationBound | None = None
     fill: FillPlan | None = None
     given: NDArray[np.float64] | None = None
@@ -518,7 +523,7 @@ def prepare_problem(
         )
     resolved_target = resolve_target(forest, target)
     ref = None if reference is None else reference_float64(forest, reference)
-    declared = DeclaredColumns.of(forest, frame)
+    declared = declared_columns(forest, X, frame)
     constraints, inferred = infer_constraints(
         forest, ref, rows, constraints, resolve_infer(infer), declared
     )
@@ -558,6 +563,7 @@ def prepare_problem(
         support=support,
         min_leaf_samples=least,
         frame=frame,
+        declared=declared,
         isolation=isolation,
         given=given,
         by_position=renamed,
@@ -609,6 +615,20 @@ def _given_labels(problem: Problem, X_cf: NDArray[np.float64]) -> NDArray[np.flo
             labels[np.where(known, code, 0).astype(np.intp)],
         )
     return out
+
+
+def declared_columns(
+    forest: Forest, X: Any, frame: Any = None
+) -> DeclaredColumns | None:
+    """What the dtypes of the rows ``X`` declare of the model's columns: those
+    of the DataFrame in the model's columns (``frame``, by default read off
+    ``X`` by :func:`_user_frame`), else the dtype of a numpy array
+    (:class:`DeclaredColumns`); None when they declare nothing."""
+    if frame is None:
+        frame = _user_frame(forest, X)
+    if frame is not None:
+        return DeclaredColumns.of(forest, frame)
+    return DeclaredColumns.of_array(forest, X)
 
 
 def _user_frame(forest: Forest, X: Any) -> Any:

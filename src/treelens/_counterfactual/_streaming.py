@@ -26,14 +26,13 @@ from .._core._chunks import (
 )
 from .._core._forest import Forest
 from .._exceptions import InputError
-from ._inference import (
-    ColumnSummary,
-    DeclaredColumns,
-    RunSummary,
-    constraints_from,
-    resolve_infer,
+from ._inference import ColumnSummary, RunSummary, infer_over_blocks, resolve_infer
+from ._problem import (
+    CounterfactualResult,
+    as_float64,
+    declared_columns,
+    reference_float64,
 )
-from ._problem import CounterfactualResult, as_float64, reference_float64
 
 __all__ = [
     "check_candidate_budget",
@@ -187,18 +186,18 @@ def infer_once(
         return options, None
     forest = to_forest(model)
     given = X if is_chunk_stream(X) else [X]
-    blocks = [reference_float64(forest, reference)]
-    blocks += [as_float64(forest, b) for b in given]
-    columns = ColumnSummary.of(blocks[0])
-    for block in blocks[1:]:
-        columns = columns.merge(ColumnSummary.of(block))
-    declared = DeclaredColumns.common(DeclaredColumns.of(forest, b) for b in given)
-    columns = columns.declared(declared)
-    runs = RunSummary.of(columns.flags, blocks[0])
-    for block in blocks[1:]:
-        runs = runs.merge(RunSummary.of(columns.flags, block))
-    constraints, inferred = constraints_from(
-        forest, columns, runs, options.get("constraints"), kinds
+    ref = reference_float64(forest, reference)
+    blocks = [as_float64(forest, b) for b in given]
+    constraints, inferred = infer_over_blocks(
+        forest,
+        ref,
+        [
+            (ColumnSummary.of(b), declared_columns(forest, g))
+            for b, g in zip(blocks, given)
+        ],
+        lambda flags: [RunSummary.of(flags, b) for b in blocks],
+        options.get("constraints"),
+        kinds,
     )
     return {**options, "constraints": constraints, "infer": False}, inferred
 

@@ -144,7 +144,7 @@ def feature_tweak(
     reference : array-like of shape (n_reference, n_features), optional
         Data for costs, epsilon, inferred constraints (typically the training set).
     infer : bool or tuple of {"integer", "flags", "one_hot"}, default=True
-        Constraints read off ``reference`` and a DataFrame's dtypes (see
+        Constraints read off ``reference`` and the rows' dtypes (see
         :func:`~treelens.counterfactual`), reported in ``inferred_``.
     memory_budget : int, default=2**30
         Largest number of bytes one chunk of work allocates (at least one row's).
