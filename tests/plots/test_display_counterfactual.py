@@ -53,6 +53,11 @@ def test_arrow_over_the_partition_of_a_tree(iris):
     np.testing.assert_array_equal(disp.background.reference, x[1])
     assert disp.changed == ["x0", "x2", "x3"]
     assert "also changed: x0" in disp.ax_.get_title()
+    first = disp.ax_.get_title().splitlines()[0]
+    assert first == (
+        f"counterfactual: x2 {x[1, 2]:.4g} -> {x_cf[1, 2]:.4g}, "
+        f"x3 {x[1, 3]:.4g} -> {x_cf[1, 3]:.4g}"
+    )
     # The end of the arrow lies in a region of the counterfactual's predicted class
     # when the other features stay put (only x0 moved, by 0.01, not a split here).
     rects, labels = disp.background.rectangles, disp.background.labels
@@ -184,6 +189,22 @@ def test_slice_through_the_counterfactual_puts_the_star_in_the_target_region(iri
     assert "counterfactual's values" in through_cf.ax_.get_title()
     with pytest.raises(InputError, match="`slice_at` must be 'instance' or"):
         CounterfactualDisplay.from_result(forest, result, slice_at="row")
+
+
+def test_title_names_only_the_drawn_features_that_moved_in_table_numbers(iris):
+    X, y = iris
+    X = X * 10_000  # numbers past a thousand
+    tree = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y)
+    x_cf = X[[70]].copy()
+    x_cf[0, 2] = 12_345.0
+    disp = CounterfactualDisplay.from_result(
+        tree, result_for(X[[70]], x_cf), features=(2, 3), X_background=X
+    )
+    assert disp.ax_.get_title() == f"counterfactual: x2 {X[70, 2]:,.0f} -> 12,345"
+    unchanged = CounterfactualDisplay.from_result(
+        tree, result_for(X[[70]], X[[70]]), features=(2, 3), X_background=X
+    )
+    assert unchanged.ax_.get_title() == "counterfactual: x2 and x3 unchanged"
 
 
 def test_title_names_a_few_other_changes_and_fits_the_figure():

@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from .._core._numbers import format_number
 from .._exceptions import InputError
 from ._common import (
     RenamedAttributes,
@@ -336,12 +337,15 @@ class CounterfactualDisplay(RenamedAttributes):
         ax.add_patch(self.arrow_)
         others = [n for n in self.changed if n not in self.feature_names]
         labels = self.category_labels or (None, None)
+        # The drawn features that moved (both, one, or none when only others did).
+        moved = [
+            f"{n} {_shown(a, c)} -> {_shown(b, c)}"
+            for n, a, b, c in zip(self.feature_names, self.start, self.end, labels)
+            if not (a == b or (np.isnan(a) and np.isnan(b)))
+        ]
         title = textwrap.fill(
             "counterfactual: "
-            + ", ".join(
-                f"{n} {_shown(a, c)} -> {_shown(b, c)}"
-                for n, a, b, c in zip(self.feature_names, self.start, self.end, labels)
-            ),
+            + (", ".join(moved) or f"{' and '.join(self.feature_names)} unchanged"),
             _TITLE_WIDTH,
         )
         if others:
@@ -422,7 +426,7 @@ def _shown(value: float, categories: Any) -> str:
     """A value as the title shows it: its category's label, or the number."""
     if categories is not None and 0 <= value < len(categories) and value == int(value):
         return str(categories[int(value)])
-    return f"{value:.3g}"
+    return "missing" if np.isnan(value) else format_number(float(value))
 
 
 def _labels(forest: Any, f: int) -> Any:
