@@ -81,6 +81,26 @@ def test_several_measures_side_by_side(wine_forest):
     )
 
 
+@pytest.mark.parametrize("size", ["small", "x-large"])
+def test_legend_below_the_axis_label_does_not_cover_it(wine_forest, size):
+    import matplotlib as mpl
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    model, X, y = wine_forest
+    results = [mdi_importance(model), mdi_importance(model, X, y)]
+    with mpl.rc_context({"axes.labelsize": size, "xtick.labelsize": size}):
+        figure = Figure(figsize=(6.4, 5), layout="constrained")
+        disp = ImportanceDisplay.from_result(results, ax=figure.subplots())
+        canvas = FigureCanvasAgg(figure)
+        canvas.draw()
+        renderer = canvas.get_renderer()
+        label = disp.ax_.xaxis.label.get_window_extent(renderer)
+        ticks = [t.get_window_extent(renderer) for t in disp.ax_.get_xticklabels()]
+        legend = disp.ax_.get_legend().get_window_extent(renderer)
+    assert legend.y1 <= min(label.y0, *(t.y0 for t in ticks))
+
+
 def test_from_estimator_and_duck_typed_results(wine_forest):
     model, _X, _y = wine_forest
     disp = ImportanceDisplay.from_estimator(model, top_k=3)

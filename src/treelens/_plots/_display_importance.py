@@ -378,9 +378,32 @@ class ImportanceDisplay(RenamedAttributes):
             ax.legend(
                 fontsize="small",
                 loc="upper center",
-                bbox_to_anchor=(0.5, -0.08),
+                bbox_to_anchor=(0.5, 0.0),
+                bbox_transform=_below_xlabel(ax),
                 ncols=1,
                 frameon=False,
             )
         self.ax_, self.figure_ = ax, ax.figure
         return self
+
+
+def _below_xlabel(ax: Any) -> Any:
+    """A transform from axes coordinates moved down past the x tick labels and
+    the x label (their sizes in points, from matplotlib's settings), so that a
+    legend anchored at ``(0.5, 0)`` starts under the label, not over it."""
+    import matplotlib as mpl
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.transforms import ScaledTranslation
+
+    rc = mpl.rcParams
+    tick_text = FontProperties(size=rc["xtick.labelsize"]).get_size_in_points()
+    label_text = FontProperties(size=rc["axes.labelsize"]).get_size_in_points()
+    drop = (
+        float(rc["xtick.major.size"])
+        + float(rc["xtick.major.pad"])
+        + 1.2 * float(tick_text)
+        + float(rc["axes.labelpad"])
+        + 1.2 * float(label_text)
+        + 2.0
+    )
+    return ax.transAxes + ScaledTranslation(0, -drop / 72, ax.figure.dpi_scale_trans)
