@@ -198,7 +198,8 @@ def _refuse_none_apart(spec: FeatureSpec, values: NDArray[Any]) -> None:
     """Refuse what a column reads apart from its missing values and cannot
     route: NaN and pandas' NA where ``None`` is the only missing value, and
     ``None`` in a numeric column that reads it as a value."""
-    if spec.none_as == "missing":
+    numeric = spec.kind == "numeric" and not spec.presence_only
+    if spec.none_as == "missing" or (spec.none_as == "value" and not numeric):
         return
     absent = np.asarray(pd.isna(values), dtype=bool)
     if not absent.any():
@@ -211,8 +212,7 @@ def _refuse_none_apart(spec: FeatureSpec, values: NDArray[Any]) -> None:
             "the model refuses: its only missing value is None (a step with "
             "missing_values=None, which refuses NaN); expected a value or None."
         )
-    numeric = spec.kind == "numeric" and not spec.presence_only
-    if spec.none_as == "value" and numeric and nones.any():
+    if spec.none_as == "value" and nones.any():
         raise InputError(
             f"Column {spec.name!r} holds None, which the model reads apart from "
             "a missing value (an imputer of an object column with "
