@@ -647,6 +647,25 @@ PIPELINE_FACTORIES: dict[str, Callable[..., FittedCase]] = {
 MODEL_FACTORIES.update(PIPELINE_FACTORIES)
 
 
+def predictions_or_refusals(predict: Callable[[Any], Any], X: Any) -> NDArray[Any]:
+    """``predict`` of the rows of the frame ``X``, NaN where it refuses a row
+    (a ``ValueError`` or ``TypeError``: scikit-learn's, or a treelens
+    ``InputError``), each refused row found by halving the rows refused
+    together: the reference for rows some of which a pipeline refuses."""
+    out = np.full(len(X), np.nan)
+    pending = [np.arange(len(X))]
+    while pending:
+        rows = pending.pop()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # unknown categories
+            try:
+                out[rows] = np.asarray(predict(X.iloc[rows]), dtype=np.float64)
+            except (ValueError, TypeError):
+                if rows.size > 1:
+                    pending += np.array_split(rows, 2)
+    return out
+
+
 def probe_frame(
     forest: Any, X: Any, seed: int = 0, *, missing: bool = True, unknown: bool = True
 ) -> Any:

@@ -48,18 +48,6 @@ def _data(seed=0, n_samples=300):
     return X[["income", "age", "employment", "region"]], y
 
 
-def _loop_predict(model, X):
-    """The pipeline's prediction of each row on its own (NaN where it refuses
-    the row), the reference for rows some of which it refuses."""
-    out = []
-    for i in range(len(X)):
-        try:
-            out.append(float(_predict(model, X.iloc[[i]])[0]))
-        except ValueError:
-            out.append(np.nan)
-    return np.array(out)
-
-
 # ------------------------------------------------- handle_unknown="error"
 @pytest.mark.parametrize(
     "encoder", [OneHotEncoder, OrdinalEncoder], ids=["one-hot", "ordinal"]

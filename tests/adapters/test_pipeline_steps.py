@@ -705,7 +705,10 @@ def _refused_cases():
         "indicator-of-zeros": (
             SimpleImputer(missing_values=0.0, add_indicator=True),
             ["age"],
-            r"'simpleimputer' \(SimpleImputer\) treats 0.0 as missing",
+            (
+                r"'simpleimputer' \(SimpleImputer, missing_values=0.0\) reads 0.0 "
+                r"as missing in column 'age'"
+            ),
         ),
     }
 

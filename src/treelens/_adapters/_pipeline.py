@@ -50,7 +50,7 @@ from numpy.typing import NDArray
 from .._core._features import FeatureSpec, NoneAs, category_codes
 from .._core._forest import Forest, Tree
 from .._exceptions import InputError, UnsupportedModelError
-from ._pipeline_steps import ColumnMap, input_maps, lift_step
+from ._pipeline_steps import ColumnMap, as_numbers, input_maps, lift_step
 from ._registry import register_adapter
 
 __all__ = ["PipelineParts", "lift_to_inputs", "pipeline_parts"]
@@ -167,36 +167,26 @@ def _column_specs(
 ) -> tuple[FeatureSpec, ...]:
     """One spec per input column, from the maps reading it: a missing indicator
     takes its column's kind from the other maps (presence only when it is
-    alone: any value, text too, is "not missing")."""
+    alone: any value, text too, is "not missing"; its sentinel the one category
+    when it reads one)."""
     specs: list[FeatureSpec | None] = [None] * n_inputs
     for column in sorted(maps, key=lambda c: c.flags_missing):
         previous = specs[column.source]
         name = names[column.source]
+        _check_sentinel(column, previous)
         if column.flags_missing:
             if previous is None:
-                specs[column.source] = FeatureSpec(
-                    name, presence_only=True, none_as=_none_as(column.none_as)
-                )
+                specs[column.source] = _indicator_spec(name, column)
             continue
         spec = FeatureSpec(
             name,
             "categorical" if column.is_categorical else "numeric",
             column.categories,
             accepts_unknown=not column.refuses_unknown,
-            none_as=_none_as(column.none_as) if column.is_categorical else "missing",
+            none_as=_none_as(column),
         )
         if previous is not None:
-            if (previous.kind, previous.categories) != (spec.kind, spec.categories):
-                raise UnsupportedModelError(
-                    f"Column {name!r} reaches the model both as {previous.kind} "
-                    f"(categories {previous.categories}) and as {spec.kind} "
-                    f"(categories {spec.categories}); expected one encoding per "
-                    "column."
-                )
-            # Refused by one encoder, refused by the pipeline.
-            spec = replace(
-                spec, accepts_unknown=previous.accepts_unknown and spec.accepts_unknown
-            )
+            spec = _merged(previous, spec)
         specs[column.source] = spec
     return tuple(
         spec if spec is not None else FeatureSpec(names[i], dropped=True)
@@ -204,8 +194,81 @@ def _column_specs(
     )
 
 
-def _none_as(value: str) -> NoneAs:
-    return "value" if value == "value" else "missing"
+def _merged(previous: FeatureSpec, spec: FeatureSpec) -> FeatureSpec:
+    """One spec for a column two maps read alike (refused where either
+    refuses)."""
+    only = {previous.none_as, spec.none_as} & {"only"}
+    if (previous.kind, previous.categories) != (spec.kind, spec.categories) or (
+        only and previous.none_as != spec.none_as
+    ):
+        raise UnsupportedModelError(
+            f"Column {spec.name!r} reaches the model both as {previous.kind} "
+            f"(categories {previous.categories}, None read as "
+            f"{previous.none_as!r}) and as {spec.kind} (categories "
+            f"{spec.categories}, None read as {spec.none_as!r}); expected one "
+            "encoding per column."
+        )
+    # Refused by one encoder, refused by the pipeline; a numeric column that
+    # one step keeps None of refuses None.
+    refuses_none = not spec.is_categorical and "value" in (
+        previous.none_as,
+        spec.none_as,
+    )
+    return replace(
+        spec,
+        accepts_unknown=previous.accepts_unknown and spec.accepts_unknown,
+        none_as="value" if refuses_none else spec.none_as,
+    )
+
+
+def _check_sentinel(column: ColumnMap, previous: FeatureSpec | None) -> None:
+    """Refuse a sentinel (``missing_values=-1``) that a Forest cannot state: on
+    a column reaching the model as a number (the imputed value's thresholds do
+    not say where the sentinel goes), or read by an indicator of a column that
+    reaches the model without the sentinel among its categories."""
+    sentinel = column.sentinel
+    if sentinel is None or column.is_categorical:
+        return
+    if not column.flags_missing:
+        reason = "imputes it, and the column then reaches the model as a number"
+    elif previous is not None and sentinel.value not in (previous.categories or ()):
+        reason = "marks it, and the column also reaches the model as a number"
+    else:
+        return
+    raise UnsupportedModelError(
+        f"{sentinel.describe()} reads {sentinel.value!r} as missing in column "
+        f"{column.name!r}, {reason}: a Forest compares that column's numbers with "
+        "thresholds, which cannot send the sentinel apart from its neighbours. "
+        "Expected missing_values=np.nan (or pd.NA, or None in an object column), "
+        "or an encoder after the imputer. To explain the model alone, give "
+        "`pipeline[-1]` and the transformed data `pipeline[:-1].transform(X)`."
+    )
+
+
+def _indicator_spec(name: str, column: ColumnMap) -> FeatureSpec:
+    """The spec of a column only a missing indicator reads: presence only, or
+    the indicator's sentinel as the one category (any other value, never seen,
+    is present; NaN is refused, as the indicator refuses it)."""
+    if column.sentinel is not None:
+        return FeatureSpec(
+            name,
+            "categorical",
+            (column.sentinel.value,),
+            none_as=_none_as(column),
+        )
+    return FeatureSpec(name, presence_only=True, none_as=_none_as(column))
+
+
+def _none_as(column: ColumnMap) -> NoneAs:
+    """How the Forest reads ``None`` of ``column``'s input: a value of its own
+    to the encoders and indicators, and to a numeric column whose NaN the
+    pipeline fills but whose ``None`` it keeps (which the Forest then refuses);
+    the only missing value after ``missing_values=None``; else missing."""
+    if column.none_as == "only":
+        return "only"
+    if column.is_categorical or column.flags_missing:
+        return "value" if column.none_as == "value" else "missing"
+    return "value" if as_numbers(column).none_skips_fill else "missing"
 
 
 def _indicators_on_categories(
@@ -385,7 +448,7 @@ def pipeline_parts(model: Any) -> PipelineParts | None:
     if adapter is None or not steps:
         return None  # to_forest(model) names the problem, or nothing to lift
     names, _ = _input_names(model, None)
-    maps = input_maps(len(names))
+    maps = input_maps(names)
     for name, step in steps:
         maps = lift_step(name, step, maps)
     return PipelineParts(
@@ -443,7 +506,7 @@ def lift_to_inputs(
     _fitted(model)
     *steps, (final_name, _) = model.steps
     names, has_names = _input_names(model, feature_names)
-    maps = input_maps(len(names))
+    maps = input_maps(names)
     for name, step in steps:
         maps = lift_step(name, step, maps)
     if len(maps) != inner.n_features:

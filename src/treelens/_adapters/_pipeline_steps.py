@@ -28,7 +28,7 @@ missing"); on a categorical column every category goes one way.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
@@ -38,7 +38,7 @@ from numpy.typing import NDArray
 
 from .._exceptions import UnsupportedModelError
 
-__all__ = ["ColumnMap", "input_maps", "lift_step"]
+__all__ = ["ColumnMap", "Sentinel", "as_numbers", "input_maps", "lift_step"]
 
 _SCALERS = ("StandardScaler", "MinMaxScaler", "MaxAbsScaler", "RobustScaler")
 _ENCODERS = ("OneHotEncoder", "OrdinalEncoder", "TargetEncoder")
@@ -54,6 +54,8 @@ class ColumnMap:
     ----------
     source : int
         Index of the pipeline's input column.
+    name : str
+        Name of that column (for messages).
     fill : object
         Value a missing input is replaced with before anything else (a
         ``SimpleImputer`` on the raw column), when ``filled``.
@@ -75,17 +77,25 @@ class ColumnMap:
     refuses_unknown : bool
         Whether the encoder refuses a category it never saw
         (``handle_unknown="error"``).
-    none_as : {"missing", "value"}
+    none_as : {"missing", "value", "only"}
         How the steps so far read ``None`` of an object column: as a value of
         its own (encoders, missing indicators and text imputers keep object
-        columns as they are, and ``None`` is not NaN to them), or as missing (a
-        step that converts the column to floats made it NaN).
+        columns as they are, and ``None`` is not NaN to them), as missing (a
+        step that converts the column to floats made it NaN), or as the only
+        missing value (a step with ``missing_values=None``, which refuses NaN).
     filled : bool
         Whether ``fill`` is set (it may be ``None``, the most frequent value of
         a column holding only ``None``).
+    sentinel : Sentinel or None
+        The value other than NaN and ``None`` that a step reads as missing
+        (``missing_values=-1``), in place of NaN, which that step refuses.
+    none_skips_fill : bool
+        Whether ``None`` became NaN only after ``fill`` replaced NaN (a text
+        imputer kept it), so that it reaches the later steps unfilled.
     """
 
     source: int
+    name: str = ""
     fill: Any = None
     functions: tuple[Callable[[NDArray[np.float64]], NDArray[np.float64]], ...] = ()
     categories: tuple[Any, ...] | None = None
@@ -95,6 +105,8 @@ class ColumnMap:
     refuses_unknown: bool = False
     none_as: str = "value"
     filled: bool = False
+    sentinel: Sentinel | None = None
+    none_skips_fill: bool = False
 
     @property
     def is_categorical(self) -> bool:
@@ -107,10 +119,14 @@ class ColumnMap:
 
     def on_categories(self, categories: tuple[Any, ...]) -> ColumnMap:
         """A missing-indicator map as a categorical map over the input column's
-        ``categories``: every category, and one never seen, is a present value."""
+        ``categories``: every category, and one never seen, is a present value
+        (but the ``sentinel``'s category, a missing value to the indicator)."""
         present, missing = self.numeric(np.array([0.0, np.nan]))
         values = np.full(len(categories) + 2, present)
         values[-1] = missing
+        if self.sentinel is not None:
+            values[categories.index(self.sentinel.value)] = missing
+            values[-1] = np.nan  # NaN itself: refused by the step
         return replace(self, functions=(), categories=categories, values=values)
 
     def numeric(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -133,6 +149,31 @@ def _refuse(step_name: str, step: Any, reason: str) -> UnsupportedModelError:
         "explain the model alone, give `pipeline[-1]` and the transformed data "
         "`pipeline[:-1].transform(X)`."
     )
+
+
+@dataclass(frozen=True)
+class Sentinel:
+    """A value other than NaN and ``None`` that step ``step`` (of class
+    ``kind``) reads as missing, as its ``missing_values``."""
+
+    value: Any
+    step: str
+    kind: str
+
+    def describe(self) -> str:
+        """The step as messages name it."""
+        return (
+            f"Pipeline step {self.step!r} ({self.kind}, missing_values={self.value!r})"
+        )
+
+
+def as_numbers(column: ColumnMap) -> ColumnMap:
+    """``column`` once a step converts it to floats: ``None`` becomes NaN, after
+    the fill when a text imputer filled NaN and kept ``None``."""
+    if column.is_categorical or column.none_as != "value":
+        return column
+    skips = column.filled and column.fill is not None
+    return replace(column, none_as="missing", none_skips_fill=skips)
 
 
 def _frame(step: Any, columns: NDArray[Any]) -> Any:
@@ -247,16 +288,13 @@ def _lift_scaler(name: str, step: Any, maps: list[ColumnMap]) -> list[ColumnMap]
             assert column.values is not None
             out.append(replace(column, values=function(column.values)))
             continue
-        out.append(
-            replace(column, functions=(*column.functions, function), none_as="missing")
-        )
+        column = as_numbers(column)
+        out.append(replace(column, functions=(*column.functions, function)))
     return out
 
 
 def _lift_imputer(name: str, step: Any, maps: list[ColumnMap]) -> list[ColumnMap]:
-    missing = step.missing_values
-    if not (missing is None or (isinstance(missing, float) and np.isnan(missing))):
-        raise _refuse(name, step, f"treats {missing!r} as missing (only NaN is read)")
+    maps = _read_missing(name, step, maps)
     statistics = np.asarray(step.statistics_, dtype=object)
     keep = np.ones(len(maps), dtype=bool)
     if step.strategy != "constant" and not getattr(step, "keep_empty_features", False):
@@ -265,11 +303,8 @@ def _lift_imputer(name: str, step: Any, maps: list[ColumnMap]) -> list[ColumnMap
         keep = ~np.array([_is_nan(v) for v in statistics], dtype=bool)
     # The text strategies keep an object column as it is (None a value); the
     # others convert it to floats first, None to NaN.
-    keeps_objects = step.strategy in ("most_frequent", "constant")
-    maps = [
-        m if keeps_objects or m.is_categorical else replace(m, none_as="missing")
-        for m in maps
-    ]
+    if step.strategy not in ("most_frequent", "constant"):
+        maps = [as_numbers(m) for m in maps]
     out = []
     for i in np.flatnonzero(keep):
         column, fill = maps[i], statistics[i]
@@ -283,8 +318,42 @@ def _lift_imputer(name: str, step: Any, maps: list[ColumnMap]) -> list[ColumnMap
         out.append(column)
     if step.add_indicator:
         # scikit-learn appends the indicator's columns after the imputed ones.
-        out.extend(_lift_missing_indicator(name, step.indicator_, maps))
+        out.extend(_indicator_maps(name, step.indicator_, maps))
     return out
+
+
+def _read_missing(name: str, step: Any, maps: list[ColumnMap]) -> list[ColumnMap]:
+    """``maps`` as an imputer or a missing indicator reads them, by its
+    ``missing_values``: NaN as it is; ``pd.NA`` (pandas' missing values, so
+    ``None`` too) as missing; ``None`` as the only missing value; any other
+    value as a :class:`Sentinel`.  Each but NaN and ``pd.NA`` makes the step
+    refuse NaN, and is read on the raw column only."""
+    missing = step.missing_values
+    if _is_nan(missing):
+        return maps
+    if missing is pd.NA:
+        for column in maps:
+            if column.none_as == "value" and column.filled:
+                raise _refuse(
+                    name,
+                    step,
+                    f"imputes None of column {column.name!r}, which an earlier "
+                    "imputer kept apart from the NaN it filled",
+                )
+        return [m if m.is_categorical else replace(m, none_as="missing") for m in maps]
+    for column in maps:
+        if not column.is_raw or column.filled or column.none_as != "value":
+            raise _refuse(
+                name,
+                step,
+                f"reads {missing!r} as missing in column {column.name!r}, which an "
+                f"earlier step changed; expected missing_values={missing!r} on the "
+                "raw column only",
+            )
+    if missing is None:
+        return [replace(m, none_as="only") for m in maps]
+    sentinel = Sentinel(missing, name, type(step).__name__)
+    return [replace(m, sentinel=sentinel, refuses_missing=True) for m in maps]
 
 
 def _is_nan(value: Any) -> bool:
@@ -301,14 +370,10 @@ def _reaches_as_missing(column: ColumnMap) -> bool:
     return bool(np.isnan(column.numeric(np.array([np.nan])))[0])
 
 
-def _lift_missing_indicator(
-    name: str, step: Any, maps: list[ColumnMap]
-) -> list[ColumnMap]:
-    """A ``MissingIndicator`` (alone or an imputer's ``indicator_``): one
-    missing-indicator map per column in ``features_``."""
-    missing = step.missing_values
-    if not (missing is None or (isinstance(missing, float) and np.isnan(missing))):
-        raise _refuse(name, step, f"treats {missing!r} as missing (only NaN is read)")
+def _indicator_maps(name: str, step: Any, maps: list[ColumnMap]) -> list[ColumnMap]:
+    """A ``MissingIndicator`` (alone or an imputer's ``indicator_``) over
+    ``maps`` already read by its ``missing_values``: one missing-indicator map
+    per column in ``features_``."""
     features = np.asarray(step.features_, dtype=np.intp)
     if any(maps[i].is_categorical for i in features):
         raise _refuse(name, step, "marks missing values of an encoded column")
@@ -325,10 +390,12 @@ def _lift_missing_indicator(
     return [
         ColumnMap(
             maps[i].source,
+            maps[i].name,
             functions=(_Indicator(0.0, 1.0 if _reaches_as_missing(maps[i]) else 0.0),),
             refuses_missing=maps[i].refuses_missing,
             flags_missing=True,
             none_as=maps[i].none_as,
+            sentinel=maps[i].sentinel,
         )
         for i in features
     ]
@@ -351,9 +418,8 @@ def _lift_bins(name: str, step: Any, maps: list[ColumnMap]) -> list[ColumnMap]:
         if column.is_categorical:
             raise _refuse(name, step, "bins an encoded (categorical) column")
         bins = _Bins(np.asarray(edges, dtype=np.float64)[1:-1], dtype)
-        out.append(
-            replace(column, functions=(*column.functions, bins), none_as="missing")
-        )
+        column = as_numbers(column)
+        out.append(replace(column, functions=(*column.functions, bins)))
     return _mark_missing(step, out)
 
 
@@ -363,7 +429,7 @@ def _labels(categories: NDArray[Any], none_as: str) -> list[Any]:
     return [
         c.item() if isinstance(c, np.generic) else c
         for c in categories
-        if not (_is_nan(c) or (c is None and none_as == "missing") or c is pd.NA)
+        if not (_is_nan(c) or (c is None and none_as != "value") or c is pd.NA)
     ]
 
 
@@ -499,6 +565,8 @@ def _lift_encoder(
         categories = tuple(_labels(step.categories_[i], column.none_as))
         block, unknown, missing = _probe(name, step, maps, i)
         block = block[:, slices[i]]
+        if column.sentinel is not None:
+            categories, block = _with_sentinel(column.sentinel, categories, block)
         # A probe the encoder refuses (handle_unknown="error"; a missing value
         # it never saw) makes a row the pipeline refuses: so does the Forest.
         if one_hot:
@@ -507,6 +575,7 @@ def _lift_encoder(
             out.append(
                 ColumnMap(
                     column.source,
+                    column.name,
                     categories=categories,
                     values=block[:, j],
                     refuses_missing=column.refuses_missing or bool(missing),
@@ -515,6 +584,22 @@ def _lift_encoder(
                 )
             )
     return out
+
+
+def _with_sentinel(
+    sentinel: Sentinel, categories: tuple[Any, ...], block: NDArray[np.float64]
+) -> tuple[tuple[Any, ...], NDArray[np.float64]]:
+    """Categories and probe block (rows: each category, an unknown one, a
+    missing one) of a column whose missing value is ``sentinel``, imputed
+    before the encoder: the sentinel is a category of its own, encoded as the
+    imputed value (the missing row), and NaN is refused, as the imputer
+    refuses it."""
+    *known, unknown, filled = block
+    nan_row = np.full_like(filled, np.nan)
+    if sentinel.value in categories:  # the imputed value is the sentinel itself
+        return categories, np.vstack([*known, unknown, nan_row])
+    rows = [*known, filled, unknown, nan_row]
+    return (*categories, sentinel.value), np.vstack(rows)
 
 
 def _lift_column_transformer(
@@ -558,7 +643,7 @@ def lift_step(name: str, step: Any, maps: list[ColumnMap]) -> list[ColumnMap]:
     if qualname == "SimpleImputer":
         return _lift_imputer(name, step, maps)
     if qualname == "MissingIndicator":
-        return _lift_missing_indicator(name, step, maps)
+        return _indicator_maps(name, step, _read_missing(name, step, maps))
     if qualname == "KBinsDiscretizer":
         return _lift_bins(name, step, maps)
     from sklearn.feature_selection import SelectorMixin
@@ -583,6 +668,6 @@ def _mark_missing(step: Any, maps: list[ColumnMap]) -> list[ColumnMap]:
     ]
 
 
-def input_maps(n_columns: int) -> list[ColumnMap]:
-    """One raw map per input column of the pipeline."""
-    return [ColumnMap(i) for i in range(n_columns)]
+def input_maps(names: Sequence[str]) -> list[ColumnMap]:
+    """One raw map per input column of the pipeline, named ``names``."""
+    return [ColumnMap(i, str(name)) for i, name in enumerate(names)]

@@ -38,6 +38,7 @@ __all__ = [
     "numeric_features",
     "numeric_labels",
     "reads_labels",
+    "refuse_nones",
     "series_as_row",
     "split_condition",
     "split_conditions",
@@ -46,7 +47,7 @@ __all__ = [
 _NONE = np.array(None, dtype=object)  # compared element-wise with object arrays
 
 FeatureKind = Literal["numeric", "categorical", "boolean"]
-NoneAs = Literal["missing", "value"]
+NoneAs = Literal["missing", "value", "only"]
 
 
 @dataclass(frozen=True)
@@ -73,12 +74,15 @@ class FeatureSpec:
         Categorical columns only: whether a label the model never saw is
         routed (code ``k``, True) or refused (False, as a scikit-learn encoder
         with ``handle_unknown="error"`` refuses it).
-    none_as : {"missing", "value"}
+    none_as : {"missing", "value", "only"}
         How ``None`` in an object column is read: as a missing value like NaN
-        ("missing"), or as a value of its own ("value": a category when it is
-        one of ``categories``, else a label the model never saw; present for a
-        ``presence_only`` column), as scikit-learn's encoders, missing
-        indicators and text imputers read it.
+        ("missing"); as a value of its own ("value": a category when it is one
+        of ``categories``, else a label the model never saw; present for a
+        ``presence_only`` column; refused in a numeric column, where it is no
+        number), as scikit-learn's encoders, missing indicators and text
+        imputers read it; or as the column's only missing value ("only": NaN
+        and pandas' NA are refused), as an imputer or indicator with
+        ``missing_values=None`` reads it.
     presence_only : bool
         Whether the model reads only whether the value is missing (a missing
         indicator alone): any value, text included, is "not missing".
@@ -105,9 +109,9 @@ class FeatureSpec:
                 f"FeatureSpec `kind` must be 'numeric', 'categorical' or 'boolean'; "
                 f"got {self.kind!r} for column {self.name!r}."
             )
-        if self.none_as not in ("missing", "value"):
+        if self.none_as not in ("missing", "value", "only"):
             raise InputError(
-                f"FeatureSpec `none_as` must be 'missing' or 'value'; got "
+                f"FeatureSpec `none_as` must be 'missing', 'value' or 'only'; got "
                 f"{self.none_as!r} for column {self.name!r}."
             )
         if self.kind == "categorical":
@@ -195,12 +199,46 @@ def _show(value: Any) -> str:
 def missing_labels(spec: FeatureSpec, values: NDArray[Any]) -> NDArray[np.bool_]:
     """Which of a column's ``values`` (object array) are missing as the model
     reads them: NaN and pandas' missing values, and ``None`` unless the column
-    reads it as a value (``spec.none_as == "value"``)."""
+    reads it as a value (``spec.none_as == "value"``); ``None`` alone when it
+    is the column's only missing value (``"only"``)."""
     missing = np.asarray(pd.isna(values), dtype=bool)
-    if spec.none_as == "value" and missing.any():
+    if spec.none_as != "missing" and missing.any():
         where = np.flatnonzero(missing)
-        missing[where] = [values[i] is not None for i in where]
+        nones = _nones(values[where])
+        missing[where] = nones if spec.none_as == "only" else ~nones
     return missing
+
+
+def _nones(values: NDArray[Any]) -> NDArray[np.bool_]:
+    """Which of ``values`` (object array) are ``None``."""
+    return np.asarray(np.equal(values, _NONE), dtype=bool)
+
+
+def _refuse_none_apart(spec: FeatureSpec, values: NDArray[Any]) -> None:
+    """Refuse what a column reads apart from its missing values and cannot
+    route: NaN and pandas' NA where ``None`` is the only missing value, and
+    ``None`` in a numeric column that reads it as a value."""
+    numeric = spec.kind == "numeric" and not spec.presence_only
+    if spec.none_as == "missing" or (spec.none_as == "value" and not numeric):
+        return
+    absent = np.asarray(pd.isna(values), dtype=bool)
+    if not absent.any():
+        return
+    where = np.flatnonzero(absent)
+    nones = _nones(values[where])
+    if spec.none_as == "only" and not nones.all():
+        raise InputError(
+            f"Column {spec.name!r} holds {_show(values[where[~nones][0]])}, which "
+            "the model refuses: its only missing value is None (a step with "
+            "missing_values=None, which refuses NaN); expected a value or None."
+        )
+    if spec.none_as == "value" and nones.any():
+        raise InputError(
+            f"Column {spec.name!r} holds None, which the model reads apart from "
+            "a missing value (an imputer of an object column with "
+            "missing_values=np.nan fills NaN but keeps None, which the model "
+            "then reads unfilled); expected a number, or NaN for a missing value."
+        )
 
 
 def _refuse_unknown(
@@ -220,6 +258,7 @@ def _encode_categorical(spec: FeatureSpec, column: pd.Series) -> NDArray[np.floa
     assert spec.categories is not None
     k = spec.n_categories
     values = np.asarray(column, dtype=object)
+    _refuse_none_apart(spec, values)
     missing = missing_labels(spec, values)
     if (
         k
@@ -253,8 +292,9 @@ def _encode_categorical(spec: FeatureSpec, column: pd.Series) -> NDArray[np.floa
 
 def _encode_presence(spec: FeatureSpec, column: pd.Series) -> NDArray[np.float64]:
     """0 for a present value, NaN for a missing one, whatever the dtype."""
-    missing = missing_labels(spec, np.asarray(column, dtype=object))
-    return np.where(missing, np.nan, 0.0)
+    values = np.asarray(column, dtype=object)
+    _refuse_none_apart(spec, values)
+    return np.where(missing_labels(spec, values), np.nan, 0.0)
 
 
 def _encode_numeric(forest: Forest, X: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -288,8 +328,13 @@ def _encode_column(spec: FeatureSpec, column: pd.Series) -> NDArray[np.float64]:
     if spec.presence_only:
         return _encode_presence(spec, column)
     if isinstance(column.dtype, np.dtype) and column.dtype.kind in "iufb":
-        # Plain numbers or booleans: nothing to convert and nothing to refuse.
-        return column.to_numpy(dtype=np.float64)
+        # Plain numbers or booleans: nothing to convert and nothing to refuse
+        # (but NaN, where None is the only missing value).
+        out = column.to_numpy(dtype=np.float64)
+        if spec.none_as == "only" and np.isnan(out).any():
+            _refuse_none_apart(spec, out.astype(object))
+        return out
+    _refuse_none_apart(spec, np.asarray(column, dtype=object))
     if column.dtype.kind == "b":
         return column.to_numpy(dtype=np.float64, na_value=np.nan)
     if isinstance(column.dtype, pd.CategoricalDtype):
@@ -302,6 +347,16 @@ def _encode_column(spec: FeatureSpec, column: pd.Series) -> NDArray[np.float64]:
             f"{spec.kind}); got {_show(column[bad].iloc[0])}."
         )
     return converted.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def refuse_nones(forest: Forest, frame: pd.DataFrame) -> None:
+    """Refuse ``None`` in the numeric columns of ``frame`` (the model's
+    columns, in its order) that read it apart from NaN (``none_as="value"``):
+    what :func:`encode` refuses, for a table read as numbers."""
+    for spec, (_, column) in zip(forest.features, frame.items()):
+        numeric = spec.none_as == "value" and not spec.is_categorical
+        if numeric and column.dtype == object:
+            _refuse_none_apart(spec, column.to_numpy())
 
 
 def feature_columns(names: Sequence[str], features: Sequence[str]) -> list[str]:
@@ -462,8 +517,8 @@ def _decode_column(
         return _decode_presence(spec, x, like)
     if spec.kind == "categorical":
         assert spec.categories is not None
-        missing = (
-            np.nan if spec.none_as == "value" else _missing_marker(like, spec.name)
+        missing = {"value": np.nan, "only": None}.get(
+            spec.none_as, _missing_marker(like, spec.name)
         )
         labels = np.array(list(spec.categories) + [missing], dtype=object)
         values = labels[category_codes(x, spec.n_categories)]
@@ -471,6 +526,11 @@ def _decode_column(
             values = _kept_unseen(values, x, like[spec.name], spec)
     elif spec.kind == "numeric":
         values = x
+        if spec.none_as == "only" and np.isnan(x).any():
+            # None is the column's missing value: NaN would be refused.
+            values = x.astype(object)
+            values[np.isnan(x)] = None
+            return values
     if values is not None and spec.name not in dtypes:
         return values
     if values is not None and like is not None and not spec.dropped:
@@ -519,7 +579,7 @@ def _decode_presence(
         own_missing = np.zeros(len(x), dtype=bool)
     present = ~np.isnan(x)
     values[present & own_missing] = stand_in
-    values[~present & ~own_missing] = np.nan
+    values[~present & ~own_missing] = None if spec.none_as == "only" else np.nan
     return values
 
 

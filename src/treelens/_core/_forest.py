@@ -589,10 +589,13 @@ class Forest:
 
     @property
     def has_labels(self) -> bool:
-        """Whether some input column is categorical or boolean (so raw tables
-        need :meth:`encode`)."""
+        """Whether some input column is categorical or boolean, or has
+        ``None`` as its only missing value (so raw tables need :meth:`encode`)."""
         return any(
-            spec.kind != "numeric" or spec.dropped or spec.presence_only
+            spec.kind != "numeric"
+            or spec.dropped
+            or spec.presence_only
+            or spec.none_as == "only"
             for spec in self.features
         )
 

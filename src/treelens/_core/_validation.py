@@ -13,7 +13,13 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from .._exceptions import InputError
-from ._features import category_codes, encode, feature_columns, reads_labels
+from ._features import (
+    category_codes,
+    encode,
+    feature_columns,
+    reads_labels,
+    refuse_nones,
+)
 
 if TYPE_CHECKING:
     from ._forest import Forest
@@ -112,6 +118,8 @@ def checked_float64(forest: Forest, X: Any) -> NDArray[np.float64]:
                 )
             X = X.set_axis(read, axis=1)[expected]
     source = X
+    if names is not None and not forest.has_labels:
+        refuse_nones(forest, X)
     if names is not None:
         # pandas' missing value of nullable columns ("Int64", "Float64",
         # "boolean") is pd.NA, which numpy cannot make a float: NaN instead,
