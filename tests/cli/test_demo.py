@@ -25,6 +25,10 @@ def test_demo_prints_the_tables_and_writes_the_report(tmp_path):
         "The changes, in categories and units",
     ):
         assert title in out, title
+    # The default search answers every declined row (tweaking missed two).
+    section = out[out.index("Breast cancer test rows") : out.index("Optimal (mixed")]
+    answered = re.findall(r"^│\s+\d+ │\s+0 │ (\w+)", section, flags=re.MULTILINE)
+    assert answered == ["True"] * 5
     gaps = [float(g) for g in re.findall(r"max difference ([0-9.e+-]+)", out)]
     assert len(gaps) == 2 and max(gaps) < 1e-12
     assert f"Report written to {(tmp_path / 'report.html').resolve()}" in out.replace(
