@@ -16,6 +16,8 @@ from sklearn.tree import DecisionTreeClassifier
 
 from tests.cli.test_cli import assert_bad_input, run
 from tests.models import PIPELINE_FACTORIES
+from treelens import MissingValuesWarning
+from treelens._report._pictures import picture_figure
 
 
 @pytest.fixture(scope="module")
@@ -242,7 +244,12 @@ def test_partition_pictures_default_to_numeric_features(mixed, tmp_path, kind):
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert out.stat().st_size > 0
-    assert "'income' or 'age'" in result.stderr  # the note on the rows drawn
+    assert "no value of 'income' and are not drawn" in result.stderr  # age has all
+    _, case = mixed
+    with pytest.warns(MissingValuesWarning, match="no value of 'income'"):
+        figure = picture_figure(kind, case.model, case.X, case.y)
+    drawn = {(ax.get_xlabel(), ax.get_ylabel()) for ax in figure.axes}
+    assert drawn == {("income", "age")}
 
 
 def test_report_and_explain_fill_missing_values_as_their_advice_says(mixed, tmp_path):
