@@ -115,6 +115,45 @@ def test_numeric_codes_are_codes():
         np.testing.assert_array_equal(forest.predict(probe), model.predict(probe))
 
 
+def test_lightgbm_reads_every_number_as_lightgbm_does():
+    """Fitted on numbers 0 .. 9 of which 4 never occurs, LightGBM's categories
+    are 0 .. 9 (its Booster reads any integer: one it never saw, 4 or 12, goes
+    right at every node, as treelens routes it), and it casts a number to int
+    (3.7 is category 3, -0.5 category 0), which the Forest read as unknown."""
+    import lightgbm
+
+    rng = np.random.default_rng(5)
+    codes = rng.choice([0, 1, 2, 3, 5, 6, 7, 8, 9], 2000).astype(float)
+    X = np.column_stack([rng.normal(size=2000), codes])
+    effect = rng.normal(size=10) * 3
+    y = effect[codes.astype(int)] + X[:, 0] + rng.normal(size=2000) * 0.1
+    model = lightgbm.LGBMRegressor(
+        n_estimators=20, num_leaves=16, min_child_samples=2, min_data_per_group=1,
+        cat_smooth=0.0, verbose=-1,
+    ).fit(X, y, categorical_feature=[1])  # fmt: skip
+    forest = treelens.to_forest(model)
+    assert forest.features[1].categories == tuple(range(10))
+    values = np.r_[
+        np.arange(-3, 16),  # every category treelens may propose, and others
+        [np.nan, -0.5, -0.999, 0.5, 3.7, 3.999, 9.5, 2.0000001, 1e-40, 2.0**31],
+    ]
+    probe = np.column_stack([np.linspace(-2, 2, values.size), values])
+    for booster_or_wrapper in (model, model.booster_):
+        forest = treelens.to_forest(booster_or_wrapper)
+        np.testing.assert_array_equal(
+            forest.predict(probe), model.booster_.predict(probe)
+        )
+    frame = pd.DataFrame(X, columns=["x", "c"])
+    named = lightgbm.LGBMRegressor(
+        n_estimators=20, num_leaves=16, min_child_samples=2, min_data_per_group=1,
+        cat_smooth=0.0, verbose=-1,
+    ).fit(frame, y, categorical_feature=["c"])  # fmt: skip
+    rows = pd.DataFrame(probe, columns=["x", "c"])
+    np.testing.assert_array_equal(
+        treelens.to_forest(named).predict(rows), named.predict(rows)
+    )
+
+
 def test_numbers_other_than_codes_are_read_as_each_library_reads_them():
     """Categories 1, 2, 3, 12: HistGradientBoosting fitted on an array maps
     an array's numbers by value (its encoder), LightGBM fitted on a pandas

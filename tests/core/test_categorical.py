@@ -66,6 +66,26 @@ def test_toy_tree_routes_labels_unknown_and_missing():
     np.testing.assert_array_equal(forest.predict(codes), [10, 30, 30, 30, 30, 30])
 
 
+def test_a_column_read_by_whole_parts_routes_each_number_as_its_whole_part():
+    """Categories 0, 1, 2 of a model that casts its values to int (LightGBM):
+    0.5 and -0.5 are category 0, 2.7 is 2, 3 and -1 no category (code 3); the
+    toy tree sends 0 and 2 left (10 at size 0), the rest right (30), NaN left."""
+    spec = FeatureSpec("color", "categorical", (0, 1, 2), truncates=True)
+    toy = _toy_forest()
+    forest = Forest(
+        toy.trees, "tree", "regression", 2, ("color", "size"),
+        has_feature_names=True, allow_missing=True,
+        features=(spec, FeatureSpec("size")), arrays_hold_labels=True,
+    )  # fmt: skip
+    values = [0.5, -0.5, 2.7, 1.9, 3.0, -1.0, np.nan]
+    expected = [10, 10, 10, 30, 30, 30, 10]
+    np.testing.assert_array_equal(forest.predict(np.c_[values, [0.0] * 7]), expected)
+    frame = pd.DataFrame({"color": values, "size": 0.0})
+    np.testing.assert_array_equal(forest.predict(frame), expected)
+    with pytest.raises(InputError, match="column 'size' is numeric"):
+        FeatureSpec("size", truncates=True)
+
+
 def test_toy_tree_leaf_boxes_hold_allowed_codes():
     boxes = leaf_boxes(_toy_forest())
     np.testing.assert_array_equal(boxes.node, [2, 3, 4])

@@ -321,6 +321,47 @@ def _array(seed, labels, n=240):
     return X, y
 
 
+def _assert_least_over_labels(model, iso, rows, labels, bound, *, as_given, read):
+    """The optimum bounded by ``iso`` of each of ``rows`` (an array [size,
+    label], or a frame ``as_given`` makes of one) is the least cost over the
+    labels and the size's cells (the thresholds of both, ``read`` naming the
+    model column of each of the IsolationForest's columns), validity by the
+    model's own ``predict`` and the bound by the IsolationForest's own
+    ``score_samples`` on its columns, in its order."""
+
+    def score(points):
+        points = as_given(points)
+        if hasattr(points, "iloc"):
+            points = points[list(iso.feature_names_in_)]
+        return -iso.score_samples(points)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CounterfactualCheckWarning)
+        result = optimal_counterfactual(
+            model, as_given(rows), target="other", cost="l1",
+            isolation_forest=iso, max_anomaly_score=bound,
+        )  # fmt: skip
+    found = result.found_
+    assert found.any()
+    X_cf = np.asarray(result.X_cf_, dtype=np.float64)[found]
+    assert np.isin(X_cf[:, 1], labels).all()
+    np.testing.assert_array_equal(result.anomaly_score_[found], score(X_cf))
+    assert (score(X_cf) <= bound).all()
+    own = model.predict(as_given(rows))
+    assert (model.predict(as_given(X_cf)) != own[found]).all()
+    extra = {read[i]: t for i, t in brute.isolation_thresholds(iso).items()}
+    for i, x in enumerate(rows):
+        sizes = brute.candidate_values(model, x, extra_thresholds=extra)[0]
+        points = np.array(list(itertools.product(sizes, labels)))
+        valid = model.predict(as_given(points)) != own[i]
+        valid &= score(points) <= bound
+        cost = np.abs(points[:, 0] - x[0]) + (points[:, 1] != x[1])
+        least = float(cost[valid].min()) if valid.any() else np.inf
+        assert found[i] == np.isfinite(least)
+        if found[i]:
+            assert_proven_optimal(result.cost_[i], least)
+
+
 @pytest.mark.parametrize("kind", list(ARRAY_MODELS))
 def test_an_unnamed_isolation_forest_reads_the_models_array_by_position(kind):
     """An IsolationForest fitted without names on the array the model was
@@ -334,33 +375,64 @@ def test_an_unnamed_isolation_forest_reads_the_models_array_by_position(kind):
     iso = IsolationForest(n_estimators=4, max_samples=24, random_state=2).fit(X)
     assert 1 in brute.isolation_thresholds(iso)  # it splits the labels
     bound = _bound(-iso.score_samples(X))
-    rows = X[:6]
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", CounterfactualCheckWarning)
-        result = optimal_counterfactual(
-            model, rows, target="other", cost="l1",
-            isolation_forest=iso, max_anomaly_score=bound,
-        )  # fmt: skip
-    found = result.found_
-    assert found.any()
-    X_cf = result.X_cf_[found]
-    assert np.isin(X_cf[:, 1], labels).all()
-    np.testing.assert_array_equal(
-        result.anomaly_score_[found], -iso.score_samples(X_cf)
+    _assert_least_over_labels(
+        model, iso, X[:6], labels, bound, as_given=lambda points: points, read=[0, 1]
     )
-    assert (-iso.score_samples(X_cf) <= bound).all()
-    assert (model.predict(X_cf) != model.predict(rows[found])).all()
-    extra = brute.isolation_thresholds(iso)
-    for i, x in enumerate(rows):
-        sizes = brute.candidate_values(model, x, extra_thresholds=extra)[0]
-        points = np.array(list(itertools.product(sizes, labels)))
-        valid = model.predict(points) != model.predict(x[None, :])[0]
-        valid &= -iso.score_samples(points) <= bound
-        cost = np.abs(points[:, 0] - x[0]) + (points[:, 1] != x[1])
-        least = float(cost[valid].min()) if valid.any() else np.inf
-        assert found[i] == np.isfinite(least)
-        if found[i]:
-            assert_proven_optimal(result.cost_[i], least)
+
+
+def _labelled(X, kind):
+    """The array [size, label] as a frame whose label column holds integers,
+    or pandas categories of them (``kind`` "category")."""
+    label = X[:, 1].astype(np.int64)
+    frame = pd.DataFrame({"size": X[:, 0], "label": label})
+    if kind == "category":
+        frame["label"] = pd.Categorical(label, categories=[1, 5, 9])
+    return frame
+
+
+def _hist_frame(frame, y):
+    return HistGradientBoostingClassifier(
+        max_iter=3, max_depth=2, categorical_features=["label"], random_state=0
+    ).fit(frame, y)
+
+
+def _lightgbm_frame(frame, y):
+    model = lightgbm.LGBMClassifier(
+        n_estimators=3, num_leaves=4, min_child_samples=5, random_state=0, verbose=-1
+    )
+    return model.fit(frame, y, categorical_feature=["label"])
+
+
+# Models fitted on a frame whose label column holds numbers (or pandas
+# categories of numbers), the labels, and that column's kind.
+FRAME_MODELS = {
+    "hist": (_hist_frame, (1.0, 5.0, 9.0), "int"),
+    "hist-category": (_hist_frame, (1.0, 5.0, 9.0), "category"),
+    "lightgbm": (_lightgbm_frame, (0.0, 1.0, 2.0), "int"),
+}
+
+
+@pytest.mark.parametrize("kind", list(FRAME_MODELS))
+@pytest.mark.parametrize("columns", [["label", "size"], ["label"]])
+def test_a_named_isolation_forest_reads_number_labels_by_value(kind, columns):
+    """An IsolationForest fitted with names on some of the model's columns,
+    in any order, its categorical column included, reads the labels (numbers)
+    by value as one fitted without names does: the optimum over points its own
+    ``score_samples`` on its columns keeps within the bound (brute force); the
+    columns it does not read are free."""
+    fit, labels, dtype = FRAME_MODELS[kind]
+    X, y = _array(7, labels)
+    frame = _labelled(X, dtype)
+    model = fit(frame, y)
+    iso = IsolationForest(n_estimators=4, max_samples=24, random_state=2)
+    iso.fit(frame[columns])
+    assert 0 in brute.isolation_thresholds(iso)  # it splits the labels
+    bound = _bound(-iso.score_samples(frame[columns]))
+    read = [list(frame.columns).index(name) for name in columns]
+    _assert_least_over_labels(
+        model, iso, X[:6], labels, bound,
+        as_given=lambda points: _labelled(points, dtype), read=read,
+    )  # fmt: skip
 
 
 def _text_categories(kind):
@@ -377,26 +449,40 @@ def _text_categories(kind):
     return model.fit(frame, y), frame
 
 
+_EXPECTED_READER = (
+    "expected an IsolationForest fitted on columns the model reads, categorical "
+    "ones holding labels that are numbers, or a Pipeline with the model's "
+    "preprocessing ending in an IsolationForest."
+)
+
+
 @pytest.mark.parametrize("kind", ["pipeline", "lightgbm"])
-def test_an_unnamed_isolation_forest_beside_text_categories_is_refused(kind):
+@pytest.mark.parametrize("named", [True, False])
+def test_an_isolation_forest_beside_text_categories_is_refused(kind, named):
     """No number stands for a colour the model reads as text: an
-    IsolationForest fitted without names, splitting that column by position,
-    is refused naming it; so is one fitted on the one-hot matrix (other
-    columns than the model's)."""
+    IsolationForest splitting that column as numbers, by name or by position,
+    is refused naming it; so is one fitted without names on the one-hot
+    matrix (other columns than the model's)."""
     model, frame = _text_categories(kind)
     codes = frame.assign(color=frame["color"].map(COLORS.index).astype(float))
-    iso = IsolationForest(n_estimators=3, random_state=0).fit(codes.to_numpy())
+    iso = IsolationForest(n_estimators=3, random_state=0)
+    iso.fit(codes if named else codes.to_numpy())
     assert 0 in brute.isolation_thresholds(iso)
+    how = (
+        "reads the categorical column 'color' as numbers"
+        if named
+        else "(fitted without feature names) splits column 'color' by position "
+        "as numbers"
+    )
     message = (
-        "`isolation_forest` (fitted without feature names) splits column 'color' "
-        "by position as numbers, where the model reads the categories ['blue', "
-        "'green', 'red'], which are not numbers; expected an IsolationForest "
-        "fitted with feature names on numeric columns the model reads, or a "
-        "Pipeline with the model's preprocessing ending in an IsolationForest."
+        f"`isolation_forest` {how}, where the model reads the categories "
+        f"['blue', 'green', 'red'], which are not numbers; {_EXPECTED_READER}"
     )
     rows = frame.iloc[:2]
     with pytest.raises(InputError, match=re.escape(message)):
         optimal_counterfactual(model, rows, target="other", isolation_forest=iso)
+    if named:
+        return
     onehot = IsolationForest(n_estimators=3, random_state=0)
     onehot.fit(_encoder().fit_transform(frame))
     message = "(read by position); expected 2 features, got an IsolationForest "
@@ -432,19 +518,43 @@ def test_an_isolation_forest_splitting_a_column_the_model_drops_is_refused(named
         optimal_counterfactual(model, rows, target="other", isolation_forest=iso)
 
 
-def test_a_label_the_model_never_saw_is_refused_where_read_by_value():
-    """The unknown code stands for every label the model never saw, which the
-    IsolationForest (fitted without names) would each read by its value."""
-    labels = (1.0, 5.0, 9.0)
+@pytest.mark.parametrize(
+    ("kind", "named", "value", "category", "categories"),
+    [
+        ("hist", False, 7.0, None, "[1.0, 5.0, 9.0]"),
+        ("hist", True, 7.0, None, "[1, 5, 9]"),
+        ("lightgbm", False, 1.5, 1, "[0, 1, 2]"),
+        ("lightgbm", True, 0.5, 0, "[0, 1, 2]"),
+    ],
+)
+def test_a_number_that_is_no_label_is_refused_where_read_by_value(
+    kind, named, value, category, categories
+):
+    """The unknown code stands for every label the model never saw, and
+    LightGBM reads a number by its whole part (1.5 as category 1), while the
+    IsolationForest, by name or by position, would read the row's own
+    number: refused, naming the row, the column and the labels."""
+    fit, labels, _ = FRAME_MODELS[kind]
     X, y = _array(8, labels)
-    model = _hist(X, y)
-    iso = IsolationForest(n_estimators=3, random_state=0).fit(X)
     rows = X[:2].copy()
-    rows[1, 1] = 7.0
+    rows[1, 1] = value
+    if named:
+        frame = _labelled(X, "int")
+        model, rows = fit(frame, y), frame.iloc[:2].assign(label=rows[:, 1])
+        iso = IsolationForest(n_estimators=3, random_state=0).fit(frame)
+    else:
+        model = _hist(X, y) if kind == "hist" else _lightgbm(X, y)
+        iso = IsolationForest(n_estimators=3, random_state=0).fit(X)
+    what = (
+        "a category the model never saw, whose value"
+        if category is None
+        else f"{value}, which the model reads as its category {category} but "
+        "whose value"
+    )
     message = (
-        "Row 1 holds in column 'x1' a category the model never saw, whose value "
-        "the `isolation_forest` (fitted without feature names) reads; expected one "
-        "of the model's categories [1.0, 5.0, 9.0]."
+        f"Row 1 holds in column '{'label' if named else 'x1'}' {what} the "
+        "`isolation_forest` reads as a number; expected one of the model's "
+        f"categories {categories}."
     )
     with pytest.raises(InputError, match=re.escape(message)):
         optimal_counterfactual(model, rows, target="other", isolation_forest=iso)

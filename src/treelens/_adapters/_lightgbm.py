@@ -15,6 +15,15 @@ goes left iff ``0.0 <= threshold``.  ``"Zero"`` (``zero_as_missing=True``) also
 routes values near zero by the default side, which one ``<=`` test cannot express;
 such models are refused.
 
+Categorical splits.  A node ``"1||4||7"`` sends the categories listed left and
+every other value right: NaN, a negative number, a category never listed.
+LightGBM casts a value to int first, so it reads 3.7 as category 3 and -0.5 as
+0; the Forest encodes a number so too (``FeatureSpec.truncates``), keeping its
+codes ``0 .. max seen`` for the categories of a model fitted on numbers (those
+that never occurred in training go right at every node, as LightGBM sends
+them), and the pandas categories of one fitted on a ``category`` column, whose
+arrays hold codes.
+
 Scores.  The learning rate (``shrinkage``) and the initial score
 (``boost_from_average``) are already in the leaf values, so ``init_raw`` is 0 and
 ``learning_rate`` 1.0; random-forest mode (``average_output``) averages the rounds,
@@ -248,7 +257,8 @@ def _category_set(threshold: str, k: int) -> np.ndarray:
 def _features(dump: dict[str, Any], names: Sequence[str]) -> tuple[FeatureSpec, ...]:
     """Kinds of the input columns: categorical where LightGBM lists category
     values (``feature_infos``), with the pandas categories the model was fitted
-    with (``pandas_categorical``), else the integer codes it saw."""
+    with (``pandas_categorical``), else the integers ``0 .. max seen``, which
+    it reads from any number by its whole part."""
     infos = dump.get("feature_infos", {})
     stored = list(dump.get("feature_names") or names)
     seen = {
@@ -272,7 +282,11 @@ def _features(dump: dict[str, Any], names: Sequence[str]) -> tuple[FeatureSpec, 
             )
         else:
             labels = tuple(range(max((int(v) for v in values), default=-1) + 1))
-        specs[j] = FeatureSpec(str(names[j]), "categorical", labels)
+        # LightGBM casts a number to int (3.7 is category 3); the codes of
+        # pandas categories reach it only as codes.
+        specs[j] = FeatureSpec(
+            str(names[j]), "categorical", labels, truncates=not pandas
+        )
     return tuple(specs)
 
 
@@ -390,6 +404,9 @@ def forest_from_lightgbm_dump(
         loss=loss,
         loss_power=float(tweedie_variance_power) if loss == "tweedie" else None,
         features=info["features"],
+        # Fitted on numbers, it reads an array's numbers as they are (by
+        # their whole part); fitted on pandas categories, as their codes.
+        arrays_hold_labels=any(spec.truncates for spec in info["features"]),
     )
 
 

@@ -86,6 +86,11 @@ class FeatureSpec:
     presence_only : bool
         Whether the model reads only whether the value is missing (a missing
         indicator alone): any value, text included, is "not missing".
+    truncates : bool
+        Categorical columns only: whether the model reads a number ``v > -1``
+        as the label ``trunc(v)``, its whole part, as LightGBM casts its
+        categorical values to integers (3.7 is category 3, -0.5 category 0),
+        rather than reading a number that is no label as one it never saw.
 
     Examples
     --------
@@ -102,6 +107,7 @@ class FeatureSpec:
     accepts_unknown: bool = True
     none_as: NoneAs = "missing"
     presence_only: bool = False
+    truncates: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in ("numeric", "categorical", "boolean"):
@@ -124,6 +130,11 @@ class FeatureSpec:
             raise InputError(
                 f"Only categorical columns have `categories`; column {self.name!r} "
                 f"is {self.kind}."
+            )
+        if self.truncates and self.kind != "categorical":
+            raise InputError(
+                f"Only categorical columns read numbers by their whole part "
+                f"(`truncates`); column {self.name!r} is {self.kind}."
             )
 
     @property
@@ -254,9 +265,23 @@ def _refuse_unknown(
     )
 
 
+def _whole_parts(spec: FeatureSpec, column: pd.Series) -> pd.Series:
+    """A numeric ``column`` as a model that truncates reads it (see
+    ``FeatureSpec.truncates``): each number above -1 its whole part."""
+    if not spec.truncates or not (
+        isinstance(column.dtype, np.dtype) and column.dtype.kind in "iuf"
+    ):
+        return column
+    values = column.to_numpy(dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        whole = np.where(values > -1, np.trunc(values), values)
+    return pd.Series(whole, index=column.index)
+
+
 def _encode_categorical(spec: FeatureSpec, column: pd.Series) -> NDArray[np.float64]:
     assert spec.categories is not None
     k = spec.n_categories
+    column = _whole_parts(spec, column)
     values = np.asarray(column, dtype=object)
     _refuse_none_apart(spec, values)
     missing = missing_labels(spec, values)
@@ -587,7 +612,16 @@ def _kept_unseen(
     values: NDArray[Any], x: NDArray[np.float64], own: pd.Series, spec: FeatureSpec
 ) -> NDArray[Any]:
     """``values`` with the unknown code (not NaN) of each row whose own label in
-    ``own`` is one the model never saw put back to that label."""
+    ``own`` is one the model never saw put back to that label; for a model
+    that reads numbers by their whole part, each code read off the row's own
+    number (3.7 read as 3) put back to that number."""
+    if spec.truncates:
+        read = _encode_categorical(spec, own.reset_index(drop=True))
+        keep = read == x  # never where missing (NaN)
+        if keep.any():
+            values = values.copy()
+            values[keep] = own.to_numpy(dtype=object)[keep]
+        return values
     unknown = x == spec.n_categories
     if not unknown.any():
         return values
@@ -625,11 +659,22 @@ def _like_array(
     object labels of a categorical column, floats of a numeric one); None for
     the other cases (then :func:`_like` decides)."""
     if spec.kind == "categorical":
+        if spec.truncates and isinstance(dtype, np.dtype) and dtype.kind in "iuf":
+            # A model that reads numbers (LightGBM) takes no object column.
+            return _numbers_like(values.astype(np.float64), dtype)
         # Labels stay labels, but for a categorical or boolean dtype.
         keep = not isinstance(dtype, pd.CategoricalDtype) and dtype.kind != "b"
         return values if keep else None
     if not isinstance(dtype, np.dtype):
         return None  # extension dtypes: nullable numbers, strings
+    return _numbers_like(values, dtype)
+
+
+def _numbers_like(
+    values: NDArray[np.float64], dtype: np.dtype[Any]
+) -> NDArray[Any] | None:
+    """Floats ``values`` in ``dtype`` where no value changes (see
+    :func:`_like_array`)."""
     if dtype.kind == "f":
         cast = values.astype(dtype)
         both_nan = np.isnan(cast) & np.isnan(values)

@@ -603,12 +603,13 @@ class Forest:
     def label_columns(self) -> NDArray[np.intp]:
         """Categorical columns that a numeric array gives by label, not by code:
         where ``arrays_hold_labels`` and the labels are numbers other than the
-        codes ``0 .. k - 1`` (the model reads those numbers)."""
+        codes ``0 .. k - 1`` (the model reads those numbers), or the model
+        reads each number by its whole part (``FeatureSpec.truncates``)."""
         out = np.array(
             [
                 j
                 for j, spec in enumerate(self.features)
-                if self.arrays_hold_labels and numeric_labels(spec)
+                if self.arrays_hold_labels and (numeric_labels(spec) or spec.truncates)
             ],
             dtype=np.intp,
         )

@@ -389,27 +389,57 @@ def _check_isolation_missing(forest: Forest, problem: Any) -> None:
 
 
 def _check_isolation_unseen(forest: Forest, problem: Any) -> None:
-    """Refuse rows holding a category the model never saw in a column whose
-    labels an isolation forest reads by value: the unknown code stands for
-    every such label alike, and the source would read the row's own."""
+    """Refuse rows holding, in a column whose labels an isolation forest reads
+    by value, a number that is none of the labels: a category the model never
+    saw (the unknown code stands for every such label alike, and the source
+    would read the row's own), or a number the model reads by its whole part
+    (3.5 as its category 3, which the source reads as 3.5)."""
     bound = problem.isolation
     if bound is None:
         return
+    from .._core._features import label_numbers
+    from .._core._validation import row_label
+
+    rows = problem.X if problem.frame is None else problem.frame
     for j in bound.by_label:
+        spec = forest.features[j]
         x = problem.X[:, j]
         k = int(forest.n_categories[j])
-        unseen = ~np.isnan(x) & (category_codes(x, k) == k)
-        if unseen.any():
-            from .._core._validation import row_label
+        code = category_codes(x, k)
+        numbers = label_numbers(spec)
+        assert numbers is not None  # the columns of by_label are
+        labels = np.append(numbers, np.nan)
+        own = _own_numbers(problem, j)
+        wrong = np.flatnonzero(~np.isnan(x) & ~(own == labels[code]))
+        if not wrong.size:
+            continue
+        i = int(wrong[0])
+        what = (
+            "a category the model never saw, whose value"
+            if code[i] == k
+            else f"{float(own[i])!r}, which the model reads as its category "
+            f"{(spec.categories or ())[code[i]]!r} but whose value"
+        )
+        raise InputError(
+            f"Row {row_label(rows, i)} holds in column {spec.name!r} {what} the "
+            "`isolation_forest` reads as a number; expected one of the model's "
+            f"categories {list(spec.categories or ())[:20]}."
+        )
 
-            spec = forest.features[j]
-            rows = problem.X if problem.frame is None else problem.frame
-            raise InputError(
-                f"Row {row_label(rows, int(np.flatnonzero(unseen)[0]))} holds in column "
-                f"{spec.name!r} a category the model never saw, whose value the "
-                "`isolation_forest` (fitted without feature names) reads; expected "
-                f"one of the model's categories {list(spec.categories or ())[:20]}."
-            )
+
+def _own_numbers(problem: Any, j: int) -> NDArray[np.float64]:
+    """Column ``j`` of the rows as given, as numbers (NaN where none)."""
+    if problem.given is not None:
+        return np.asarray(problem.given[:, j], dtype=np.float64)
+    from .._core._features import feature_columns
+
+    forest, frame = problem.forest, problem.frame
+    names = [] if frame is None else [str(c) for c in frame.columns]
+    names = feature_columns(names, forest.feature_names)
+    if forest.feature_names[j] not in names:
+        return np.asarray(problem.X[:, j], dtype=np.float64)
+    column = frame.iloc[:, names.index(forest.feature_names[j])].astype(object)
+    return pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
 
 
 def _go_left(

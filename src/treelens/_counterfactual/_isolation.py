@@ -25,19 +25,20 @@ is one of
 
 - a plain IsolationForest fitted with feature names: it reads each of its
   columns by name, in its own order (the source scores a counterfactual laid
-  out so).  Beside a model of numeric columns with names they must be the
-  model's columns; beside one with categorical columns, some of its numeric
-  ones;
+  out so); they may be any of the model's columns, and the others are not
+  bound by it;
 - a plain IsolationForest fitted without names (or beside a model without
   any): it reads the model's columns by position, as the array the model
-  itself reads.  A categorical column there holds the labels, which must be
-  numbers (a model fitted on an array: HistGradientBoosting, LightGBM,
-  XGBoost, a Pipeline's encoders); its splits on their values become
-  category-set splits on the codes;
+  itself reads;
 - a Pipeline ending in an IsolationForest, whose preprocessing is lifted to
   the input columns as the model's own pipeline is
   (:func:`~treelens._adapters._pipeline.lift_to_inputs`): one-hot and ordinal
   columns become category-set splits, scaled thresholds go back to raw units.
+
+A plain IsolationForest reads a categorical column by its labels, which must
+be numbers (a model fitted on numbers: HistGradientBoosting, LightGBM,
+XGBoost, a Pipeline's encoders fitted on an array); its splits on their
+values become category-set splits on the codes.
 
 So, like the model's, its nodes on the columns an assignment of categories
 fixes are constant (see :mod:`treelens._counterfactual._categorical`).  A
@@ -98,9 +99,9 @@ class IsolationBound:
         own trees, float64 for trees lifted through a pipeline (raw units).
     by_label : tuple of int
         The categorical columns its trees split by the value of their labels
-        (an IsolationForest fitted without names reading the model's array).
-        A label the model never saw has no code of its own there, so rows
-        holding one in these columns are refused.
+        (a plain IsolationForest, by name or by position).  A number that is
+        none of the labels has no code of its own there, so rows holding one
+        in these columns are refused.
     """
 
     source: Any
@@ -165,7 +166,8 @@ def resolve_isolation(
     else:
         columns = _columns_of(forest, isolation_forest)
         trees, path = _trees(forest, isolation_forest, columns)
-        trees, by_label = _split_by_value(forest, trees)
+        by_name = _by_name(forest, isolation_forest)
+        trees, by_label = _split_by_value(forest, trees, by_name=by_name)
         to_input, dtype = _plain_input(forest, isolation_forest, columns), np.float32
     offset = float(isolation_forest.offset_)
     bound = -offset if max_anomaly_score is None else max_anomaly_score
@@ -228,53 +230,38 @@ def _by_name(forest: Forest, isolation_forest: Any) -> bool:
 def reads_categories(forest: Forest, isolation_forest: Any) -> bool:
     """Whether the trees of ``isolation_forest`` (not yet resolved) may split
     categorical columns of ``forest`` as category sets: a Pipeline's, lifted
-    through its encoders, or a plain IsolationForest reading by position a
-    model with categorical columns."""
+    through its encoders, or a plain IsolationForest reading a categorical
+    column of the model (by position, or by name) by its labels' values."""
     if isolation_forest is None or isinstance(isolation_forest, IsolationBound):
         return False
     from sklearn.pipeline import Pipeline
 
     if isinstance(isolation_forest, Pipeline):
         return True
-    return not _by_name(forest, isolation_forest) and any(
-        spec.is_categorical for spec in forest.features
-    )
+    if not _by_name(forest, isolation_forest):
+        return any(spec.is_categorical for spec in forest.features)
+    names = {str(name) for name in isolation_forest.feature_names_in_}
+    return any(spec.is_categorical and spec.name in names for spec in forest.features)
 
 
 def _columns_of(forest: Forest, isolation_forest: Any) -> NDArray[np.intp]:
     """The model column each input column of a plain IsolationForest is: by
-    name when it reads them so (the model's numeric columns in any order, or
-    some of them beside categorical columns), else by position (all of them)."""
+    name when it reads them so (any of the model's columns, in any order; the
+    others are not read), else by position (all of them)."""
     if not _by_name(forest, isolation_forest):
         _check_count(forest, isolation_forest)
         return np.arange(forest.n_features, dtype=np.intp)
     names = [str(name) for name in isolation_forest.feature_names_in_]
     known = forest.feature_names
     extra = [name for name in names if name not in known]
-    # Beside categorical columns, numeric ones only; else all of them.
-    some = forest.has_labels
-    missing = [] if some else [name for name in known if name not in names]
-    if extra or missing:
-        wrong = []
-        if extra:
-            wrong.append(f"reads {_columns(extra)}, which the model does not take")
-        if missing:
-            wrong.append(f"lacks {_columns(missing)}")
+    if extra:
         raise InputError(
-            f"`isolation_forest` {' and '.join(wrong)}; expected "
-            f"{'some' if some else 'all, in any order,'} of the model's columns "
-            f"{list(known)[:20]}, got an IsolationForest fitted on {names[:20]}."
+            f"`isolation_forest` reads {_columns(extra)}, which the model does "
+            f"not take; expected some of the model's columns {list(known)[:20]} "
+            f"(any of them, in any order), got an IsolationForest fitted on "
+            f"{names[:20]}."
         )
-    columns = np.array([known.index(name) for name in names], dtype=np.intp)
-    for j in columns.tolist():
-        if forest.features[j].is_categorical:
-            raise InputError(
-                f"`isolation_forest` reads the categorical column "
-                f"{known[j]!r} as numbers; expected a Pipeline with the model's "
-                "encoder ending in an IsolationForest, or one fitted on numeric "
-                "columns only."
-            )
-    return columns
+    return np.array([known.index(name) for name in names], dtype=np.intp)
 
 
 def _columns(names: list[str]) -> str:
@@ -287,12 +274,12 @@ def _columns(names: list[str]) -> str:
 
 
 def _split_by_value(
-    forest: Forest, trees: tuple[Tree, ...]
+    forest: Forest, trees: tuple[Tree, ...], *, by_name: bool
 ) -> tuple[tuple[Tree, ...], tuple[int, ...]]:
     """The trees of a plain IsolationForest (split features already the
-    model's columns) with each split on a categorical column, whose labels
-    it reads as numbers, made a category-set split on the codes; and those
-    columns.
+    model's columns; read by name or by position, as ``by_name`` says) with
+    each split on a categorical column, whose labels it reads as numbers,
+    made a category-set split on the codes; and those columns.
 
     Code ``c`` goes left where ``float32(label_c) <= threshold``, as the
     IsolationForest compares the label itself; the unknown code where a
@@ -313,7 +300,7 @@ def _split_by_value(
     labels = np.full((forest.n_features, int(k.max(initial=0)) + 1), np.nan)
     for j in np.flatnonzero(used).tolist():
         spec = forest.features[j]
-        _check_read_by_value(forest, j)
+        _check_read_by_value(forest, j, by_name=by_name)
         if spec.is_categorical:
             numbers = label_numbers(spec)
             assert numbers is not None  # checked above
@@ -351,7 +338,7 @@ def _split_by_value(
     return tuple(out), tuple(np.flatnonzero(categorical).tolist())
 
 
-def _check_read_by_value(forest: Forest, j: int) -> None:
+def _check_read_by_value(forest: Forest, j: int, *, by_name: bool) -> None:
     """Refuse a split of a plain IsolationForest on column ``j`` that it
     cannot read as the model's codes say (see :func:`_split_by_value`)."""
     spec = forest.features[j]
@@ -366,17 +353,23 @@ def _check_read_by_value(forest: Forest, j: int) -> None:
             "counterfactual holds its value"
         )
     elif spec.is_categorical and label_numbers(spec) is None:
+        how = (
+            "reads the categorical column"
+            if by_name
+            else "(fitted without feature names) splits column"
+        )
         what = (
-            f"(fitted without feature names) splits column {spec.name!r} by "
-            "position as numbers, where the model reads the categories "
+            f"{how} {spec.name!r} {'' if by_name else 'by position '}as numbers, "
+            "where the model reads the categories "
             f"{list(spec.categories or ())[:20]}, which are not numbers"
         )
     else:
         return
     raise InputError(
-        f"`isolation_forest` {what}; expected an IsolationForest fitted with "
-        "feature names on numeric columns the model reads, or a Pipeline with "
-        "the model's preprocessing ending in an IsolationForest."
+        f"`isolation_forest` {what}; expected an IsolationForest fitted on "
+        "columns the model reads, categorical ones holding labels that are "
+        "numbers, or a Pipeline with the model's preprocessing ending in an "
+        "IsolationForest."
     )
 
 

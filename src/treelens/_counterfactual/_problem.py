@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._adapters import to_forest
-from .._core._features import has_labels
+from .._core._features import category_codes, has_labels
 from .._core._forest import Forest
 from .._core._validation import row_label
 from .._exceptions import CounterfactualCheckWarning, InputError, warn
@@ -598,23 +598,51 @@ def _given_units(
     return codes, problem.frame.copy(), X_cf_given
 
 
-def _given_labels(problem: Problem, X_cf: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Counterfactual codes ``X_cf`` in the units of the array given: the
-    forest's ``label_columns`` as labels (a value left as it was, a label the
-    model never saw included, as given)."""
-    assert problem.given is not None
+def _given_labels(
+    problem: Problem,
+    X_cf: NDArray[np.float64],
+    rows: NDArray[np.intp] | None = None,
+) -> NDArray[np.float64]:
+    """Counterfactual codes ``X_cf`` (of the rows ``rows``, all by default)
+    in the units of the array given: the forest's ``label_columns`` as labels
+    (a value left as it was, a label the model never saw included, as
+    given); the other columns as they are."""
     out = X_cf.copy()
+    if problem.given is None:
+        return out
+    given = problem.given if rows is None else problem.given[rows]
+    X = problem.X if rows is None else problem.X[rows]
     for j in problem.forest.label_columns:
         labels = np.array(problem.forest.features[j].categories, dtype=np.float64)
         code = X_cf[:, j]
-        kept = (code == problem.X[:, j]) | np.isnan(code)
+        kept = (code == X[:, j]) | np.isnan(code)
         known = ~np.isnan(code) & (code >= 0) & (code < labels.size)
         out[:, j] = np.where(
             kept,
-            np.where(np.isnan(code), np.nan, problem.given[:, j]),
+            np.where(np.isnan(code), np.nan, given[:, j]),
             labels[np.where(known, code, 0).astype(np.intp)],
         )
     return out
+
+
+def _keep_own_values(problem: Problem, X_cf: NDArray[np.float64]) -> None:
+    """Put back, in place, each categorical value of ``X_cf`` that keeps its
+    row's category as the row holds it: rows given as codes may hold a number
+    that is no code (a category the model never saw, such as 12 beside codes
+    ``0 .. 9``), which the searches carry as the unknown code ``k``; kept, it
+    is returned as given.  (Rows encoded from labels hold codes already.)"""
+    forest = problem.forest
+    columns = np.array(
+        [spec.is_categorical and not spec.dropped for spec in forest.features],
+        dtype=bool,
+    )
+    if not columns.any():
+        return
+    k = forest.n_categories[columns]
+    own, new = problem.X[:, columns], X_cf[:, columns]
+    kept = ~np.isnan(own) & ~np.isnan(new)
+    kept &= category_codes(own, k) == category_codes(new, k)
+    X_cf[:, columns] = np.where(kept, own, new)
 
 
 def declared_columns(
@@ -688,7 +716,9 @@ def source_predict(
     if like is not None and rows is not None:
         like = like.iloc[rows]
     if problem.by_position:
-        return _predict_by_position(problem, predict, X, like=like, keep=keep)
+        return _predict_by_position(
+            problem, predict, X, like=like, keep=keep, rows=rows
+        )
     if problem.forest.has_labels:
         from .._core._features import decode
 
@@ -697,7 +727,9 @@ def source_predict(
             keep["frame"] = frame
         numbers = _fitted_on_numbers(problem.source, frame) if like is None else None
         if numbers is not None:
-            return np.asarray(predict(numbers))
+            # The array as returned: a category kept as given (one the model
+            # never saw, which the frame holds as missing) is read as given.
+            return np.asarray(predict(_given_labels(problem, X, rows)))
         if like is None:
             frame = _categorical_dtypes(problem.forest, frame)
         return np.asarray(predict(frame))
@@ -728,6 +760,7 @@ def _predict_by_position(
     *,
     like: Any,
     keep: dict[str, Any] | None,
+    rows: NDArray[np.intp] | None,
 ) -> NDArray[Any]:
     """``predict`` of a model fitted without feature names (the
     ``fitted_model`` of a Forest named after a data file's columns) for rows
@@ -747,6 +780,8 @@ def _predict_by_position(
     if keep is not None:
         keep["frame"] = frame
     numbers = _fitted_on_numbers(problem.source, frame)
+    if numbers is not None and like is None:
+        numbers = _given_labels(problem, X, rows)  # kept categories as given
     return np.asarray(predict(frame.to_numpy() if numbers is None else numbers))
 
 
@@ -876,6 +911,7 @@ def finish(
     )
     at = problem.at_target
     X_cf[at], found[at], cost[at], tree[at], leaf[at] = problem.X[at], True, 0.0, -1, -1
+    _keep_own_values(problem, X_cf)
     reason[at] = None
     cf_prediction = np.full(n, None, dtype=object)
     check = found & ~at
