@@ -919,13 +919,14 @@ def _option_incumbent(
 
     Per move of an option of ``undo`` (earlier options found under the same
     conditions, the last one's first), with every cell repeating that move
-    forbidden, a climb from that option with the move undone (the next option
-    is most often an earlier one with one move traded for another); if none
-    succeeds, climbs from the row with each move of the last option so
-    forbidden.  Each climb stops at the cost of the best found so far (a
-    repair also after :data:`REPAIR_STEPS` moves) and is followed by a
-    descent; the best is then kicked (:func:`kick`).  Every step is confirmed
-    with the forest and the earlier options.
+    forbidden, a climb from that option with the move undone (a one-hot
+    member's with its whole group; the next option is most often an earlier
+    one with one move traded for another); if none succeeds, climbs from the
+    row with each move of the last option so forbidden.  Each climb stops at
+    the cost of the best found so far (a repair also after
+    :data:`REPAIR_STEPS` moves) and is followed by a descent; the best is then
+    kicked (:func:`kick`).  Every step is confirmed with the forest and the
+    earlier options.
     """
     best: tuple[NDArray[np.intp], float] | None = None
     best_search: GridSearch | None = None
@@ -948,7 +949,9 @@ def _option_incumbent(
             if repair:
                 moved = option.moved
                 start[moved] = program.cell_of(option.x_cf[None, :])[0][moved]
-                start[j] = row.own[j]
+                # A one-hot member goes back with its group (exactly one 1).
+                back = next((g for g in problem.constraints.one_hot if j in g), [j])
+                start[back] = row.own[back]
             if np.isfinite(terms[start]).all():
                 out.append((search, start))
         return out
