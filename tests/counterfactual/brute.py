@@ -158,6 +158,27 @@ def least_cost(model, x, target, cost, *, keep=None, **kwargs):
     return float(costs[best]), points[valid][best]
 
 
+def least_cost_one_hot(model, x, target, cost, members, *, keep=None):
+    """:func:`least_cost` over the points one-hot in ``members`` (each 0 or 1,
+    exactly one 1), also restricted by ``keep`` if given."""
+    member = np.isin(np.arange(x.size), members)
+
+    def one_hot(points):
+        ok = points[:, members].sum(axis=1) == 1
+        return ok if keep is None else ok & keep(points)
+
+    return least_cost(
+        model,
+        x,
+        target,
+        cost,
+        keep=one_hot,
+        integer=tuple(members),
+        lower=np.where(member, 0.0, -np.inf),
+        upper=np.where(member, 1.0, np.inf),
+    )
+
+
 # "optimal" means proven within HiGHS' relative gap, which the README states as 1e-6:
 # two moves whose costs differ by less (one float32 step apart) may be chosen either way.
 PROVEN_GAP = 1e-6

@@ -4,24 +4,37 @@ cost, and nothing beats the exact optimum."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sklearn.ensemble import RandomForestClassifier
 
-from treelens._counterfactual._milp._program import forest_program
+from treelens import Constraints
 from treelens._counterfactual._milp._search import (
     GridSearch,
     _kick_pass,
+    _move_margins,
+    _move_rows,
     _paired_margins,
     descend,
     greedy_ascent,
     kick,
+    one_hot_switches,
 )
-from treelens._counterfactual._milp._solve import price_cells
-from treelens._counterfactual._optimal import _decision, _meets_many
+from treelens._counterfactual._optimal import (
+    _grid_search,
+    _incumbent,
+    _price_row,
+    _program_of,
+)
 from treelens._counterfactual._problem import prepare_problem
 
+from . import brute
 from .test_optimal_counterfactual import (
+    CHEAP_CATEGORIES,
     KINDS,
     _brute_force,
     _model,
@@ -30,7 +43,9 @@ from .test_optimal_counterfactual import (
 )
 
 
-def _search(model, x, target, cost, constraints=None):
+def _row(model, x, target, cost, constraints=None):
+    """The problem, program and priced cells of row ``x``, as
+    optimal_counterfactual makes them."""
     problem = prepare_problem(
         model,
         x[None, :],
@@ -40,32 +55,15 @@ def _search(model, x, target, cost, constraints=None):
         constraints=constraints,
         reference=None,
     )
-    resolved = problem.constraints
-    groups = tuple(int(j) for g in resolved.one_hot for j in g)
-    program = forest_program(problem.forest, extra_cuts=groups)
-    lo, hi = resolved.feasible_intervals(problem.X)
-    points, terms = price_cells(
-        program,
-        problem.X[0],
-        lo[0],
-        hi[0],
-        resolved.integer,
-        problem.epsilon,
-        problem.cost.terms,
-    )
-    decision = _decision(problem, 0)
-    search = GridSearch(
-        forest=problem.forest,
-        program=program,
-        decision=decision,
-        meets=lambda X: _meets_many(problem, X, 0, program, decision),
-        points=points,
-        terms=terms,
-        movable=~resolved.in_one_hot,
-        linf=problem.cost.norm == "linf",
-    )
-    own = program.cell_of(problem.X)[0]
-    return problem, search, own
+    program = _program_of(problem, memory_budget=1e9)
+    return problem, program, _price_row(problem, program, 0)
+
+
+def _search(model, x, target, cost, constraints=None):
+    """The local search of row ``x`` as optimal_counterfactual builds it, and
+    the row's own cells."""
+    problem, program, row = _row(model, x, target, cost, constraints)
+    return problem, _grid_search(problem, program, row, deadline=np.inf), row.own
 
 
 def _assert_valid(model, problem, search, cells):
@@ -188,16 +186,116 @@ def test_descent_from_a_far_counterfactual_only_lowers_the_cost():
         assert search.objective(cells) < search.objective(start)
 
 
-def test_features_of_one_hot_groups_stay_where_they_are():
+def test_the_warm_start_is_the_switch_of_category_where_that_is_cheapest():
     model, X, constraints = _one_hot_model()
-    for x in X[model.predict(X) == 0][:5]:
-        problem, search, own = _search(model, x, 1, "l1", constraints)
-        cells = greedy_ascent(search, own)
-        if cells is None:
-            continue
-        cells = kick(search, descend(search, cells), own)
-        np.testing.assert_array_equal(cells[1:], own[1:])
+    members = [1, 2, 3]
+    switched = 0
+    for x in X[model.predict(X) == 0][:8]:
+        least, point = brute.least_cost_one_hot(model, x, 1, CHEAP_CATEGORIES, members)
+        if np.array_equal(point[members], x[members]):
+            continue  # the cheapest change keeps the category
+        switched += 1
+        problem, program, row = _row(model, x, 1, CHEAP_CATEGORIES, constraints)
+        search = _grid_search(problem, program, row, deadline=np.inf)
+        found, _ = _incumbent(problem, program, row, None, deadline=np.inf)
+        assert found is not None
+        x_cf = search.points[found[0]][None, :]
+        _assert_valid(model, problem, search, found[0])
+        assert not np.array_equal(x_cf[0, members], x[members])
+        cost = problem.cost.many(problem.X, x_cf)[0]
+        np.testing.assert_allclose(cost, least, rtol=1e-9)
+    assert switched >= 3  # rows of both kinds
+
+
+def test_a_kick_moves_a_one_hot_group_to_another_category():
+    # From the best point that keeps the row's category, one pass of kicks
+    # reaches the least cost, which on some rows takes a change of category
+    # and a smaller move of the number than the ascent's first move.
+    model, X, constraints = _one_hot_model()
+    members = [1, 2, 3]
+    for x in X[model.predict(X) == 0][:10]:
+        problem, search, own = _search(model, x, 1, CHEAP_CATEGORIES, constraints)
+        held = replace(search, movable=~search.grouped)
+        start = kick(held, descend(held, greedy_ascent(held, own)), own)
+        kicked = _kick_pass(search, start, own)
+        _assert_valid(model, problem, search, kicked)
+        least, _ = brute.least_cost_one_hot(model, x, 1, CHEAP_CATEGORIES, members)
+        cost = problem.cost.many(problem.X, search.points[kicked][None, :])[0]
+        np.testing.assert_allclose(cost, least, rtol=1e-9)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10_000),
+    cost=st.sampled_from(["l1", "l2", "l0", "linf", "cheap categories"]),
+    held=st.sampled_from(["none", "immutable group", "member bounded to 0"]),
+)
+def test_one_hot_groups_stay_one_hot_and_move_as_a_unit(seed, cost, held):
+    # A group of four members beside two numbers; the search's points keep
+    # exactly one 1 in the group, an immutable group where it is and a member
+    # bounded to 0 at 0, and never cost less than the optimum.
+    rng = np.random.default_rng(seed)
+    n = 80
+    hot = rng.integers(0, 4, n)
+    X = np.column_stack([rng.normal(size=(n, 2)), np.eye(4)[hot]])
+    signal = X[:, 0] + rng.normal(size=4)[hot] + 0.3 * rng.normal(size=n)
+    y = (signal > np.median(signal)).astype(int)
+    model = RandomForestClassifier(
+        n_estimators=3 + seed % 4, max_depth=3, random_state=seed
+    ).fit(X, y)
+    members = [2, 3, 4, 5]
+    x = X[np.flatnonzero(model.predict(X) == 0)[seed % 10]]
+    if cost == "cheap categories":
+        cost = {"norm": "l1", "weights": [1.0, 1.0, 0.1, 0.1, 0.1, 0.1]}
+    zero = members[(int(np.argmax(x[members])) + 1) % 4]  # not the row's own
+    extra = {
+        "none": {},
+        "immutable group": {"immutable": members},
+        "member bounded to 0": {"bounds": {zero: (0, 0)}},
+    }[held]
+    constraints = Constraints(one_hot=[members], **extra)
+    problem, search, own = _search(model, x, 1, cost, constraints)
+    climbed = greedy_ascent(search, own)
+    if climbed is None:
+        return
+    kicked = kick(search, descend(search, climbed), own)
+    for cells in (climbed, kicked):
         _assert_valid(model, problem, search, cells)
+        x_cf = search.points[cells]
+        if held == "immutable group":
+            np.testing.assert_array_equal(x_cf[members], x[members])
+        if held == "member bounded to 0":
+            assert x_cf[zero] == 0
+    least = _brute_force(model, x, 1, cost=cost, constraints=constraints)
+    assert problem.cost.many(problem.X, search.points[kicked][None, :])[0] >= (
+        least - 1e-9
+    )
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_switch_margins_equal_the_margins_of_routed_switches(seed):
+    # Every single move and every switch of the one-hot group, from the row's
+    # cells and from a row of another category, scored from the leaf boxes and
+    # by routing the moved points.
+    model, X, constraints = _one_hot_model()
+    x = X[seed]
+    _, search, own = _search(model, x, 1, "l1", constraints)
+    program = search.program
+    other = X[np.flatnonzero(X[:, 1 + (seed + 1) % 3] == 1)[0]]
+    for cells in (own, program.cell_of(other[None, :])[0]):
+        first, second = one_hot_switches(search, cells)
+        assert first.size == 2  # the other two members
+        single = np.flatnonzero(search.single_cells)
+        first = np.concatenate([single, first])
+        second = np.concatenate([np.full(single.size, -1), second])
+        rows = _move_rows(search, cells, first, second, np.arange(first.size))
+        np.testing.assert_array_equal(rows[:, 1:].sum(axis=1), 1)
+        scores = search.moved_scores(cells)
+        margins, now = _move_margins(search, cells, first, second, scores)
+        np.testing.assert_allclose(margins, search.margin(rows), rtol=1e-9, atol=1e-9)
+        routed, routed_now = _move_margins(search, cells, first, second, None)
+        np.testing.assert_allclose(routed, search.margin(rows), rtol=1e-9, atol=1e-9)
+        assert now == pytest.approx(routed_now, abs=1e-9)
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -3,14 +3,26 @@ that differs from the earlier ones, checked by brute force over every cell."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.counterfactual import brute
-from tests.counterfactual.test_optimal_counterfactual import _model, _target
-from treelens import InputError, counterfactual, optimal_counterfactual
+from tests.counterfactual.test_optimal_counterfactual import (
+    CHEAP_CATEGORIES,
+    _model,
+    _one_hot_model,
+    _target,
+)
+from treelens import (
+    CounterfactualCheckWarning,
+    InputError,
+    counterfactual,
+    optimal_counterfactual,
+)
 from treelens._counterfactual._optimal import optimal_rows
 from treelens._counterfactual._problem import REASON_AT_TARGET
 
@@ -68,6 +80,45 @@ def test_each_option_is_optimal_given_the_earlier_ones(kind, seed, diversity, co
         earlier.append(result.X_cf_[k])
     found = result.cost_[result.found_]
     assert (np.diff(found) >= -1e-12).all()  # cost order
+
+
+@pytest.mark.parametrize("diversity", ["moves", "features"])
+def test_options_over_a_one_hot_group_stay_one_hot_and_optimal(diversity):
+    # The local search of a later option starts from an earlier one with one
+    # move undone: undoing one member's move alone would leave two 1s (or
+    # none) in the group, a start that is no answer.
+    model, X, constraints = _one_hot_model()
+    members = [1, 2, 3]
+    for x in X[model.predict(X) == 0][:4]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", CounterfactualCheckWarning)
+            result = optimal_counterfactual(
+                model,
+                x,
+                target=1,
+                cost=CHEAP_CATEGORIES,
+                constraints=constraints,
+                n_counterfactuals=3,
+                diversity=diversity,
+            )
+        earlier: list[np.ndarray] = []
+        for k in range(3):
+            expected, _ = brute.least_cost_one_hot(
+                model,
+                x,
+                1,
+                CHEAP_CATEGORIES,
+                members,
+                keep=lambda P, x=x, e=tuple(earlier): _differs(x, e, P, diversity),
+            )
+            if np.isinf(expected):
+                assert not result.found_[k]
+                break
+            assert result.found_[k] and result.status_[k] == "optimal"
+            brute.assert_proven_optimal(result.cost_[k], expected)
+            assert (result.X_cf_[k, members] == np.eye(3)).all(axis=1).any()
+            assert brute.meets(model, result.X_cf_[k : k + 1], x, 1).all()
+            earlier.append(result.X_cf_[k])
 
 
 def test_options_form_one_table_and_change_different_features():

@@ -7,15 +7,22 @@ otherwise take most of the time) become unnecessary.  This module finds one on
 the cell grid of :mod:`treelens._counterfactual._milp._program`, from the priced cells of a row:
 
 1. greedy ascent from the row's own cells: each step moves the one feature to the
-   one cell that raises the target's score margin most per unit of added cost,
-   until the forest predicts the target;
+   one cell (or switches the one one-hot group to the one category) that raises
+   the target's score margin most per unit of added cost, until the forest
+   predicts the target;
 2. descent: each step takes the cheapest of all moves of one feature to a cheaper
-   cell, or of one feature to a cheaper cell together with another feature to a
-   cell next to its own, that the forest still assigns to the target;
-3. kicks: each changed feature in turn is put back in the row's own cell and
-   held there while a greedy ascent repairs the rest, followed by a descent; the
-   cheapest result is kept, and the pass repeated from it while it lowers the
-   cost.
+   cell, of one one-hot group to a cheaper category, or of one feature to a
+   cheaper cell together with another feature to a cell next to its own, that
+   the forest still assigns to the target;
+3. kicks: each changed feature in turn is put back in the row's own cell (each
+   one-hot group in its own category, and in each other category whose switch
+   raises the margin) and held there while a greedy ascent repairs the rest,
+   followed by a descent; the cheapest result is kept, and the pass repeated
+   from it while it lowers the cost.
+
+A one-hot group moves as a unit: a switch sets its hot member to 0 and another
+member to 1, priced by the two members' cell terms as the program prices them,
+so every point of the search keeps exactly one 1 in each group.
 
 Every candidate of a step is scored at once.  The moves of one feature are
 scored from the leaf boxes, without routing (:meth:`GridSearch.move_margins`):
@@ -24,9 +31,11 @@ current leaf or to a leaf whose box the point misses on ``j`` alone, so the
 score of every single move is a sum of range updates over the cells.  Paired
 moves are scored from the single moves: a second move to a neighbour cell
 crosses one threshold, so only the few trees bounded there are scored again
-(all second moves of a step at once).  The answer is confirmed
-with the forest's exact prediction, so it is always a valid counterfactual on
-the grid, never costlier than where it started.
+(all second moves of a step at once).  The switches of a group share their
+second move, the hot member to 0: they are the single moves from the point
+with that move made (one more sum of range updates per group).  The answer is
+confirmed with the forest's exact prediction, so it is always a valid
+counterfactual on the grid, never costlier than where it started.
 
 How much a better start is worth (a 100-tree forest of depth 8, the 20 rows of
 ``benchmarks/bench_optimal.py``): with the optimum itself as the start, medians
@@ -41,6 +50,27 @@ all (depth 6: 0.49 s against 0.52 s, 24.8 s against 25.2 s); 1.011 with the
 passes repeated.  A row whose optimum trades one large move for five small ones
 stays out of reach: the greedy repair takes the single large move of best gain
 per cost.
+
+What switching one-hot groups is worth, measured with
+``benchmarks/bench_one_hot.py`` (the loan applicants of ``benchmarks/loans.py``,
+100 trees, 20 declined rows, each solved with switches and with the groups held
+in turn, A, B, A, B, the faster of each row's two runs).  Where a change of
+category costs about as much as the rows' optima (the employment columns at a
+tenth of their ``"mad"`` weights), the points are the optimum on 16 rows against
+14 (1.003 times the optimum on average against 1.039) and the 20 rows take 8.3 s
+against 10.1 s at depth 6, 13 against 11 and 63.9 s against 74.8 s at depth 8;
+on 20 rows of the two categories the model declines more often, 15 against 10
+(1.017 against 1.154) and 7.8 s against 12.0 s at depth 6, 15 against 9 (1.058
+against 1.184) and 47.7 s against 79.3 s at depth 8.  No row's point is
+costlier.  Under ``"mad"`` itself, where a change of category costs more than
+any of these rows' optimum, every point is the same and the search takes 1 to
+4 ms a row more (0.40 s against 0.34 s for the 20 rows at depth 6, 0.77 s
+against 0.70 s at depth 8), which the rows' times do not show (7.4 s against
+7.3 s, 49.0 s against 48.1 s: the same starts, so the same programs solved).
+Kicks try the categories whose switch raises the margin, not all of them: on a
+synthetic group of 20 categories (cost ``"l1"``, no row's point better for
+switching) every category made the search 2.3 times as slow, these 1.6 times
+(0.37 s against 0.23 s for 20 rows).
 """
 
 from __future__ import annotations
@@ -95,7 +125,13 @@ class GridSearch:
     terms : ndarray of shape (n_cells,)
         Its cost term, ``inf`` for forbidden cells.
     movable : ndarray of shape (n_features,), bool
-        Features the search may change (one-hot members stay where they are).
+        Features the search may change; a member of a ``one_hot`` group
+        changes only with its group (a switch of two movable members).
+    one_hot : tuple of ndarray of int, default=()
+        Feature groups of which exactly one member is 1 (in the cell holding
+        1, the others in the cell holding 0).  A group moves as a unit, by a
+        *switch* (:func:`one_hot_switches`): its hot member to 0 and another
+        member to 1, priced by the two members' cell terms as in the program.
     linf : bool
         The objective is the largest term rather than their sum.
     deadline : float
@@ -110,8 +146,42 @@ class GridSearch:
     points: NDArray[np.float64]
     terms: NDArray[np.float64]
     movable: NDArray[np.bool_]
+    one_hot: tuple[NDArray[np.intp], ...] = ()
     linf: bool = False
     deadline: float = np.inf
+
+    @cached_property
+    def grouped(self) -> NDArray[np.bool_]:
+        """Members of the one-hot groups, shape (n_features,)."""
+        out = np.zeros(self.program.n_features, dtype=bool)
+        out[self.members.feature] = True
+        return out
+
+    @cached_property
+    def single_cells(self) -> NDArray[np.bool_]:
+        """Cells a move of one feature may go to: of finite term, of a movable
+        feature outside the one-hot groups, shape (n_cells,)."""
+        single = self.movable & ~self.grouped
+        return np.isfinite(self.terms) & single[self.program.cell_feature]
+
+    @cached_property
+    def members(self) -> _Members:
+        """The members of the one-hot groups with their cells of 0 and of 1."""
+        program = self.program
+        feature = np.concatenate([np.empty(0, dtype=np.intp), *self.one_hot])
+        sizes = [group.size for group in self.one_hot]
+        group = np.repeat(np.arange(len(sizes), dtype=np.intp), sizes)
+        # The cell holding v: the first of its feature, plus the cells below v.
+        first = program.cell_offsets[feature]
+        zero, one = (
+            first
+            + np.bincount(
+                program.cell_feature[program.cell_high < v],
+                minlength=program.n_features,
+            )[feature]
+            for v in (0.0, 1.0)
+        )
+        return _Members(feature, group, zero, one, len(sizes))
 
     def out_of_time(self) -> bool:
         """Whether the deadline has passed."""
@@ -307,6 +377,60 @@ class GridSearch:
         return int(order[np.argmax(ok)]) if ok.any() else None
 
 
+@dataclass(frozen=True)
+class _Members:
+    """The members of the one-hot groups, laid end to end, group by group.
+
+    Attributes
+    ----------
+    feature, group : ndarray of shape (n_members,)
+        Feature and group of each member.
+    zero, one : ndarray of shape (n_members,)
+        Its cell holding 0 and its cell holding 1 (apart: the program cuts
+        members at 0).
+    n_groups : int
+    """
+
+    feature: NDArray[np.intp]
+    group: NDArray[np.intp]
+    zero: NDArray[np.intp]
+    one: NDArray[np.intp]
+    n_groups: int
+
+
+def one_hot_switches(
+    search: GridSearch, cells: NDArray[np.intp]
+) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """Every switch of a one-hot group from ``cells``, as two cells each.
+
+    A switch puts a member ``m`` that is 0 in its cell of 1 (``first``) and
+    the group's hot member ``h`` in its cell of 0 (``second``).  Switches
+    whose cells have an infinite term (an immutable group, a member bounded
+    to 0 or 1, an earlier option's move) or whose members are not both
+    movable are left out, as are groups without exactly one hot member.
+
+    Returns
+    -------
+    first, second : ndarray of shape (n_switches,)
+    """
+    members = search.members
+    hot = cells[members.feature] == members.one
+    n_hot = np.bincount(members.group[hot], minlength=members.n_groups)
+    hot_member = np.zeros(members.n_groups, dtype=np.intp)
+    hot_member[members.group[hot]] = np.flatnonzero(hot)
+    switch = np.flatnonzero(~hot & (n_hot[members.group] == 1))
+    into = hot_member[members.group[switch]]
+    first, second = members.one[switch], members.zero[into]
+    movable = search.movable
+    ok = (
+        np.isfinite(search.terms[first])
+        & np.isfinite(search.terms[second])
+        & movable[members.feature[switch]]
+        & movable[members.feature[into]]
+    )
+    return first[ok], second[ok]
+
+
 def _lead(decision: Decision) -> tuple[NDArray[np.float64], float] | None:
     """Per-leaf lead of the target class over the other, and the base lead,
     when the decision is one class against one other (else None)."""
@@ -336,20 +460,86 @@ def _margin(decision: Decision, scores: NDArray[np.float64]) -> NDArray[np.float
     return best
 
 
-def _moves(
-    search: GridSearch, cells: NDArray[np.intp], candidates: NDArray[np.intp]
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Rows of the point of ``cells`` with one feature moved to each candidate
-    cell, and the objective of each."""
-    program = search.program
-    feature = program.cell_feature[candidates]
-    rows = np.tile(search.points[cells], (candidates.size, 1))
-    index = np.arange(candidates.size)
-    rows[index, feature] = search.points[candidates]
-    terms = np.tile(search.terms[cells], (candidates.size, 1))
-    terms[index, feature] = search.terms[candidates]
-    objective = terms.max(axis=1, initial=0.0) if search.linf else terms.sum(axis=1)
-    return rows, objective
+def _objectives(
+    search: GridSearch,
+    cells: NDArray[np.intp],
+    first: NDArray[np.intp],
+    second: NDArray[np.intp],
+) -> NDArray[np.float64]:
+    """Objective of ``cells`` after each move: the feature of ``first[i]`` to
+    that cell and, where ``second[i] >= 0``, the feature of ``second[i]`` too."""
+    feature_of = search.program.cell_feature
+    terms = np.tile(search.terms[cells], (first.size, 1))
+    index = np.arange(first.size)
+    terms[index, feature_of[first]] = search.terms[first]
+    pair = second >= 0
+    terms[index[pair], feature_of[second[pair]]] = search.terms[second[pair]]
+    return terms.max(axis=1, initial=0.0) if search.linf else terms.sum(axis=1)
+
+
+def _move_rows(
+    search: GridSearch,
+    cells: NDArray[np.intp],
+    first: NDArray[np.intp],
+    second: NDArray[np.intp],
+    index: NDArray[np.intp],
+) -> NDArray[np.float64]:
+    """Points of ``cells`` after the moves ``index`` (as :func:`_objectives`)."""
+    feature_of = search.program.cell_feature
+    rows = np.tile(search.points[cells], (index.size, 1))
+    span = np.arange(index.size)
+    rows[span, feature_of[first[index]]] = search.points[first[index]]
+    to = second[index]
+    pair = to >= 0
+    rows[span[pair], feature_of[to[pair]]] = search.points[to[pair]]
+    return rows
+
+
+def _move_margins(
+    search: GridSearch,
+    cells: NDArray[np.intp],
+    first: NDArray[np.intp],
+    second: NDArray[np.intp],
+    scores: NDArray[np.float64] | None,
+) -> tuple[NDArray[np.float64], float]:
+    """Margin of the point of ``cells`` after each single move or switch (as
+    :func:`_objectives`), and of the point itself; ``scores``:
+    :meth:`GridSearch.moved_scores` of ``cells``.
+
+    Switches share one second move per group (its hot member to 0): their
+    margins are the single moves' from the point with that move made.  Moves
+    the boxes cannot score are routed.
+    """
+    if scores is None:
+        rows = _move_rows(search, cells, first, second, np.arange(first.size))
+        return search.margin(rows), float(
+            search.margin(search.points[cells][None, :])[0]
+        )
+    every = search.margin_of_scores(scores)
+    margins = every[first]
+    feature_of = search.program.cell_feature
+    for to in np.unique(second[second >= 0]):  # one per one-hot group
+        moved = cells.copy()
+        moved[feature_of[to]] = to
+        switch = np.flatnonzero(second == to)
+        moved_scores = search.moved_scores(moved)
+        if moved_scores is None:
+            rows = _move_rows(search, cells, first, second, switch)
+            margins[switch] = search.margin(rows)
+        else:
+            margins[switch] = search.margin_of_scores(moved_scores[first[switch]])
+    # Feature 0 "moved" to its own cell is the point itself.
+    return margins, float(every[cells[0]])
+
+
+def _apply(
+    search: GridSearch, cells: NDArray[np.intp], first: int, second: int
+) -> None:
+    """Make one move (as :func:`_objectives`) in ``cells``, in place."""
+    feature_of = search.program.cell_feature
+    cells[feature_of[first]] = first
+    if second >= 0:
+        cells[feature_of[second]] = second
 
 
 def greedy_ascent(
@@ -358,8 +548,8 @@ def greedy_ascent(
     bound: float = np.inf,
     max_steps: int = _MAX_STEPS,
 ) -> NDArray[np.intp] | None:
-    """Move one feature at a time, most margin gained per unit of cost first,
-    until the forest predicts the target.
+    """Move one feature (or switch one one-hot group) at a time, most margin
+    gained per unit of cost first, until the forest predicts the target.
 
     Parameters
     ----------
@@ -378,43 +568,40 @@ def greedy_ascent(
         (or every move reaches ``bound``).
     """
     program = search.program
-    allowed = np.isfinite(search.terms) & search.movable[program.cell_feature]
     cells = cells.copy()
     point = search.points[cells][None, :]
     if search.meets(point)[0]:
         return cells
     for _ in range(max_steps):
-        candidates = np.flatnonzero(
-            allowed & (np.arange(program.n_cells) != cells[program.cell_feature])
+        single = np.flatnonzero(
+            search.single_cells
+            & (np.arange(program.n_cells) != cells[program.cell_feature])
         )
-        if not candidates.size or search.out_of_time():
+        switch_first, switch_second = one_hot_switches(search, cells)
+        first = np.concatenate([single, switch_first])
+        second = np.concatenate([np.full(single.size, -1), switch_second])
+        if not first.size or search.out_of_time():
             return None
-        rows, objective = _moves(search, cells, candidates)
+        objective = _objectives(search, cells, first, second)
         below = objective < bound
-        if not below.all():
-            rows, objective, candidates = (
-                rows[below],
-                objective[below],
-                candidates[below],
-            )
-            if not candidates.size:
-                return None
-        every = search.move_margins(cells)
-        if every is None:
-            margin = search.margin(search.points[cells][None, :])[0]
-            gain = search.margin(rows) - margin
-        else:
-            # Feature 0 "moved" to its own cell is the point itself.
-            gain = every[candidates] - every[cells[0]]
+        first, second, objective = first[below], second[below], objective[below]
+        if not first.size:
+            return None
+        margins, margin = _move_margins(
+            search, cells, first, second, search.moved_scores(cells)
+        )
+        gain = margins - margin
         added = np.maximum(objective - search.objective(cells), 1e-12)
         ratio = np.where(gain > 0, gain / added, -np.inf)
         best = int(np.argmax(ratio))
         if not np.isfinite(ratio[best]):
             return None
-        cells[program.cell_feature[candidates[best]]] = candidates[best]
+        _apply(search, cells, int(first[best]), int(second[best]))
         # The exact test only where the scores do not already rule it out.
-        reached = every[candidates[best]] if every is not None else margin + gain[best]
-        if reached > -search.screen and search.meets(rows[best][None, :])[0]:
+        if (
+            margins[best] > -search.screen
+            and search.meets(search.points[cells][None, :])[0]
+        ):
             return cells
     return None
 
@@ -422,9 +609,11 @@ def greedy_ascent(
 def descend(search: GridSearch, cells: NDArray[np.intp]) -> NDArray[np.intp]:
     """Cheapest valid single or paired move, repeated while it lowers the cost.
 
-    Single moves take one feature to any cheaper cell; paired moves take one
-    feature to a cheaper cell and another to a cell next to its own (either
-    side).  Only moves the forest still assigns to the target are taken.
+    Single moves take one feature to any cheaper cell, or switch a one-hot
+    group to a member of lower terms (:func:`one_hot_switches`); paired moves
+    take one feature to a cheaper cell and another to a cell next to its own
+    (either side).  Only moves the forest still assigns to the target are
+    taken.
 
     Parameters
     ----------
@@ -439,21 +628,24 @@ def descend(search: GridSearch, cells: NDArray[np.intp]) -> NDArray[np.intp]:
     """
     program = search.program
     feature_of = program.cell_feature
-    allowed = np.isfinite(search.terms) & search.movable[feature_of]
+    allowed = search.single_cells
+    terms = search.terms
     cells = cells.copy()
     for _ in range(_MAX_STEPS):
         current = search.objective(cells)
-        cheaper = np.flatnonzero(
-            allowed & (search.terms < search.terms[cells][feature_of])
-        )
-        if not cheaper.size or search.out_of_time():
+        cheaper = np.flatnonzero(allowed & (terms < terms[cells][feature_of]))
+        first, second = _cheaper_switches(search, cells, current)
+        first = np.concatenate([cheaper, first])
+        second = np.concatenate([np.full(cheaper.size, -1), second])
+        if not first.size or search.out_of_time():
             break
-        rows, objective = _moves(search, cells, cheaper)
-        every = search.move_margins(cells)
-        margins = search.margin(rows) if every is None else every[cheaper]
-        best = search.cheapest_valid(objective, margins, rows.__getitem__)
+        objective = _objectives(search, cells, first, second)
+        scores = search.moved_scores(cells)
+        margins, _ = _move_margins(search, cells, first, second, scores)
+        rows_of = partial(_move_rows, search, cells.copy(), first, second)
+        best = search.cheapest_valid(objective, margins, rows_of)
         if best is not None:
-            cells[feature_of[cheaper[best]]] = cheaper[best]
+            _apply(search, cells, int(first[best]), int(second[best]))
             continue
         # Paired moves: cheaper cell of feature j, a neighbour cell of feature k.
         near = np.concatenate([cells - 1, cells + 1])
@@ -466,42 +658,34 @@ def descend(search: GridSearch, cells: NDArray[np.intp]) -> NDArray[np.intp]:
         first, second = np.repeat(cheaper, near.size), np.tile(near, cheaper.size)
         apart = feature_of[first] != feature_of[second]
         first, second = first[apart], second[apart]
-        terms = np.tile(search.terms[cells], (first.size, 1))
-        index = np.arange(first.size)
-        terms[index, feature_of[first]] = search.terms[first]
-        terms[index, feature_of[second]] = search.terms[second]
-        objective = terms.max(axis=1, initial=0.0) if search.linf else terms.sum(axis=1)
+        objective = _objectives(search, cells, first, second)
         better = objective < current
         first, second, objective = first[better], second[better], objective[better]
         if not first.size:
             break
-        rows_of = partial(_paired_rows, search, cells.copy(), first, second)
-        paired = _paired_margins(search, cells, first, second)
+        rows_of = partial(_move_rows, search, cells.copy(), first, second)
+        paired = _paired_margins(search, cells, first, second, scores)
         margins = (
             search.margin(rows_of(np.arange(first.size))) if paired is None else paired
         )
         best = search.cheapest_valid(objective, margins, rows_of)
         if best is None:
             break
-        cells[feature_of[first[best]]] = first[best]
-        cells[feature_of[second[best]]] = second[best]
+        _apply(search, cells, int(first[best]), int(second[best]))
     return cells
 
 
-def _paired_rows(
-    search: GridSearch,
-    cells: NDArray[np.intp],
-    first: NDArray[np.intp],
-    second: NDArray[np.intp],
-    index: NDArray[np.intp],
-) -> NDArray[np.float64]:
-    """Points of ``cells`` with the moves to ``first[index]`` and ``second[index]``."""
-    feature_of = search.program.cell_feature
-    rows = np.tile(search.points[cells], (index.size, 1))
-    span = np.arange(index.size)
-    rows[span, feature_of[first[index]]] = search.points[first[index]]
-    rows[span, feature_of[second[index]]] = search.points[second[index]]
-    return rows
+def _cheaper_switches(
+    search: GridSearch, cells: NDArray[np.intp], current: float
+) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """The switches of :func:`one_hot_switches` that lower the sum of the two
+    members' terms without raising the objective above ``current``."""
+    first, second = one_hot_switches(search, cells)
+    feature_of, terms = search.program.cell_feature, search.terms
+    now = terms[cells[feature_of[first]]] + terms[cells[feature_of[second]]]
+    lower = terms[first] + terms[second] < now
+    lower &= _objectives(search, cells, first, second) <= current
+    return first[lower], second[lower]
 
 
 def _paired_margins(
@@ -509,12 +693,15 @@ def _paired_margins(
     cells: NDArray[np.intp],
     first: NDArray[np.intp],
     second: NDArray[np.intp],
+    base: NDArray[np.float64] | None = None,
 ) -> NDArray[np.float64] | None:
     """Margins of the moves to ``first[i]`` and ``second[i]`` together: the
-    single-move margins from each distinct second move (a few per feature)."""
+    single-move margins from each distinct second move (a few per feature);
+    ``base``: :meth:`GridSearch.moved_scores` of ``cells`` when known."""
     program = search.program
     feature_of = program.cell_feature
-    base = search.moved_scores(cells)
+    if base is None:
+        base = search.moved_scores(cells)
     if base is None:
         return None
     seconds, which = np.unique(second, return_inverse=True)
@@ -555,9 +742,10 @@ def _runs(
 def kick(
     search: GridSearch, cells: NDArray[np.intp], own: NDArray[np.intp]
 ) -> NDArray[np.intp]:
-    """Put each changed feature back in its own cell, held there while the greedy
-    ascent repairs the rest, then descend; keep the cheapest result, and start
-    again from it while a pass lowers the cost.
+    """Put each changed feature back in its own cell (and each one-hot group
+    in its own category and in the others the forest prefers), held there
+    while the greedy ascent repairs the rest, then descend; keep the cheapest
+    result, and start again from it while a pass lowers the cost.
 
     A pass from a cheaper point puts back another set of features.  Measured on
     the 20 rows of a 100-tree forest of depth 8 (``benchmarks/bench_optimal.py``):
@@ -593,16 +781,19 @@ def kick(
 def _kick_pass(
     search: GridSearch, cells: NDArray[np.intp], own: NDArray[np.intp]
 ) -> NDArray[np.intp]:
-    """One pass of :func:`kick`: each changed feature put back once."""
+    """One pass of :func:`kick`: each kick of :func:`_kicks` tried once."""
     best, best_value = cells, search.objective(cells)
-    changed = (cells != own) & np.isfinite(search.terms[own]) & search.movable
-    for j in np.flatnonzero(changed):  # a handful of features
+    for unit, to in _kicks(search, cells, own):  # a handful of them
         if search.out_of_time():
             break
+        held_terms = search.terms[to]
+        floor = held_terms.max() if search.linf else held_terms.sum()
+        if floor >= best_value:
+            continue  # every point with ``unit`` at ``to`` costs more
         movable = search.movable.copy()
-        movable[j] = False
+        movable[unit] = False
         start = best.copy()
-        start[j] = own[j]
+        start[unit] = to
         held = replace(search, movable=movable)
         climbed = greedy_ascent(
             held, start, bound=_KICK_SLACK * best_value, max_steps=REPAIR_STEPS
@@ -614,3 +805,36 @@ def _kick_pass(
         if value < best_value:
             best, best_value = found, value
     return best
+
+
+def _kicks(
+    search: GridSearch, cells: NDArray[np.intp], own: NDArray[np.intp]
+) -> list[tuple[NDArray[np.intp], NDArray[np.intp]]]:
+    """Features and their cells to hold them in, one kick each: the movable
+    features outside the one-hot groups that ``cells`` change, in the row's
+    own cell, then each one-hot group in its own category and in each other
+    category whose switch from ``cells`` raises the margin (the cells of 0
+    and of 1 of its members)."""
+    back = (cells != own) & np.isfinite(search.terms[own]) & search.movable
+    kicks = [(np.array([j]), own[[j]]) for j in np.flatnonzero(back & ~search.grouped)]
+    members = search.members
+    gains = np.zeros(members.feature.size, dtype=bool)
+    first, second = one_hot_switches(search, cells)
+    if first.size:
+        margins, margin = _move_margins(
+            search, cells, first, second, search.moved_scores(cells)
+        )
+        # A switch's first cell is its new hot member's cell of 1.
+        gains[np.isin(members.one, first[margins > margin])] = True
+    for g, group in enumerate(search.one_hot):  # a handful of groups
+        if not search.movable[group].all():
+            continue
+        of = members.group == g
+        category = np.where(
+            np.eye(group.size, dtype=bool), members.one[of], members.zero[of]
+        )
+        tried = gains[of] | (own[group] == members.one[of])
+        tried &= np.isfinite(search.terms[category]).all(axis=1)
+        tried &= (category != cells[group]).any(axis=1)
+        kicks += [(group, to) for to in category[tried]]
+    return kicks
